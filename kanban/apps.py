@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class KanbanConfig(AppConfig):
+    name = "kanban"
+    label = "kanban"
+    verbose_name = "Kanban"
+    default_auto_field = "django.db.models.BigAutoField"

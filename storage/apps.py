@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class StorageConfig(AppConfig):
+    name = "storage"
+    label = "storage"
+    verbose_name = "Storage engine"

@@ -1,0 +1,156 @@
+"""PostgreSQL: a real sequence, and seq taken *after* the row lock on every update.
+
+``nextval`` in ``DO UPDATE SET`` / ``UPDATE ... SET`` runs once the row is locked, so a
+key's revisions strictly increase in commit order even when writers race. Keys use the
+"C" collation so ordering and prefix ranges are by code point, exactly as on SQLite.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from storage.backends.base import Dialect
+
+_NEXT = "nextval('storage_seq')"
+
+
+class PostgresDialect(Dialect):
+    vendor = "postgresql"
+    create_statements = (
+        "CREATE SEQUENCE IF NOT EXISTS storage_seq AS bigint",
+        """CREATE TABLE scalar_values (
+            namespace text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            seq bigint NOT NULL,
+            value text NOT NULL,
+            source text,
+            written_at timestamptz NOT NULL,
+            PRIMARY KEY (namespace, key))""",
+        """CREATE TABLE list_values (
+            namespace text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            seq bigint NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (namespace, key, seq))""",
+    )
+    drop_statements = (
+        "DROP TABLE IF EXISTS list_values",
+        "DROP TABLE IF EXISTS scalar_values",
+        "DROP SEQUENCE IF EXISTS storage_seq",
+    )
+
+    get_value = (
+        "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"
+    )
+    read_list_asc = (
+        "SELECT seq, value FROM list_values WHERE namespace = %s AND key = %s AND seq > %s "
+        "ORDER BY seq ASC LIMIT %s"
+    )
+    read_list_desc = (
+        "SELECT seq, value FROM list_values WHERE namespace = %s AND key = %s AND seq < %s "
+        "ORDER BY seq DESC LIMIT %s"
+    )
+    delete_value = "DELETE FROM scalar_values WHERE namespace = %s AND key = %s RETURNING seq"
+    delete_value_at = (
+        "DELETE FROM scalar_values WHERE namespace = %s AND key = %s AND seq = %s RETURNING seq"
+    )
+    delete_list = "DELETE FROM list_values WHERE namespace = %s AND key = %s"
+    current_seq_of = "SELECT seq FROM scalar_values WHERE namespace = %s AND key = %s"
+    is_empty = "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values LIMIT 1"
+
+    _upsert = (
+        "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+        f"VALUES (%s, %s, {_NEXT}, %s, %s, %s) ON CONFLICT (namespace, key) DO UPDATE SET "
+        f"seq = {_NEXT}, value = EXCLUDED.value, source = EXCLUDED.source, "
+        "written_at = EXCLUDED.written_at RETURNING seq"
+    )
+    _insert_absent = (
+        "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+        f"VALUES (%s, %s, {_NEXT}, %s, %s, %s) ON CONFLICT (namespace, key) DO NOTHING "
+        "RETURNING seq"
+    )
+    _update_at = (
+        f"UPDATE scalar_values SET seq = {_NEXT}, value = %s, source = %s, written_at = %s "
+        "WHERE namespace = %s AND key = %s AND seq = %s RETURNING seq"
+    )
+    _append = (
+        f"INSERT INTO list_values (namespace, key, seq, value) VALUES (%s, %s, {_NEXT}, %s) "
+        "RETURNING seq"
+    )
+
+    def allocate_seq(self, cursor: Any) -> int:
+        cursor.execute(f"SELECT {_NEXT}", prepare=True)
+        return int(cursor.fetchone()[0])
+
+    def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
+        cursor.execute(self._upsert, params, prepare=True)
+        return int(cursor.fetchone()[0])
+
+    def insert_absent(self, cursor: Any, params: tuple[Any, ...]) -> int | None:
+        cursor.execute(self._insert_absent, params, prepare=True)
+        row = cursor.fetchone()
+        return None if row is None else int(row[0])
+
+    def update_at(self, cursor: Any, params: tuple[Any, ...], expected_seq: int) -> int | None:
+        namespace, key, value, source, written_at = params
+        cursor.execute(
+            self._update_at, (value, source, written_at, namespace, key, expected_seq), prepare=True
+        )
+        row = cursor.fetchone()
+        return None if row is None else int(row[0])
+
+    def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
+        cursor.execute(self._append, (namespace, key, value), prepare=True)
+        return int(cursor.fetchone()[0])
+
+    def scan(
+        self,
+        cursor: Any,
+        namespace: str,
+        low: str,
+        high: str | None,
+        limit: int,
+        *,
+        low_exclusive: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        sql = (
+            "SELECT key, seq, value, source, written_at FROM scalar_values "
+            "WHERE namespace = %s AND key " + (">" if low_exclusive else ">=") + " %s"
+        )
+        params: tuple[Any, ...] = (namespace, low)
+        if high is not None:
+            sql += " AND key < %s"
+            params += (high,)
+        cursor.execute(sql + " ORDER BY key LIMIT %s", (*params, limit))
+        return list(cursor.fetchall())
+
+    def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
+        cursor.execute(
+            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            row,
+        )
+
+    def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
+        cursor.execute(
+            "INSERT INTO list_values (namespace, key, seq, value) VALUES (%s, %s, %s, %s)", row
+        )
+
+    def last_seq(self, cursor: Any) -> int:
+        cursor.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM storage_seq")
+        return int(cursor.fetchone()[0])
+
+    def advance_seq(self, cursor: Any, at_least: int) -> None:
+        if at_least > self.last_seq(cursor):
+            cursor.execute("SELECT setval('storage_seq', %s, true)", (at_least,))
+
+    def clear(self, cursor: Any) -> None:
+        cursor.execute("DELETE FROM scalar_values")
+        cursor.execute("DELETE FROM list_values")
+
+    def to_db_time(self, when: datetime) -> Any:
+        return when
+
+    def from_db_time(self, raw: Any) -> datetime:
+        return raw  # type: ignore[no-any-return]

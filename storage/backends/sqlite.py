@@ -1,0 +1,157 @@
+"""SQLite: one writer at a time, so a counter row in the same transaction is the sequence.
+
+The connection runs with ``transaction_mode = IMMEDIATE`` (see settings), so the counter
+row is read and bumped under the database write lock; a rolled-back transaction rewinds it.
+BINARY collation orders keys by UTF-8 bytes, which is code point order.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from storage.backends.base import Dialect
+
+
+class SqliteDialect(Dialect):
+    vendor = "sqlite"
+    create_statements = (
+        """CREATE TABLE scalar_values (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            source TEXT,
+            written_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, key)) WITHOUT ROWID""",
+        """CREATE TABLE list_values (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (namespace, key, seq)) WITHOUT ROWID""",
+        """CREATE TABLE storage_sequence (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last INTEGER NOT NULL)""",
+        "INSERT INTO storage_sequence (id, last) VALUES (1, 0)",
+    )
+    drop_statements = (
+        "DROP TABLE IF EXISTS list_values",
+        "DROP TABLE IF EXISTS scalar_values",
+        "DROP TABLE IF EXISTS storage_sequence",
+    )
+
+    get_value = (
+        "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = ? AND key = ?"
+    )
+    read_list_asc = (
+        "SELECT seq, value FROM list_values WHERE namespace = ? AND key = ? AND seq > ? "
+        "ORDER BY seq ASC LIMIT ?"
+    )
+    read_list_desc = (
+        "SELECT seq, value FROM list_values WHERE namespace = ? AND key = ? AND seq < ? "
+        "ORDER BY seq DESC LIMIT ?"
+    )
+    delete_value = "DELETE FROM scalar_values WHERE namespace = ? AND key = ? RETURNING seq"
+    delete_value_at = (
+        "DELETE FROM scalar_values WHERE namespace = ? AND key = ? AND seq = ? RETURNING seq"
+    )
+    delete_list = "DELETE FROM list_values WHERE namespace = ? AND key = ?"
+    current_seq_of = "SELECT seq FROM scalar_values WHERE namespace = ? AND key = ?"
+    is_empty = "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values LIMIT 1"
+
+    def allocate_seq(self, cursor: Any) -> int:
+        cursor.execute("UPDATE storage_sequence SET last = last + 1 WHERE id = 1 RETURNING last")
+        return int(cursor.fetchone()[0])
+
+    def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
+        seq = self.allocate_seq(cursor)
+        namespace, key, value, source, written_at = params
+        cursor.execute(
+            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, key) DO UPDATE SET "
+            "seq = excluded.seq, value = excluded.value, source = excluded.source, "
+            "written_at = excluded.written_at",
+            (namespace, key, seq, value, source, written_at),
+        )
+        return seq
+
+    def insert_absent(self, cursor: Any, params: tuple[Any, ...]) -> int | None:
+        seq = self.allocate_seq(cursor)
+        namespace, key, value, source, written_at = params
+        cursor.execute(
+            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING",
+            (namespace, key, seq, value, source, written_at),
+        )
+        return seq if cursor.rowcount == 1 else None
+
+    def update_at(self, cursor: Any, params: tuple[Any, ...], expected_seq: int) -> int | None:
+        seq = self.allocate_seq(cursor)
+        namespace, key, value, source, written_at = params
+        cursor.execute(
+            "UPDATE scalar_values SET seq = ?, value = ?, source = ?, written_at = ? "
+            "WHERE namespace = ? AND key = ? AND seq = ?",
+            (seq, value, source, written_at, namespace, key, expected_seq),
+        )
+        return seq if cursor.rowcount == 1 else None
+
+    def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
+        seq = self.allocate_seq(cursor)
+        cursor.execute(
+            "INSERT INTO list_values (namespace, key, seq, value) VALUES (?, ?, ?, ?)",
+            (namespace, key, seq, value),
+        )
+        return seq
+
+    def scan(
+        self,
+        cursor: Any,
+        namespace: str,
+        low: str,
+        high: str | None,
+        limit: int,
+        *,
+        low_exclusive: bool = False,
+    ) -> list[tuple[Any, ...]]:
+        sql = (
+            "SELECT key, seq, value, source, written_at FROM scalar_values "
+            "WHERE namespace = ? AND key " + (">" if low_exclusive else ">=") + " ?"
+        )
+        params: tuple[Any, ...] = (namespace, low)
+        if high is not None:
+            sql += " AND key < ?"
+            params += (high,)
+        cursor.execute(sql + " ORDER BY key LIMIT ?", (*params, limit))
+        return list(cursor.fetchall())
+
+    def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
+        cursor.execute(
+            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+    def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
+        cursor.execute(
+            "INSERT INTO list_values (namespace, key, seq, value) VALUES (?, ?, ?, ?)", row
+        )
+
+    def last_seq(self, cursor: Any) -> int:
+        cursor.execute("SELECT last FROM storage_sequence WHERE id = 1")
+        return int(cursor.fetchone()[0])
+
+    def advance_seq(self, cursor: Any, at_least: int) -> None:
+        cursor.execute(
+            "UPDATE storage_sequence SET last = max(last, ?) WHERE id = 1", (at_least,)
+        )
+
+    def clear(self, cursor: Any) -> None:
+        cursor.execute("DELETE FROM scalar_values")
+        cursor.execute("DELETE FROM list_values")
+
+    def to_db_time(self, when: datetime) -> Any:
+        return when.astimezone(UTC).isoformat()
+
+    def from_db_time(self, raw: Any) -> datetime:
+        return datetime.fromisoformat(raw)

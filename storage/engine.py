@@ -1,0 +1,243 @@
+"""The storage engine: reads and atomic multi-write commits over the raw driver cursor.
+
+Reads and writes go through Django's connection (so ``transaction.atomic`` and
+``on_commit`` compose with callers) but skip the ORM on the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from django.db import connections, transaction
+
+from storage import events, jsoncodec
+from storage.addresses import Value, ValueList
+from storage.backends import Dialect, dialect_for
+from storage.errors import Conflict, invalid_argument
+from storage.writes import ANY, AppendList, DeleteList, DeleteValue, SetValue, Write
+
+DEFAULT_LIST_LIMIT = 1000
+MAX_LIST_LIMIT = 10_000
+DEFAULT_SCAN_LIMIT = 1000
+MAX_SCAN_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class StoredValue:
+    address: Value
+    value: Any
+    seq: int
+    source: dict[str, Any] | None
+    written_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ListElement:
+    seq: int
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """``seq`` is the write's revision; None when a delete found nothing to remove."""
+
+    seq: int | None
+
+    @property
+    def applied(self) -> bool:
+        return self.seq is not None
+
+
+@contextmanager
+def _cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
+    connection = connections[using]
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        cursor = connection.connection.cursor()
+        try:
+            yield dialect_for(connection.vendor), cursor
+        finally:
+            cursor.close()
+
+
+def _check_limit(limit: object, default: int, maximum: int) -> int:
+    if limit is None:
+        return default
+    if type(limit) is not int or limit <= 0:
+        raise invalid_argument("limit must be a positive integer", field="limit")
+    return min(limit, maximum)
+
+
+def _stored(dialect: Dialect, address: Value, row: tuple[Any, ...]) -> StoredValue:
+    seq, text, source, written_at = row
+    return StoredValue(
+        address=address,
+        value=jsoncodec.decode(text),
+        seq=int(seq),
+        source=None if source is None else json.loads(source),
+        written_at=dialect.from_db_time(written_at),
+    )
+
+
+def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
+    if not isinstance(address, Value):
+        raise invalid_argument("get_value needs a Value address")
+    with _cursor(using) as (dialect, cursor):
+        cursor.execute(dialect.get_value, (address.namespace, address.key))
+        row = cursor.fetchone()
+    return None if row is None else _stored(dialect, address, row)
+
+
+def _prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string that starts with ``prefix``."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    last = ord(stripped[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:  # surrogates cannot be stored; skip past them
+        last = 0xE000
+    return stripped[:-1] + chr(last)
+
+
+def scan_values(
+    prefix: Value,
+    *,
+    start_after: str | None = None,
+    limit: int | None = None,
+    using: str = "default",
+) -> list[StoredValue]:
+    """Values in ``prefix.namespace`` whose key starts with ``prefix.key``, key-ascending.
+
+    Bounded: at most ``limit`` rows (default 1,000, clamped at 10,000). Page with
+    ``start_after`` set to the last key seen. Never crosses into another namespace.
+    """
+    if not isinstance(prefix, Value):
+        raise invalid_argument("scan_values needs a Value prefix address")
+    size = _check_limit(limit, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT)
+    low = prefix.key
+    high = _prefix_upper_bound(prefix.key)
+    # Keys ending in U+10FFFF runs are the only case the range bound cannot express.
+    exact_filter = high is None and prefix.key != ""
+    exclusive = start_after is not None and start_after >= low
+    if exclusive:
+        low = start_after  # type: ignore[assignment]
+    with _cursor(using) as (dialect, cursor):
+        rows = dialect.scan(cursor, prefix.namespace, low, high, size, low_exclusive=exclusive)
+    result = []
+    for key, *rest in rows:
+        if exact_filter and not key.startswith(prefix.key):
+            continue
+        result.append(_stored(dialect, Value(prefix.namespace, key), tuple(rest)))
+    return result
+
+
+def read_list(
+    address: ValueList,
+    cursor: int | None = None,
+    order: Literal["asc", "desc"] = "asc",
+    limit: int | None = DEFAULT_LIST_LIMIT,
+    *,
+    using: str = "default",
+) -> list[ListElement]:
+    """One page of a list: seq > cursor ascending, or seq < cursor descending."""
+    if not isinstance(address, ValueList):
+        raise invalid_argument("read_list needs a ValueList address")
+    if order not in ("asc", "desc"):
+        raise invalid_argument("order must be 'asc' or 'desc'", field="order")
+    if cursor is not None and (type(cursor) is not int or cursor < 0):
+        raise invalid_argument("cursor must be a non-negative integer seq", field="cursor")
+    size = _check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+    with _cursor(using) as (dialect, db):
+        if order == "asc":
+            bound = 0 if cursor is None else cursor
+            db.execute(dialect.read_list_asc, (address.namespace, address.key, bound, size))
+        else:
+            bound = 2**63 - 1 if cursor is None else cursor
+            db.execute(dialect.read_list_desc, (address.namespace, address.key, bound, size))
+        rows = db.fetchall()
+    return [ListElement(int(seq), jsoncodec.decode(text)) for seq, text in rows]
+
+
+def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResult]:
+    """Apply every write atomically, in order; each applied write gets its own seq.
+
+    A compare-and-set mismatch raises ``Conflict`` and nothing is committed. Change events
+    are published after the outermost transaction commits, and never on rollback.
+    """
+    if not writes:
+        return []
+    for write in writes:
+        if not isinstance(write, SetValue | DeleteValue | AppendList | DeleteList):
+            raise invalid_argument("commit takes writes built by storage.writes")
+    now = datetime.now(UTC)
+    results: list[WriteResult] = []
+    changes: list[events.Change] = []
+    with transaction.atomic(using=using), _cursor(using) as (dialect, cursor):
+        when = dialect.to_db_time(now)
+        for write in writes:
+            seq, change = _apply(dialect, cursor, write, when)
+            results.append(WriteResult(seq))
+            if change is not None:
+                changes.append(change)
+        if changes:
+            transaction.on_commit(lambda: events.publish(changes), using=using)
+    return results
+
+
+def _apply(
+    dialect: Dialect, cursor: Any, write: Write, when: Any
+) -> tuple[int | None, events.Change | None]:
+    namespace, key = write.address.namespace, write.address.key
+    if isinstance(write, SetValue):
+        params = (namespace, key, write.text, write.source, when)
+        if write.expected_seq is ANY:
+            seq: int | None = dialect.upsert(cursor, params)
+        elif write.expected_seq is None:
+            seq = dialect.insert_absent(cursor, params)
+        else:
+            assert isinstance(write.expected_seq, int)
+            seq = dialect.update_at(cursor, params, write.expected_seq)
+        if seq is None:
+            _raise_conflict(dialect, cursor, write.address, write.expected_seq)
+        return seq, events.Change("value", namespace, key, seq, deleted=False)  # type: ignore[arg-type]
+    if isinstance(write, DeleteValue):
+        if write.expected_seq is ANY or write.expected_seq is None:
+            cursor.execute(dialect.delete_value, (namespace, key))
+        else:
+            cursor.execute(dialect.delete_value_at, (namespace, key, write.expected_seq))
+        if cursor.fetchone() is None:
+            if write.expected_seq is not ANY and write.expected_seq is not None:
+                _raise_conflict(dialect, cursor, write.address, write.expected_seq)
+            return None, None
+        seq = dialect.allocate_seq(cursor)
+        return seq, events.Change("value", namespace, key, seq, deleted=True)
+    if isinstance(write, AppendList):
+        seq = dialect.append(cursor, namespace, key, write.text)
+        return seq, events.Change("list", namespace, key, seq, deleted=False)
+    cursor.execute(dialect.delete_list, (namespace, key))
+    if cursor.rowcount <= 0:
+        return None, None
+    seq = dialect.allocate_seq(cursor)
+    return seq, events.Change("list", namespace, key, seq, deleted=True)
+
+
+def _raise_conflict(dialect: Dialect, cursor: Any, address: Value, expected: object) -> None:
+    cursor.execute(dialect.current_seq_of, (address.namespace, address.key))
+    row = cursor.fetchone()
+    current = None if row is None else int(row[0])
+    wanted = "absent" if expected is None else f"revision {expected}"
+    raise Conflict(
+        f"{address.namespace}/{address.key!r} is not {wanted}; nothing was written",
+        current_seq=current,
+    )
+
+
+def is_empty(*, using: str = "default") -> bool:
+    with _cursor(using) as (dialect, cursor):
+        cursor.execute(dialect.is_empty)
+        return cursor.fetchone() is None

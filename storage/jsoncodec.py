@@ -1,0 +1,88 @@
+"""Strict JSON: what a value may be, and its one canonical text encoding.
+
+Values round-trip exactly through ``encode``/``decode``: ints stay ints, floats stay
+floats, object key order is kept (stored as text, not jsonb, which would reorder keys).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+MAX_DEPTH = 64
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _reject_constant(name: str) -> Any:
+    raise invalid_argument(f"{name} is not JSON")
+
+
+def check_json(value: Any, *, max_depth: int = MAX_DEPTH) -> None:
+    """Raise ``invalid_argument`` unless ``value`` is plain JSON within ``max_depth``.
+
+    Depth counts containers: ``[]`` is depth 1, ``[[1]]`` depth 2. Iterative, so hostile
+    nesting cannot exhaust the Python stack.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or item is True or item is False:
+            continue
+        kind = type(item)
+        if kind is str:
+            _check_string(item)
+        elif kind is int:
+            continue
+        elif kind is float:
+            if not math.isfinite(item):
+                raise invalid_argument("NaN and Infinity are not JSON")
+        elif kind is list:
+            if depth + 1 > max_depth:
+                raise invalid_argument(f"value is nested deeper than {max_depth}")
+            stack.extend((child, depth + 1) for child in item)
+        elif kind is dict:
+            if depth + 1 > max_depth:
+                raise invalid_argument(f"value is nested deeper than {max_depth}")
+            for k, child in item.items():
+                if type(k) is not str:
+                    raise invalid_argument("object keys must be strings")
+                _check_string(k)
+                stack.append((child, depth + 1))
+        else:
+            raise invalid_argument(f"{kind.__name__} is not a JSON type")
+
+
+def _check_string(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid_argument("strings must not contain unpaired surrogates") from None
+
+
+def encode(value: Any, *, max_bytes: int | None = None) -> str:
+    """Validate and encode a value to compact JSON text, enforcing the byte limit."""
+    check_json(value)
+    text = _encoder.encode(value)
+    if max_bytes is not None and len(text) > max_bytes // 4:
+        size = len(text.encode("utf-8"))
+        if size > max_bytes:
+            raise KanbanError(
+                ErrorCode.TOO_LARGE,
+                f"value is {size} bytes of JSON; the limit is {max_bytes}",
+                limit=max_bytes,
+            )
+    return text
+
+
+def decode(text: str) -> Any:
+    """Decode stored or received JSON text, refusing NaN/Infinity literals."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise invalid_argument(f"malformed JSON: {exc.msg} at position {exc.pos}") from None
+    except RecursionError:
+        raise invalid_argument(f"value is nested deeper than {MAX_DEPTH}") from None

@@ -1,0 +1,88 @@
+"""The one module where raw namespace strings live, with the constructors that own each
+key grammar. Everything else receives already-bound addresses from here."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+from uuid import UUID
+
+from storage.addresses import Value, check_text
+from storage.errors import invalid_argument
+
+Domain = Literal["kv", "persistentValue"]
+DOMAINS: Final[tuple[Domain, ...]] = ("kv", "persistentValue")
+
+#: KV keys are at most this long (issue 4); the address limit is higher for internal keys.
+MAX_USER_KEY_LENGTH: Final = 1024
+MAX_CONVERSATION_ID_LENGTH: Final = 256
+
+_PREFIX: Final = "project"
+
+
+def check_user_key(key: object) -> str:
+    """The one validation of a user-supplied KV / PersistentValue key."""
+    return check_text(key, field="key", allow_empty=False, max_length=MAX_USER_KEY_LENGTH)
+
+
+def check_conversation_id(conversation_id: object) -> str:
+    return check_text(
+        conversation_id,
+        field="conversationId",
+        allow_empty=False,
+        max_length=MAX_CONVERSATION_ID_LENGTH,
+    )
+
+
+def _domain(domain: str) -> Domain:
+    if domain not in DOMAINS:
+        raise invalid_argument(f"unknown storage domain {domain!r}", field="domain")
+    return domain  # type: ignore[return-value]
+
+
+def dataset_namespace(project_id: UUID, domain: str, conversation_id: str | None = None) -> str:
+    """``project.<uuid>.<domain>`` or ``project.<uuid>.<domain>.conversation.<id>``.
+
+    The conversation id is the last component, so no id can reach another dataset.
+    """
+    base = f"{_PREFIX}.{project_id}.{_domain(domain)}"
+    if conversation_id is None:
+        return base
+    return f"{base}.conversation.{check_conversation_id(conversation_id)}"
+
+
+def dataset_value(
+    project_id: UUID, domain: str, key: str, conversation_id: str | None = None
+) -> Value:
+    return Value(dataset_namespace(project_id, domain, conversation_id), check_user_key(key))
+
+
+def dataset_prefix(
+    project_id: UUID, domain: str, prefix: str = "", conversation_id: str | None = None
+) -> Value:
+    """A prefix address for bounded scans of one dataset (the KV viewer)."""
+    return Value(dataset_namespace(project_id, domain, conversation_id), prefix)
+
+
+def project_kv(project_id: UUID, key: str) -> Value:
+    return dataset_value(project_id, "kv", key)
+
+
+def project_persistent_value(project_id: UUID, key: str) -> Value:
+    return dataset_value(project_id, "persistentValue", key)
+
+
+def parse_namespace(namespace: str) -> tuple[UUID, Domain, str | None] | None:
+    """Map a namespace back to (project, domain, conversation id), or None if not a dataset."""
+    parts = namespace.split(".", 3)
+    if len(parts) < 3 or parts[0] != _PREFIX or parts[2] not in DOMAINS:
+        return None
+    try:
+        project_id = UUID(parts[1])
+    except ValueError:
+        return None
+    if len(parts) == 3:
+        return project_id, parts[2], None  # type: ignore[return-value]
+    rest = parts[3]
+    if not rest.startswith("conversation."):
+        return None
+    return project_id, parts[2], rest[len("conversation.") :]  # type: ignore[return-value]
