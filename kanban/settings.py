@@ -143,6 +143,7 @@ if REDIS_URL:
                 # redis-py's default socket_timeout of 5 s drops idle consumers whose
                 # blocking receive outlives it; 30 s sits well above the layer's poll.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "prefix": os.environ.get("KANBAN_REDIS_PREFIX", "kanban"),
                 "capacity": 1000,
                 "expiry": 60,
             },
