@@ -206,12 +206,12 @@ def _apply(
             _raise_conflict(dialect, cursor, write.address, write.expected_seq)
         return seq, events.Change("value", namespace, key, seq, deleted=False)  # type: ignore[arg-type]
     if isinstance(write, DeleteValue):
-        if write.expected_seq is ANY or write.expected_seq is None:
+        if write.expected_seq is ANY:
             cursor.execute(dialect.delete_value, (namespace, key))
         else:
             cursor.execute(dialect.delete_value_at, (namespace, key, write.expected_seq))
         if cursor.fetchone() is None:
-            if write.expected_seq is not ANY and write.expected_seq is not None:
+            if write.expected_seq is not ANY:
                 _raise_conflict(dialect, cursor, write.address, write.expected_seq)
             return None, None
         seq = dialect.allocate_seq(cursor)

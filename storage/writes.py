@@ -84,7 +84,10 @@ def set_value(
 
 
 def delete_value(address: Value, *, expected_seq: ExpectedSeq = ANY) -> DeleteValue:
+    """Remove a value; with an int ``expected_seq``, only if that is its current seq."""
     _require(address, Value)
+    if expected_seq is None:
+        raise invalid_argument("a delete cannot require absence; pass a seq or ANY")
     return DeleteValue(address, _check_expected(expected_seq))
 
 

@@ -153,4 +153,5 @@ class PostgresDialect(Dialect):
         return when
 
     def from_db_time(self, raw: Any) -> datetime:
-        return raw  # type: ignore[no-any-return]
+        assert isinstance(raw, datetime)
+        return raw

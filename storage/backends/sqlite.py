@@ -142,9 +142,7 @@ class SqliteDialect(Dialect):
         return int(cursor.fetchone()[0])
 
     def advance_seq(self, cursor: Any, at_least: int) -> None:
-        cursor.execute(
-            "UPDATE storage_sequence SET last = max(last, ?) WHERE id = 1", (at_least,)
-        )
+        cursor.execute("UPDATE storage_sequence SET last = max(last, ?) WHERE id = 1", (at_least,))
 
     def clear(self, cursor: Any) -> None:
         cursor.execute("DELETE FROM scalar_values")

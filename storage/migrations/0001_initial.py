@@ -19,7 +19,6 @@ def drop(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     initial = True
-    dependencies: list[tuple[str, str]] = []
     # The tables are created from the dialect (one source of DDL per backend) rather than
     # from models: the engine reads them with raw SQL and they need a "C" collation and
     # WITHOUT ROWID, which model fields cannot say.

@@ -349,13 +349,12 @@ def test_scan_is_bounded_and_pages_with_start_after(using: str) -> None:
 def test_events_are_published_after_commit_one_per_write(
     using: str, published: list[events.Change], committing: Callable[..., Any]
 ) -> None:
-    with committing():
-        with transaction.atomic(using=using):
-            results = engine.commit(
-                [set_value(value("app.state", "e"), 1), append_list(value_list("app.l"), 2)],
-                using=using,
-            )
-            assert published == [], "nothing is published before the commit"
+    with committing(), transaction.atomic(using=using):
+        results = engine.commit(
+            [set_value(value("app.state", "e"), 1), append_list(value_list("app.l"), 2)],
+            using=using,
+        )
+        assert published == [], "nothing is published before the commit"
     assert [(c.kind, c.namespace, c.key, c.seq) for c in published] == [
         ("value", "app.state", "e", results[0].seq),
         ("list", "app.l", "", results[1].seq),

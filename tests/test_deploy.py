@@ -1,0 +1,95 @@
+"""Deployment surface: the production settings pass Django's deploy check, and the compose
+file wires postgres, redis, migrations, workers and the proxy together."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kanban.settings import database_from_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def production_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    env.update(
+        KANBAN_MODE="production",
+        SECRET_KEY=secrets.token_urlsafe(64),
+        ALLOWED_HOSTS="kanban.example.com",
+        **extra,
+    )
+    return env
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_settings_pass_the_deploy_check_with_no_warnings() -> None:
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=production_env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_real_secret_key() -> None:
+    env = production_env()
+    env["SECRET_KEY"] = "short"
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_database_url_is_parsed_into_django_settings() -> None:
+    parsed = database_from_url("postgres://kb:p%40ss@db.internal:6543/boards?sslmode=require")
+    assert parsed["ENGINE"] == "django.db.backends.postgresql"
+    assert (parsed["USER"], parsed["PASSWORD"]) == ("kb", "p@ss")
+    assert (parsed["HOST"], parsed["PORT"], parsed["NAME"]) == ("db.internal", "6543", "boards")
+    assert parsed["OPTIONS"] == {"sslmode": "require"}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_compose_runs_postgres_redis_migrations_workers_and_a_proxy(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    assert {"postgres", "redis", "migrate", "web", "proxy"} <= set(services)
+    web = services["web"]
+    command = (ROOT / "Dockerfile").read_text().split("CMD")[1]
+    assert "daphne" in yaml.safe_load(command)
+    assert web["deploy"]["replicas"] >= 2, "several workers behind one address"
+    assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["proxy"]["ports"], "the proxy publishes the one port"
+
+
+def test_compose_wires_workers_to_postgres_and_redis_in_production_mode(
+    compose: dict[str, Any],
+) -> None:
+    env = compose["services"]["web"]["environment"]
+    assert env["KANBAN_MODE"] == "production"
+    assert (
+        env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+    )
+    assert env["REDIS_URL"] == "redis://redis:6379/0"
+    assert compose["services"]["migrate"]["environment"] == env
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "server web:8000" in nginx and "Upgrade $http_upgrade" in nginx
