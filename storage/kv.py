@@ -1,0 +1,228 @@
+"""KV and PersistentValue semantics over the engine, addressed by project id.
+
+Four separate datasets per project (KV and PersistentValue, each in project and conversation
+scope); no other scope exists. Revisions are the engine's seq rendered as opaque strings.
+The input rules (key, JSON, size, depth) live here, once, for every transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+from django.conf import settings
+
+from storage import engine, events
+from storage.addresses import Value
+from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+from storage.namespaces import (
+    Domain,
+    dataset_namespace,
+    dataset_prefix,
+    dataset_value,
+    parse_namespace,
+)
+from storage.writes import ANY, ExpectedSeq, delete_value, set_value
+
+#: ``update`` gives up after this many compare-and-set rounds under contention.
+MAX_UPDATE_ATTEMPTS: Final = 64
+_MAX_REVISION_LENGTH: Final = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    project_id: UUID
+    domain: Domain = "kv"
+    conversation_id: str | None = None
+
+    def address(self, key: str) -> Value:
+        return dataset_value(self.project_id, self.domain, key, self.conversation_id)
+
+    @property
+    def namespace(self) -> str:
+        return dataset_namespace(self.project_id, self.domain, self.conversation_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: str
+    value: Any
+    revision: str
+    updated_at: datetime
+    source: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class KvChange:
+    """A committed write to one key of one dataset (``revision`` of the write itself)."""
+
+    dataset: Dataset
+    key: str
+    revision: str
+    deleted: bool
+
+
+def revision_of(seq: int) -> str:
+    return str(seq)
+
+
+def parse_revision(revision: object) -> int:
+    """Turn a client-supplied opaque revision back into a seq, or refuse it."""
+    if (
+        not isinstance(revision, str)
+        or not revision.isdecimal()
+        or not revision.isascii()
+        or len(revision) > _MAX_REVISION_LENGTH
+        or int(revision) <= 0
+    ):
+        raise invalid_argument("expectedRevision is not a revision this server issued")
+    return int(revision)
+
+
+def _expected(expected_revision: str | object | None) -> ExpectedSeq:
+    if expected_revision is ANY or expected_revision is None:
+        return expected_revision  # type: ignore[return-value]
+    return parse_revision(expected_revision)
+
+
+def _max_bytes() -> int:
+    return int(settings.KANBAN_MAX_VALUE_BYTES)
+
+
+def _entry(stored: engine.StoredValue) -> Entry:
+    return Entry(
+        key=stored.address.key,
+        value=stored.value,
+        revision=revision_of(stored.seq),
+        updated_at=stored.written_at,
+        source=stored.source,
+    )
+
+
+def kv_get(*, dataset: Dataset, key: str) -> Entry | None:
+    stored = engine.get_value(dataset.address(key))
+    return None if stored is None else _entry(stored)
+
+
+def kv_set(
+    *,
+    dataset: Dataset,
+    key: str,
+    value: Any,
+    source: Mapping[str, Any],
+    expected_revision: str | object | None = ANY,
+) -> str:
+    """Write a value; with ``expected_revision`` (None = must be absent) as compare-and-set.
+
+    Raises ``Conflict`` (nothing written) when the revision does not match.
+    """
+    write = set_value(
+        dataset.address(key),
+        value,
+        expected_seq=_expected(expected_revision),
+        source=source,
+        max_bytes=_max_bytes(),
+    )
+    (result,) = engine.commit([write])
+    assert result.seq is not None
+    return revision_of(result.seq)
+
+
+def kv_compare_and_set(
+    *,
+    dataset: Dataset,
+    key: str,
+    expected_revision: str | None,
+    value: Any,
+    source: Mapping[str, Any],
+) -> str:
+    return kv_set(
+        dataset=dataset,
+        key=key,
+        value=value,
+        source=source,
+        expected_revision=expected_revision,
+    )
+
+
+def kv_delete(*, dataset: Dataset, key: str) -> bool:
+    """True when an entry was removed; an absent key is not an error. No recycle bin."""
+    (result,) = engine.commit([delete_value(dataset.address(key))])
+    return result.applied
+
+
+def kv_update(
+    *,
+    dataset: Dataset,
+    key: str,
+    fn: Callable[[Any], Any],
+    source: Mapping[str, Any],
+    max_attempts: int = MAX_UPDATE_ATTEMPTS,
+) -> tuple[Any, str]:
+    """Read-modify-write as a compare-and-set loop on the revision.
+
+    ``fn`` receives the current value (``None`` when absent; use ``kv_get`` first if absence
+    must be told apart from a stored null) and may run more than once: it must be pure.
+    """
+    for _ in range(max_attempts):
+        current = kv_get(dataset=dataset, key=key)
+        new_value = fn(None if current is None else current.value)
+        try:
+            revision = kv_set(
+                dataset=dataset,
+                key=key,
+                value=new_value,
+                source=source,
+                expected_revision=None if current is None else current.revision,
+            )
+        except Conflict:
+            continue
+        return new_value, revision
+    raise KanbanError(
+        ErrorCode.CONFLICT, f"gave up after {max_attempts} conflicting updates of {key!r}"
+    )
+
+
+def kv_scan(
+    *,
+    dataset: Dataset,
+    prefix: str = "",
+    start_after: str | None = None,
+    limit: int = 100,
+) -> list[Entry]:
+    """One bounded, key-ascending page of a dataset (for viewers, never for plugins)."""
+    address = dataset_prefix(dataset.project_id, dataset.domain, prefix, dataset.conversation_id)
+    rows = engine.scan_values(address, start_after=start_after, limit=limit)
+    return [_entry(row) for row in rows]
+
+
+KvListener = Callable[[Sequence[KvChange]], None]
+
+
+def add_kv_listener(listener: KvListener) -> Callable[[], None]:
+    """Hear about committed writes to any project dataset, after commit."""
+
+    def translate(changes: Sequence[events.Change]) -> None:
+        mapped = []
+        for change in changes:
+            if change.kind != "value":
+                continue
+            parsed = parse_namespace(change.namespace)
+            if parsed is None:
+                continue
+            project_id, domain, conversation_id = parsed
+            mapped.append(
+                KvChange(
+                    Dataset(project_id, domain, conversation_id),
+                    change.key,
+                    revision_of(change.seq),
+                    change.deleted,
+                )
+            )
+        if mapped:
+            listener(mapped)
+
+    return events.add_listener(translate)
