@@ -8,3 +8,8 @@ class KanbanConfig(AppConfig):
     label = "kanban"
     verbose_name = "Kanban"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from kanban.bridge import wiring
+
+        wiring.connect()

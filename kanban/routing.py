@@ -1,5 +1,9 @@
 from __future__ import annotations
 
-from typing import Any
+from django.urls import path
 
-websocket_urlpatterns: list[Any] = []
+from kanban.bridge.consumer import BridgeConsumer
+
+websocket_urlpatterns = [
+    path("ws/boards/<uuid:project_id>/", BridgeConsumer.as_asgi()),
+]

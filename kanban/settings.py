@@ -197,11 +197,15 @@ if PRODUCTION:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "kanban.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["kanban.api.parsers.StrictJSONParser"],
+    "EXCEPTION_HANDLER": "kanban.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"user": os.environ.get("KANBAN_API_RATE", "6000/min")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -219,6 +223,10 @@ SPECTACULAR_SETTINGS = {
 
 # Product limits (issue 4): a value is at most this many bytes of compact UTF-8 JSON.
 KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", str(1024 * 1024)))
+# The bridge websocket: per-connection message rate, burst, and largest frame.
+KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
+KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))
+KANBAN_BRIDGE_MAX_FRAME_CHARS = KANBAN_MAX_VALUE_BYTES + 64 * 1024
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

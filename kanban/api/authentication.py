@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.request import Request
+
+from kanban.tokens import token_authenticate
+from storage.errors import ErrorCode, KanbanError
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    """``Authorization: Bearer <token>``; anything else falls through to the session."""
+
+    def authenticate(self, request: Request) -> tuple[Any, None] | None:
+        header = get_authorization_header(request).split()
+        if not header or header[0].lower() != b"bearer":
+            return None
+        if len(header) != 2:
+            raise KanbanError(ErrorCode.UNAUTHENTICATED, "malformed Authorization header")
+        try:
+            plaintext = header[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise KanbanError(ErrorCode.UNAUTHENTICATED, "malformed bearer token") from None
+        user = token_authenticate(plaintext=plaintext)
+        if user is None:
+            raise KanbanError(ErrorCode.UNAUTHENTICATED, "invalid or revoked token")
+        return user, None
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="api"'

@@ -1,0 +1,74 @@
+"""The one HTTP rendering of errors: every failure is ``{"code", "message"}`` with a stable
+code and its status. No stack traces ever reach a client."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.response import Response
+
+from storage.errors import ErrorCode, KanbanError
+
+logger = logging.getLogger(__name__)
+
+HTTP_STATUS: Final[dict[ErrorCode, int]] = {
+    ErrorCode.INVALID_ARGUMENT: 400,
+    ErrorCode.UNAUTHENTICATED: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.UNKNOWN_ALIAS: 404,
+    ErrorCode.CONFLICT: 409,
+    ErrorCode.RELATIONSHIP_PENDING: 409,
+    ErrorCode.TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.UNAVAILABLE: 503,
+}
+
+
+def error_response(error: KanbanError) -> Response:
+    response = Response(error.as_dict(), status=HTTP_STATUS[error.code])
+    if error.code == ErrorCode.UNAUTHENTICATED:
+        response["WWW-Authenticate"] = 'Bearer realm="api"'
+    return response
+
+
+def _translate(exc: Exception) -> KanbanError | None:
+    """Map framework exceptions onto our codes."""
+    if isinstance(exc, KanbanError):
+        return exc
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        return KanbanError(ErrorCode.UNAUTHENTICATED, str(exc.detail))
+    if isinstance(exc, exceptions.PermissionDenied | PermissionDenied):
+        return KanbanError(ErrorCode.FORBIDDEN, "you may not do this")
+    if isinstance(exc, exceptions.NotFound | Http404):
+        return KanbanError(ErrorCode.NOT_FOUND, "not found")
+    if isinstance(exc, exceptions.Throttled):
+        return KanbanError(
+            ErrorCode.RATE_LIMITED, "too many requests", retryAfter=exc.wait and int(exc.wait)
+        )
+    if isinstance(exc, RequestDataTooBig):
+        return KanbanError(ErrorCode.TOO_LARGE, "request body is too large")
+    if isinstance(exc, exceptions.ParseError | exceptions.UnsupportedMediaType):
+        return KanbanError(ErrorCode.INVALID_ARGUMENT, str(exc.detail))
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return KanbanError(ErrorCode.INVALID_ARGUMENT, str(exc.detail))
+    if isinstance(exc, exceptions.ValidationError):
+        return KanbanError(ErrorCode.INVALID_ARGUMENT, "invalid request", errors=exc.detail)
+    if isinstance(exc, exceptions.APIException):
+        return KanbanError(ErrorCode.INVALID_ARGUMENT, str(exc.detail))
+    return None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    error = _translate(exc)
+    if error is None:
+        logger.exception("unhandled API error", exc_info=exc)
+        error = KanbanError(ErrorCode.UNAVAILABLE, "the server could not complete the request")
+    response = error_response(error)
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        response.status_code = 405
+    return response

@@ -1,0 +1,133 @@
+"""REST endpoints for KV, PersistentValue and related KV. Thin: parse, call, render."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+from uuid import UUID
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban import kv as kv_actions
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.kv import Entry
+from storage.namespaces import Domain
+from storage.writes import ANY
+
+_PUT_FIELDS = frozenset({"value", "expectedRevision"})
+
+
+def check_put_body(data: Any) -> tuple[Any, Any]:
+    """``{"value": ..., "expectedRevision"?: "<rev>" | null}`` and nothing else."""
+    if not isinstance(data, dict):
+        raise invalid_argument('the body must be a JSON object {"value": ...}')
+    extra = sorted(set(data) - _PUT_FIELDS)
+    if extra:
+        raise invalid_argument(f"unknown field {extra[0]!r}", field=extra[0])
+    if "value" not in data:
+        raise invalid_argument('the body needs a "value"', field="value")
+    return data["value"], data.get("expectedRevision", ANY)
+
+
+def render_entry(entry: Entry) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "revision": entry.revision,
+        "updatedAt": entry.updated_at.isoformat(),
+        "source": entry.source,
+    }
+
+
+ERRORS = {
+    400: OpenApiResponse(description="invalid_argument"),
+    401: OpenApiResponse(description="unauthenticated"),
+    403: OpenApiResponse(description="forbidden"),
+    404: OpenApiResponse(description="not_found / unknown_alias"),
+    409: OpenApiResponse(description="conflict (with `current`) / relationship_pending"),
+    413: OpenApiResponse(description="too_large"),
+    429: OpenApiResponse(description="rate_limited"),
+}
+ENTRY = OpenApiResponse(
+    response=OpenApiTypes.OBJECT, description='{"key","value","revision","updatedAt","source"}'
+)
+PUT_BODY = {
+    "application/json": {
+        "type": "object",
+        "required": ["value"],
+        "additionalProperties": False,
+        "properties": {
+            "value": {"description": "any JSON value"},
+            "expectedRevision": {"type": ["string", "null"]},
+        },
+    }
+}
+KEY = OpenApiParameter(
+    "key", str, OpenApiParameter.PATH, description="percent-encoded key (may contain / and :)"
+)
+
+
+class EntryView(APIView):
+    """One key of one dataset: ``GET`` / ``PUT`` / ``DELETE``."""
+
+    domain: ClassVar[Domain] = "kv"
+    related: ClassVar[bool] = False
+
+    def _scope(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        scope: dict[str, Any] = {"user": self.request.user, "project_id": kwargs["project_id"]}
+        if self.related:
+            scope["alias"] = kwargs["alias"]
+        else:
+            scope["domain"] = self.domain
+            scope["conversation_id"] = kwargs.get("conversation_id")
+        return scope
+
+    @extend_schema(parameters=[KEY], responses={200: ENTRY, **ERRORS})
+    def get(self, request: Request, key: str, **kwargs: Any) -> Response:
+        entry = kv_actions.project_kv_get(key=key, **self._scope(kwargs))
+        if entry is None:
+            raise KanbanError(ErrorCode.NOT_FOUND, "no value is stored under this key")
+        return Response(render_entry(entry))
+
+    @extend_schema(
+        parameters=[KEY],
+        request=PUT_BODY,
+        responses={200: OpenApiResponse(description='{"revision"}'), **ERRORS},
+    )
+    def put(self, request: Request, key: str, **kwargs: Any) -> Response:
+        value, expected = check_put_body(request.data)
+        revision = kv_actions.project_kv_set(
+            key=key,
+            value=value,
+            expected_revision=expected,
+            origin=kv_actions.Origin(via="api"),
+            **self._scope(kwargs),
+        )
+        return Response({"revision": revision})
+
+    @extend_schema(
+        parameters=[KEY], responses={200: OpenApiResponse(description='{"deleted"}'), **ERRORS}
+    )
+    def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
+        deleted = kv_actions.project_kv_delete(key=key, **self._scope(kwargs))
+        return Response({"deleted": deleted})
+
+
+class KvView(EntryView):
+    domain = "kv"
+
+
+class PersistentValueView(EntryView):
+    domain = "persistentValue"
+
+
+class RelatedKvView(EntryView):
+    """Related KV by alias: get and put only (no list, no delete)."""
+
+    related = True
+    http_method_names = ["get", "put", "options"]
+
+

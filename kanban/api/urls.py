@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from kanban.api import kv
+
+project = "projects/<uuid:project_id>/"
+conversation = project + "conversations/<str:conversation_id>/"
+
+urlpatterns = [
+    path(project + "kv/<path:key>", kv.KvView.as_view(), name="api-kv"),
+    path(conversation + "kv/<path:key>", kv.KvView.as_view(), name="api-conversation-kv"),
+    path(project + "persistent-values/<path:key>", kv.PersistentValueView.as_view(), name="api-pv"),
+    path(
+        conversation + "persistent-values/<path:key>",
+        kv.PersistentValueView.as_view(),
+        name="api-conversation-pv",
+    ),
+    path(
+        project + "related/<str:alias>/kv/<path:key>",
+        kv.RelatedKvView.as_view(),
+        name="api-related-kv",
+    ),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[]),
+        name="api-docs",
+    ),
+]

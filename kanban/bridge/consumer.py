@@ -1,0 +1,148 @@
+"""The bridge websocket: one per board page view, ``/ws/boards/{projectId}/``.
+
+The consumer project comes from the URL, the user from the session, the target from the
+consumer's alias. Every message is validated again and checked through the one access
+function: nothing captured at connect is trusted later.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from kanban.access import Rule
+from kanban.bridge import frames, service
+from kanban.bridge.hub import Subscription, get_hub
+from storage import jsoncodec
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+#: Close codes (4000-4999 are application-defined).
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+
+
+class TokenBucket:
+    """Per-connection message rate limit."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens, self.stamp = burst, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class BridgeConsumer(AsyncWebsocketConsumer):
+    user_id: int
+    consumer_id: UUID
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        try:
+            self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
+            await database_sync_to_async(service.access_board)(user=user, project_id=self.consumer_id)
+        except (KanbanError, ValueError):
+            await self.close()  # before accept: the handshake is refused with 403
+            return
+        self.user = user
+        self.user_id = user.pk
+        self.page = f"/boards/{self.consumer_id}/"
+        self.subscriptions: dict[str | None, Subscription] = {}
+        self.bucket = TokenBucket(settings.KANBAN_BRIDGE_RATE, settings.KANBAN_BRIDGE_BURST)
+        self.hub = get_hub()
+        await self.accept()
+        await self.hub.add_socket(self)
+
+    async def disconnect(self, code: int) -> None:
+        hub = getattr(self, "hub", None)
+        if hub is not None:
+            await hub.remove_socket(self)
+
+    async def send_text(self, text: str) -> None:
+        await self.send(text_data=text)
+
+    async def reply(self, payload: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        frame: Any = None
+        try:
+            if text_data is None:
+                raise invalid_argument("frames are JSON text, not binary")
+            if len(text_data) > settings.KANBAN_BRIDGE_MAX_FRAME_CHARS:
+                raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
+            if not self.bucket.take():
+                raise KanbanError(ErrorCode.RATE_LIMITED, "too many bridge requests; slow down")
+            frame = jsoncodec.decode(text_data)
+            request = frames.check_frame(frame)
+            result = await self.handle(request)
+        except KanbanError as error:
+            await self.reply(frames.reply_error(frames.request_id_of(frame), error))
+            if error.code == ErrorCode.UNAUTHENTICATED:
+                await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        await self.reply(frames.reply_ok(request.id, result))
+
+    async def handle(self, request: frames.Request) -> Any:
+        if request.op == "subscribe":
+            return await self.subscribe(request.alias)
+        if request.op == "unsubscribe":
+            sub = self.subscriptions.pop(request.alias, None)
+            if sub is not None:
+                await self.hub.unsubscribe(sub)
+            return {"subscribed": False}
+        return await database_sync_to_async(service.bridge_call)(
+            user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
+        )
+
+    async def subscribe(self, alias: str | None) -> dict[str, Any]:
+        access = await database_sync_to_async(service.access_subscription)(
+            user=self.user, consumer_id=self.consumer_id, alias=alias
+        )
+        if alias not in self.subscriptions:
+            sub = Subscription(self, alias, access.target_id, access.read)
+            self.subscriptions[alias] = sub
+            await self.hub.subscribe(sub)
+        return {"subscribed": True}
+
+    async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
+        """Called by the hub after an access change that may concern this socket."""
+        verdicts = await database_sync_to_async(service.recheck_socket)(
+            user_id=self.user_id,
+            session_key=self.scope.get("session") and self.scope["session"].session_key,
+            consumer_id=self.consumer_id,
+            aliases=[sub.alias for sub in subscriptions],
+        )
+        if verdicts.user is None:
+            for sub in list(self.subscriptions.values()):
+                await self._invalidate(sub, ErrorCode.UNAUTHENTICATED)
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.user = verdicts.user
+        for sub in subscriptions:
+            outcome = verdicts.rules.get(sub.alias)
+            if isinstance(outcome, Rule):
+                await self.hub.release(sub, outcome)
+            else:
+                await self._invalidate(sub, outcome or ErrorCode.FORBIDDEN)
+
+    async def _invalidate(self, sub: Subscription, code: ErrorCode) -> None:
+        if self.subscriptions.get(sub.alias) is sub:
+            del self.subscriptions[sub.alias]
+        await self.hub.release(sub, None)
+        await self.reply(frames.invalidated_event(sub.alias, str(code)))
+
+

@@ -1,0 +1,124 @@
+"""The server's one validation of bridge wire frames, and their rendering.
+
+A user can open the websocket by hand, so every frame is checked again here whatever the
+host relay did: a protocol version, a request id, a known op, and only ``alias``, ``key``,
+``value`` and ``expectedRevision`` as arguments. Anything else (a project id, a scope, a
+target, a path) is ``invalid_argument``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from storage.errors import KanbanError, invalid_argument
+from storage.namespaces import check_user_key
+from storage.writes import ANY
+
+PROTOCOL_VERSION: Final = 1
+MAX_REQUEST_ID: Final = 2**53 - 1
+ALIAS_RE: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_MAX_REVISION_LENGTH: Final = 64
+
+KV_OPS: Final = frozenset({"get", "set", "subscribe", "unsubscribe"})
+KNOWLEDGE_OPS: Final = frozenset(
+    {
+        "knowledge.list",
+        "knowledge.get",
+        "knowledge.create",
+        "knowledge.edit",
+        "knowledge.delete",
+        "knowledge.search",
+        "knowledge.readLines",
+    }
+)
+OPS: Final = KV_OPS | KNOWLEDGE_OPS
+_ENVELOPE: Final = frozenset({"v", "id", "op"})
+_ARGUMENTS: Final = frozenset({"alias", "key", "value", "expectedRevision"})
+#: Which arguments each op takes; a present argument outside its set is refused.
+_ALLOWED: Final[dict[str, frozenset[str]]] = {
+    "get": frozenset({"alias", "key"}),
+    "set": frozenset({"alias", "key", "value", "expectedRevision"}),
+    "subscribe": frozenset({"alias"}),
+    "unsubscribe": frozenset({"alias"}),
+    **{op: frozenset({"alias", "key", "value"}) for op in KNOWLEDGE_OPS},
+}
+_REQUIRED: Final[dict[str, frozenset[str]]] = {
+    "get": frozenset({"key"}),
+    "set": frozenset({"key", "value"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: int
+    op: str
+    alias: str | None
+    key: str | None
+    value: Any
+    expected_revision: Any  # ANY (absent), None (must be absent) or a revision string
+
+
+def request_id_of(frame: Any) -> int | None:
+    """The id to answer to, when the frame has a usable one (even if it is otherwise bad)."""
+    if isinstance(frame, dict):
+        rid = frame.get("id")
+        if type(rid) is int and 0 < rid <= MAX_REQUEST_ID:
+            return rid
+    return None
+
+
+def check_frame(frame: Any) -> Request:
+    """Validate one decoded frame; raise ``invalid_argument`` naming the first problem."""
+    if not isinstance(frame, dict):
+        raise invalid_argument("a frame must be a JSON object")
+    unknown = sorted(set(frame) - _ENVELOPE - _ARGUMENTS)
+    if unknown:
+        raise invalid_argument(f"field {unknown[0]!r} is not allowed in a frame", field=unknown[0])
+    if frame.get("v") != PROTOCOL_VERSION or type(frame.get("v")) is not int:
+        raise invalid_argument(f"protocol version must be {PROTOCOL_VERSION}", field="v")
+    rid = request_id_of(frame)
+    if rid is None:
+        raise invalid_argument("id must be a positive safe integer", field="id")
+    op = frame.get("op")
+    if not isinstance(op, str) or op not in OPS:
+        raise invalid_argument("unknown op", field="op")
+    present = _ARGUMENTS & set(frame)
+    extra = sorted(present - _ALLOWED[op])
+    if extra:
+        raise invalid_argument(f"{op} takes no {extra[0]!r}", field=extra[0])
+    missing = sorted(_REQUIRED.get(op, frozenset()) - present)
+    if missing:
+        raise invalid_argument(f"{op} needs {missing[0]!r}", field=missing[0])
+    alias = frame.get("alias")
+    if alias is not None and (not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias)):
+        raise invalid_argument("alias must match [a-z][a-z0-9_-]{0,63}", field="alias")
+    key = frame.get("key")
+    if key is not None or "key" in frame:
+        key = check_user_key(key)
+    expected: Any = ANY
+    if "expectedRevision" in frame:
+        expected = frame["expectedRevision"]
+        if expected is not None and (
+            not isinstance(expected, str) or not 0 < len(expected) <= _MAX_REVISION_LENGTH
+        ):
+            raise invalid_argument("expectedRevision must be a revision or null")
+    return Request(rid, op, alias, key, frame.get("value"), expected)
+
+
+def reply_ok(request_id: int, result: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result}
+
+
+def reply_error(request_id: int | None, error: KanbanError) -> dict[str, Any]:
+    """The one websocket rendering of an error (the HTTP one is ``kanban.api.errors``)."""
+    return {"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error.as_dict()}
+
+
+def revision_event(alias: str | None, revision: str) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "event": "revision", "alias": alias, "revision": revision}
+
+
+def invalidated_event(alias: str | None, code: str) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "event": "invalidated", "alias": alias, "code": code}

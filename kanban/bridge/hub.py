@@ -1,0 +1,226 @@
+"""Per-process fan-out of revision events and invalidations.
+
+Each server process owns ONE channel on the channel layer. It joins the group of a project
+while at least one local socket subscribes to it, so a write costs one layer message per
+interested process rather than one per subscriber; the hub then fans out locally, encoding
+each event once per alias. Access changes reach every process through one shared group, and
+each hub re-checks only its affected subscriptions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from uuid import UUID
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from kanban.access import Rule
+from kanban.bridge import frames
+
+logger = logging.getLogger(__name__)
+
+ACCESS_GROUP = "kanban.access"
+#: channels_redis forgets group membership after a day; re-join well before that.
+GROUP_REFRESH_SECONDS = 3600.0
+
+
+def project_group(project_id: UUID) -> str:
+    return f"kanban.kv.{project_id}"
+
+
+class Socket(Protocol):
+    user_id: int
+    consumer_id: UUID
+
+    async def send_text(self, text: str) -> None: ...
+
+    async def recheck(self, subscriptions: Sequence[Subscription]) -> None: ...
+
+
+@dataclass(eq=False)
+class Subscription:
+    socket: Socket
+    alias: str | None
+    target_id: UUID
+    read: Rule
+    #: While access is being re-checked, events wait here instead of being delivered.
+    held: list[tuple[str, str]] | None = field(default=None)
+
+
+class Hub:
+    def __init__(self) -> None:
+        self.layer = get_channel_layer()
+        self.channel: str | None = None
+        self.by_target: dict[UUID, set[Subscription]] = defaultdict(set)
+        self.sockets: set[Socket] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._ready = asyncio.Lock()
+
+    async def _ensure_started(self) -> str:
+        async with self._ready:
+            if self.channel is None:
+                assert self.layer is not None, "CHANNEL_LAYERS must configure a default layer"
+                self.channel = await self.layer.new_channel("kanban.hub.")
+                await self.layer.group_add(ACCESS_GROUP, self.channel)
+                self._tasks = [
+                    asyncio.create_task(self._listen()),
+                    asyncio.create_task(self._refresh_groups()),
+                ]
+            return self.channel
+
+    async def add_socket(self, socket: Socket) -> None:
+        await self._ensure_started()
+        self.sockets.add(socket)
+
+    async def remove_socket(self, socket: Socket) -> None:
+        self.sockets.discard(socket)
+        mine = [s for subs in self.by_target.values() for s in subs if s.socket is socket]
+        for sub in mine:
+            await self.unsubscribe(sub)
+
+    async def subscribe(self, sub: Subscription) -> None:
+        channel = await self._ensure_started()
+        subs = self.by_target[sub.target_id]
+        first = not subs
+        subs.add(sub)
+        if first:
+            await self.layer.group_add(project_group(sub.target_id), channel)
+
+    async def unsubscribe(self, sub: Subscription) -> None:
+        subs = self.by_target.get(sub.target_id)
+        if subs is None or sub not in subs:
+            return
+        subs.discard(sub)
+        if not subs:
+            del self.by_target[sub.target_id]
+            if self.channel is not None:
+                await self.layer.group_discard(project_group(sub.target_id), self.channel)
+
+    async def _listen(self) -> None:
+        assert self.channel is not None
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # The layer (Redis) may be down; keep trying without spinning.
+                logger.warning("hub receive failed; retrying", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                if message.get("type") == "kv.changed":
+                    await self._deliver(UUID(message["project"]), message["changes"])
+                elif message.get("type") == "access.changed":
+                    self._access_changed(message.get("projects", ()), message.get("users", ()))
+            except Exception:
+                logger.exception("hub failed to handle %r", message.get("type"))
+
+    async def _refresh_groups(self) -> None:
+        while True:
+            await asyncio.sleep(GROUP_REFRESH_SECONDS)
+            with contextlib.suppress(Exception):
+                assert self.channel is not None
+                await self.layer.group_add(ACCESS_GROUP, self.channel)
+                for target in list(self.by_target):
+                    await self.layer.group_add(project_group(target), self.channel)
+
+    async def _deliver(self, target: UUID, changes: Sequence[Sequence[str]]) -> None:
+        subs = self.by_target.get(target)
+        if not subs:
+            return
+        encoded: dict[tuple[str | None, str], str] = {}
+        sends = []
+        for sub in list(subs):
+            for key, revision in changes:
+                if sub.held is not None:
+                    sub.held.append((key, revision))
+                    continue
+                if not sub.read.allows(key):
+                    continue  # a prefix grant hides writes outside its prefixes
+                text = encoded.get((sub.alias, revision))
+                if text is None:
+                    text = json.dumps(frames.revision_event(sub.alias, revision))
+                    encoded[(sub.alias, revision)] = text
+                sends.append(sub.socket.send_text(text))
+        if sends:
+            await asyncio.gather(*sends, return_exceptions=True)
+
+    def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
+        project_ids = {UUID(p) for p in projects}
+        user_ids = set(users)
+        affected: dict[Socket, list[Subscription]] = defaultdict(list)
+        for socket in self.sockets:
+            if socket.user_id in user_ids or socket.consumer_id in project_ids:
+                affected[socket]  # noqa: B018 - the socket itself needs a re-check
+        for target, subs in self.by_target.items():
+            for sub in subs:
+                if target in project_ids or sub.socket in affected:
+                    sub.held = sub.held or []  # hold events until the re-check decides
+                    affected[sub.socket].append(sub)
+        for socket, subs in affected.items():
+            task = asyncio.create_task(socket.recheck(subs))
+            self._tasks.append(task)
+            task.add_done_callback(self._tasks.remove)
+
+    async def release(self, sub: Subscription, read: Rule | None) -> None:
+        """End a re-check: deliver held events under the new rule, or drop the subscription."""
+        held, sub.held = sub.held or [], None
+        if read is None:
+            await self.unsubscribe(sub)
+            return
+        sub.read = read
+        for key, revision in held:
+            if read.allows(key):
+                await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
+
+
+def get_hub() -> Hub:
+    """The hub of the running event loop (one per server process)."""
+    loop = asyncio.get_running_loop()
+    hub = _hubs.get(loop)
+    if hub is None:
+        hub = _hubs[loop] = Hub()
+    return hub
+
+
+def _group_send(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, message)
+    except Exception:
+        # Delivery is at-most-once; plugins re-read after reconnects. Never fail the write.
+        logger.warning("could not publish %s to %s", message.get("type"), group, exc_info=True)
+
+
+def publish_kv_changes(project_id: UUID, changes: Sequence[tuple[str, str]]) -> None:
+    _group_send(
+        project_group(project_id),
+        {"type": "kv.changed", "project": str(project_id), "changes": [list(c) for c in changes]},
+    )
+
+
+def publish_access_changed(projects: Iterable[UUID], users: Iterable[int]) -> None:
+    _group_send(
+        ACCESS_GROUP,
+        {
+            "type": "access.changed",
+            "projects": [str(p) for p in projects],
+            "users": list(users),
+        },
+    )
+

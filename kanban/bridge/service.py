@@ -1,0 +1,97 @@
+"""The bridge's service calls: what the websocket consumer asks of the database layer.
+
+Each function is synchronous (the consumer runs it in a thread) and goes through the one
+access function; tests call these directly as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from importlib import import_module
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from kanban import kv as kv_actions
+from kanban.access import Access, Op, Rule, access_project_data
+from kanban.bridge.frames import Request
+from kanban.models import Project
+from storage.errors import ErrorCode, KanbanError
+
+BRIDGE_OPS_NOT_YET = "this bridge operation is not available on this server yet"
+
+
+def access_board(*, user: Any, project_id: UUID) -> Project:
+    """A board the user may open: a kanban project where they are at least a guest."""
+    access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
+    project = Project.objects.filter(pk=project_id, type="kanban").first()
+    if project is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such board")
+    return project
+
+
+def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:
+    return access_project_data(
+        user=user, consumer_id=consumer_id, alias=alias, op=Op.SUBSCRIBE, key=None
+    )
+
+
+def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) -> Any:
+    if request.op == "get":
+        assert request.key is not None
+        entry = kv_actions.project_kv_get(
+            user=user, project_id=consumer_id, alias=request.alias, key=request.key
+        )
+        if entry is None:
+            return {"found": False}
+        return {"found": True, "value": entry.value, "revision": entry.revision}
+    if request.op == "set":
+        assert request.key is not None
+        revision = kv_actions.project_kv_set(
+            user=user,
+            project_id=consumer_id,
+            alias=request.alias,
+            key=request.key,
+            value=request.value,
+            expected_revision=request.expected_revision,
+            origin=kv_actions.Origin(via="bridge", page=page),
+        )
+        return {"revision": revision}
+    raise KanbanError(ErrorCode.INVALID_ARGUMENT, BRIDGE_OPS_NOT_YET, field="op")
+
+
+@dataclass
+class Verdicts:
+    """A socket's re-check: the fresh user (None = signed out or deactivated) and, per
+    alias, the read rule that still applies or the error code that ends it."""
+
+    user: Any
+    rules: dict[str | None, Rule | ErrorCode] = field(default_factory=dict)
+
+
+def recheck_socket(
+    *, user_id: int, session_key: str | None, consumer_id: UUID, aliases: list[str | None]
+) -> Verdicts:
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
+    if user is None or not _session_alive(session_key, user_id):
+        return Verdicts(user=None)
+    verdicts = Verdicts(user=user)
+    for alias in aliases:
+        try:
+            verdicts.rules[alias] = access_subscription(
+                user=user, consumer_id=consumer_id, alias=alias
+            ).read
+        except KanbanError as error:
+            verdicts.rules[alias] = error.code
+    return verdicts
+
+
+def _session_alive(session_key: str | None, user_id: int) -> bool:
+    if not session_key:
+        return False
+    # Through the configured session engine, so logout is seen whatever stores sessions.
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    return str(store.get("_auth_user_id")) == str(user_id)

@@ -1,0 +1,47 @@
+"""Connects committed data and access changes to the bridge's fan-out. Called once from
+``KanbanConfig.ready``; the handlers only translate and forward."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth import get_user_model, user_logged_out
+from django.db.models.signals import post_save
+
+from kanban import access_events
+from kanban.bridge import hub
+from storage.kv import KvChange, add_kv_listener
+
+
+def _forward_kv(changes: Sequence[KvChange]) -> None:
+    by_project: dict[UUID, list[tuple[str, str]]] = defaultdict(list)
+    for change in changes:
+        if change.dataset.domain == "kv" and change.dataset.conversation_id is None:
+            by_project[change.dataset.project_id].append((change.key, change.revision))
+    for project_id, project_changes in by_project.items():
+        hub.publish_kv_changes(project_id, project_changes)
+
+
+def _forward_access(event: access_events.AccessChanged) -> None:
+    hub.publish_access_changed(event.project_ids, event.user_ids)
+
+
+def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+    if user is not None:
+        access_events.publish_access_changed(user_ids=[user.pk])
+
+
+def _user_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    # Deactivation (or any change of the user) makes that user's sockets re-check.
+    if not created and set(kwargs.get("update_fields") or ()) != {"last_login"}:
+        access_events.publish_access_changed(user_ids=[instance.pk])
+
+
+def connect() -> None:
+    add_kv_listener(_forward_kv)
+    access_events.add_access_listener(_forward_access)
+    user_logged_out.connect(_user_logged_out, dispatch_uid="kanban.bridge.logout")
+    post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="kanban.bridge.user")

@@ -1,0 +1,134 @@
+"""KV and PersistentValue as a user sees them: every call goes through the one access
+function, then the storage service, and records who wrote, through what, from where.
+
+Related projects are reached by the consumer's alias only; a caller never names the target
+project. Related access covers project-scope KV only: no list, no delete, no conversation
+scope, no PersistentValue (Knowledge has its own grant and module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+from uuid import UUID
+
+from kanban.access import Access, Op, access_project_data
+from storage import kv
+from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+from storage.namespaces import Domain
+from storage.writes import ANY
+
+Via = Literal["bridge", "api", "admin", "cli"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Through what a write arrived; becomes part of its last write source."""
+
+    via: Via
+    page: str | None = None
+    run_id: str | None = None
+
+
+def _dataset(
+    access: Access, domain: Domain, conversation_id: str | None
+) -> kv.Dataset:
+    if access.alias is not None and (domain != "kv" or conversation_id is not None):
+        raise invalid_argument("related projects offer project-scope KV only")
+    return kv.Dataset(access.target_id, domain, conversation_id)
+
+
+def write_source(
+    *, user: Any, access: Access, origin: Origin, conversation_id: str | None
+) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "user": user.get_username(),
+        "userId": user.pk,
+        "via": origin.via,
+        "consumerProject": str(access.consumer_id),
+    }
+    optional = {
+        "alias": access.alias,
+        "page": origin.page,
+        "runId": origin.run_id,
+        "conversationId": conversation_id,
+    }
+    source.update({name: item for name, item in optional.items() if item is not None})
+    return source
+
+
+def project_kv_get(
+    *,
+    user: Any,
+    project_id: UUID,
+    key: str,
+    alias: str | None = None,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+) -> kv.Entry | None:
+    access = access_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key
+    )
+    return kv.kv_get(dataset=_dataset(access, domain, conversation_id), key=key)
+
+
+def project_kv_set(
+    *,
+    user: Any,
+    project_id: UUID,
+    key: str,
+    value: Any,
+    origin: Origin,
+    alias: str | None = None,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+    expected_revision: str | None | object = ANY,
+) -> str:
+    """Write; with ``expected_revision`` (None = must be absent) as compare-and-set.
+
+    A mismatch raises ``conflict`` carrying the current entry when the caller may read it.
+    """
+    access = access_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=Op.SET, key=key
+    )
+    dataset = _dataset(access, domain, conversation_id)
+    source = write_source(
+        user=user, access=access, origin=origin, conversation_id=conversation_id
+    )
+    try:
+        return kv.kv_set(
+            dataset=dataset,
+            key=key,
+            value=value,
+            source=source,
+            expected_revision=expected_revision,
+        )
+    except Conflict as exc:
+        raise _conflict_with_current(access, dataset, key, exc) from None
+
+
+def _conflict_with_current(
+    access: Access, dataset: kv.Dataset, key: str, exc: Conflict
+) -> KanbanError:
+    if not access.read.allows(key):
+        # A write-only grant must not turn conflicts into a read channel.
+        return KanbanError(ErrorCode.CONFLICT, exc.message)
+    entry = kv.kv_get(dataset=dataset, key=key)
+    current: dict[str, Any] = {"found": entry is not None}
+    if entry is not None:
+        current.update(value=entry.value, revision=entry.revision)
+    return KanbanError(ErrorCode.CONFLICT, exc.message, current=current)
+
+
+def project_kv_delete(
+    *,
+    user: Any,
+    project_id: UUID,
+    key: str,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+) -> bool:
+    access = access_project_data(
+        user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key
+    )
+    return kv.kv_delete(dataset=_dataset(access, domain, conversation_id), key=key)

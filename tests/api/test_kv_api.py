@@ -1,0 +1,313 @@
+"""The REST "Server connection" for KV and PersistentValue: every endpoint, every role,
+every error code, with one error shape throughout."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from rest_framework.test import APIClient
+
+from kanban.models import Project
+from kanban.projects import project_create
+from kanban.relationships import ALL, NONE, Grant, Rule, relationship_remove
+from tests.api.conftest import READ_WRITE, People, client_for, declare_both
+
+pytestmark = pytest.mark.django_db
+
+
+def kv_url(project: Project, key: str, *, base: str = "kv") -> str:
+    return f"/api/v1/projects/{project.id}/{base}/{quote(key, safe='')}"
+
+
+def put(client: APIClient, url: str, body: Any) -> Any:
+    return client.put(url, data=json.dumps(body), content_type="application/json")
+
+
+def assert_error(response: Any, status: int, code: str) -> None:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["code"] == code
+    assert isinstance(body["message"], str) and body["message"]
+    assert "Traceback" not in response.content.decode()
+
+
+# --- the happy path ------------------------------------------------------------------------
+
+
+def test_a_developer_puts_gets_and_deletes_a_value(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    url = kv_url(board, "cards/42:title")
+    written = put(bob, url, {"value": {"title": "Ship it", "n": 1.0}})
+    assert written.status_code == 200
+    revision = written.json()["revision"]
+    got = bob.get(url).json()
+    assert got["key"] == "cards/42:title"
+    assert got["value"] == {"title": "Ship it", "n": 1.0}
+    assert got["revision"] == revision
+    assert got["updatedAt"].endswith("+00:00")
+    assert got["source"]["via"] == "api" and got["source"]["user"] == "bob"
+    assert got["source"]["consumerProject"] == str(board.id)
+    assert bob.delete(url).json() == {"deleted": True}
+    assert bob.delete(url).json() == {"deleted": False}
+    assert_error(bob.get(url), 404, "not_found")
+
+
+def test_a_stored_null_is_found_while_an_absent_key_is_not(people: People, board: Project) -> None:
+    alice = client_for(people.alice)
+    put(alice, kv_url(board, "nothing"), {"value": None})
+    assert alice.get(kv_url(board, "nothing")).json()["value"] is None
+    assert_error(alice.get(kv_url(board, "never")), 404, "not_found")
+
+
+def test_compare_and_set_over_rest(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    url = kv_url(board, "counter")
+    first = put(bob, url, {"value": 1, "expectedRevision": None}).json()["revision"]
+    refused = put(bob, url, {"value": 9, "expectedRevision": None})
+    assert_error(refused, 409, "conflict")
+    assert refused.json()["current"] == {"found": True, "value": 1, "revision": first}
+    second = put(bob, url, {"value": 2, "expectedRevision": first})
+    assert second.status_code == 200
+    stale = put(bob, url, {"value": 3, "expectedRevision": first})
+    assert_error(stale, 409, "conflict")
+    assert stale.json()["current"]["value"] == 2
+    assert bob.get(url).json()["value"] == 2
+
+
+def test_the_four_datasets_are_separate_over_rest(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    urls = [
+        kv_url(board, "k"),
+        f"/api/v1/projects/{board.id}/conversations/c1/kv/k",
+        kv_url(board, "k", base="persistent-values"),
+        f"/api/v1/projects/{board.id}/conversations/c1/persistent-values/k",
+    ]
+    for n, url in enumerate(urls):
+        assert put(bob, url, {"value": n}).status_code == 200
+    assert [bob.get(url).json()["value"] for url in urls] == [0, 1, 2, 3]
+    assert bob.get(urls[1]).json()["source"]["conversationId"] == "c1"
+
+
+# --- who may do what -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("who", "read", "write"),
+    [
+        ("alice", 200, 200),
+        ("bob", 200, 200),
+        ("charlie", 200, 403),
+        ("dave", 404, 404),
+    ],
+)
+def test_roles_decide_reads_and_writes(
+    people: People, board: Project, who: str, read: int, write: int
+) -> None:
+    put(client_for(people.alice), kv_url(board, "k"), {"value": "v"})
+    client = client_for(getattr(people, who))
+    assert client.get(kv_url(board, "k")).status_code == read
+    assert put(client, kv_url(board, "k"), {"value": "w"}).status_code == write
+    assert client.delete(kv_url(board, "k")).status_code == write
+    codes = {403: "forbidden", 404: "not_found"}
+    if write in codes:
+        assert put(client, kv_url(board, "k"), {"value": 1}).json()["code"] == codes[write]
+
+
+def test_anonymous_and_bad_tokens_are_unauthenticated(people: People, board: Project) -> None:
+    assert_error(APIClient().get(kv_url(board, "k")), 401, "unauthenticated")
+    forged = APIClient()
+    forged.credentials(HTTP_AUTHORIZATION="Bearer kb_not-a-real-token")
+    assert_error(forged.get(kv_url(board, "k")), 401, "unauthenticated")
+    malformed = APIClient()
+    malformed.credentials(HTTP_AUTHORIZATION="Bearer")
+    assert_error(malformed.get(kv_url(board, "k")), 401, "unauthenticated")
+
+
+def test_a_revoked_token_stops_working(people: People, board: Project) -> None:
+    from kanban.models.tokens import ApiToken
+    from kanban.tokens import token_revoke
+
+    client = client_for(people.bob)
+    assert put(client, kv_url(board, "k"), {"value": 1}).status_code == 200
+    token_revoke(token=ApiToken.objects.get(user=people.bob))
+    assert_error(client.get(kv_url(board, "k")), 401, "unauthenticated")
+
+
+def test_session_writes_need_csrf(people: People, board: Project) -> None:
+    browser = APIClient(enforce_csrf_checks=True)
+    browser.force_login(people.bob)
+    assert browser.get(kv_url(board, "k")).status_code == 404
+    assert_error(put(browser, kv_url(board, "k"), {"value": 1}), 403, "forbidden")
+    assert_error(browser.get(kv_url(board, "k")), 404, "not_found")
+
+
+def test_an_unknown_project_looks_like_one_you_do_not_belong_to(people: People) -> None:
+    client = client_for(people.bob)
+    response = client.get("/api/v1/projects/00000000-0000-4000-8000-000000000000/kv/k")
+    assert_error(response, 404, "not_found")
+
+
+# --- bad input writes nothing --------------------------------------------------------------
+
+
+def test_key_of_1024_is_accepted_and_1025_refused(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    assert put(bob, kv_url(board, "k" * 1024), {"value": 1}).status_code == 200
+    assert_error(put(bob, kv_url(board, "k" * 1025), {"value": 1}), 400, "invalid_argument")
+
+
+def test_value_size_limit_is_exact_over_rest(
+    people: People, board: Project, settings: Any
+) -> None:
+    settings.KANBAN_MAX_VALUE_BYTES = 4096
+    bob = client_for(people.bob)
+    at_limit = "x" * 4094
+    assert put(bob, kv_url(board, "big"), {"value": at_limit}).status_code == 200
+    assert_error(put(bob, kv_url(board, "big"), {"value": at_limit + "x"}), 413, "too_large")
+    assert bob.get(kv_url(board, "big")).json()["value"] == at_limit
+
+
+def test_a_body_far_over_the_limit_is_refused_before_parsing(
+    people: People, board: Project, settings: Any
+) -> None:
+    settings.KANBAN_MAX_VALUE_BYTES = 1024
+    bob = client_for(people.bob)
+    huge = '{"value": "' + "x" * 200_000 + '"}'
+    response = bob.put(kv_url(board, "huge"), data=huge, content_type="application/json")
+    assert_error(response, 413, "too_large")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"value": NaN}',
+        '{"value": Infinity}',
+        '{"value": 1',
+        "[1, 2]",
+        '{"valu": 1}',
+        '{"value": 1, "projectId": "x"}',
+        '{"value": 1, "expectedRevision": 7}',
+        '{"value": 1, "expectedRevision": "not-a-revision"}',
+        "\xff\xfe",
+    ],
+)
+def test_malformed_bodies_are_invalid_argument_and_write_nothing(
+    people: People, board: Project, body: str
+) -> None:
+    bob = client_for(people.bob)
+    response = bob.put(kv_url(board, "k"), data=body, content_type="application/json")
+    assert_error(response, 400, "invalid_argument")
+    assert bob.get(kv_url(board, "k")).status_code == 404
+
+
+def test_depth_64_is_accepted_and_65_refused_over_rest(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    assert put(bob, kv_url(board, "d"), {"value": json.loads("[" * 64 + "]" * 64)}).status_code == 200
+    deeper = put(bob, kv_url(board, "d2"), {"value": json.loads("[" * 65 + "]" * 65)})
+    assert_error(deeper, 400, "invalid_argument")
+
+
+# --- related projects by alias -------------------------------------------------------------
+
+
+@pytest.fixture
+def hierarchy(people: People) -> dict[str, Project]:
+    """The seed's parent / child / grandchild with adjacent relationships only."""
+    parent, child, grandchild = (project_create(name=n) for n in ("parent", "child", "grand"))
+    from kanban.memberships import membership_set
+
+    for project in (parent, child, grandchild):
+        membership_set(user=people.bob, project=project, role="developer")
+    declare_both(parent, child, a_alias="child", b_alias="parent", grant=READ_WRITE)
+    declare_both(child, grandchild, a_alias="grandchild", b_alias="parent", grant=READ_WRITE)
+    return {"parent": parent, "child": child, "grandchild": grandchild}
+
+
+def related_url(consumer: Project, alias: str, key: str) -> str:
+    return f"/api/v1/projects/{consumer.id}/related/{alias}/kv/{quote(key, safe='')}"
+
+
+def test_parent_and_child_reach_each_other_and_never_the_grandchild(
+    people: People, hierarchy: dict[str, Project]
+) -> None:
+    bob = client_for(people.bob)
+    parent, child, grand = hierarchy["parent"], hierarchy["child"], hierarchy["grandchild"]
+    assert put(bob, related_url(parent, "child", "from-parent"), {"value": 1}).status_code == 200
+    assert bob.get(kv_url(child, "from-parent")).json()["value"] == 1
+    assert put(bob, related_url(child, "parent", "from-child"), {"value": 2}).status_code == 200
+    assert bob.get(related_url(parent, "child", "from-parent")).json()["source"]["alias"] == "child"
+    assert put(bob, related_url(child, "grandchild", "g"), {"value": 3}).status_code == 200
+    assert bob.get(related_url(grand, "parent", "from-parent")).json()["value"] == 1
+    # the parent has no alias for the grandchild, and the child's alias is not the parent's
+    assert_error(bob.get(related_url(parent, "grandchild", "g")), 404, "unknown_alias")
+    assert bob.get(kv_url(parent, "g")).status_code == 404
+
+
+def test_related_access_offers_no_delete(people: People, hierarchy: dict[str, Project]) -> None:
+    bob = client_for(people.bob)
+    response = bob.delete(related_url(hierarchy["parent"], "child", "k"))
+    assert response.status_code == 405
+    assert response.json()["code"] == "invalid_argument"
+
+
+def test_a_one_sided_declaration_is_pending(people: People, hierarchy: dict[str, Project]) -> None:
+    bob = client_for(people.bob)
+    relationship_remove(project=hierarchy["child"], alias="parent")
+    response = bob.get(related_url(hierarchy["parent"], "child", "k"))
+    assert_error(response, 409, "relationship_pending")
+
+
+def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
+    people: People, hierarchy: dict[str, Project]
+) -> None:
+    from kanban.relationships import relationship_declare
+
+    bob = client_for(people.bob)
+    parent, child = hierarchy["parent"], hierarchy["child"]
+    relationship_declare(
+        project=child,
+        alias="parent",
+        project_id=parent.id,
+        grant=Grant(read=Rule("prefixes", ("stock:",)), write=NONE),
+    )
+    put(bob, kv_url(child, "stock:1"), {"value": 5})
+    put(bob, kv_url(child, "secret"), {"value": "s"})
+    assert bob.get(related_url(parent, "child", "stock:1")).json()["value"] == 5
+    assert_error(bob.get(related_url(parent, "child", "secret")), 403, "forbidden")
+    assert_error(put(bob, related_url(parent, "child", "stock:1"), {"value": 4}), 403, "forbidden")
+
+
+def test_a_write_only_grant_does_not_leak_values_through_conflicts(
+    people: People, hierarchy: dict[str, Project]
+) -> None:
+    from kanban.relationships import relationship_declare
+
+    bob = client_for(people.bob)
+    parent, child = hierarchy["parent"], hierarchy["child"]
+    relationship_declare(
+        project=child, alias="parent", project_id=parent.id, grant=Grant(read=NONE, write=ALL)
+    )
+    put(bob, kv_url(child, "k"), {"value": "hidden"})
+    response = put(bob, related_url(parent, "child", "k"), {"value": 1, "expectedRevision": None})
+    assert_error(response, 409, "conflict")
+    assert "current" not in response.json()
+
+
+# --- schema and docs -----------------------------------------------------------------------
+
+
+def test_the_openapi_schema_and_docs_are_served_without_a_cdn(db: None) -> None:
+    client = APIClient()
+    schema = client.get("/api/v1/schema/?format=json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    assert "/api/v1/projects/{project_id}/kv/{key}" in paths
+    assert "/api/v1/projects/{project_id}/related/{alias}/kv/{key}" in paths
+    docs = client.get("/api/v1/docs/")
+    assert docs.status_code == 200
+    html = docs.content.decode()
+    assert "/static/drf_spectacular_sidecar/" in html
+    assert "cdn" not in html.lower()
