@@ -8,6 +8,7 @@
 // declarations start at column 0, and comments sit on their own lines.
 //   node bridge_js/build.mjs          write dist/
 //   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
+//   --out DIR                         use DIR instead of dist/ (tests)
 
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
@@ -73,7 +74,7 @@ function stripComments(text) {
 }
 
 // Splits at column-0 declarations and drops those no other kept code mentions.
-function treeShake(text, footer) {
+export function treeShake(text, footer) {
   const chunks = [];
   for (const line of text.split("\n")) {
     const m = DECLARATION.exec(line);
@@ -101,6 +102,53 @@ function treeShake(text, footer) {
   }
 }
 
+// Drops the spaces inside one line that no token needs. Lines stay lines, so automatic
+// semicolon insertion sees the same code. Knows strings and regex literals; refuses
+// template literals rather than tokenising them.
+const WORD = /[\w$]/;
+const REGEX_AFTER = /(^|[(,=:[!&|?{};+\-*%<>~^]|\b(return|typeof|case|in|of|delete|void|throw|new))\s*$/;
+
+export function squeeze(line) {
+  let out = "";
+  let i = 0;
+  while (i < line.length) {
+    const c = line[i];
+    if (c === "`") throw new Error("template literals are not supported by the build: " + line);
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (line[j] !== c) {
+        if (j >= line.length) throw new Error("unterminated string: " + line);
+        j += line[j] === "\\" ? 2 : 1;
+      }
+      out += line.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === "/" && REGEX_AFTER.test(out)) {
+      let j = i + 1;
+      let inClass = false;
+      while (inClass || line[j] !== "/") {
+        if (j >= line.length) throw new Error("unterminated regex: " + line);
+        if (line[j] === "[") inClass = true;
+        else if (line[j] === "]") inClass = false;
+        j += line[j] === "\\" ? 2 : 1;
+      }
+      j++;
+      while (j < line.length && /[a-z]/.test(line[j])) j++;
+      out += line.slice(i, j);
+      i = j;
+    } else if (c === " ") {
+      const prev = out[out.length - 1] || "";
+      while (line[i] === " ") i++;
+      const next = line[i] || "";
+      const same = (prev === "+" || prev === "-") && prev === next;
+      if ((WORD.test(prev) && WORD.test(next)) || same) out += " ";
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
 export function build() {
   const out = {};
   for (const [file, { entry, footer }] of Object.entries(BUNDLES)) {
@@ -110,7 +158,7 @@ export function build() {
       .join("\n");
     const body = treeShake(source, footer)
       .split("\n")
-      .map((l) => l.trim())
+      .map((l) => squeeze(l.trim()))
       .filter(Boolean)
       .join("\n");
     out[file] =
@@ -123,20 +171,22 @@ export function build() {
 
 function main(argv) {
   const files = build();
+  const at = argv.indexOf("--out");
+  const dist = at >= 0 ? argv[at + 1] : DIST;
   if (argv.includes("--check")) {
     const stale = Object.keys(files).filter(
-      (f) => !existsSync(join(DIST, f)) || readFileSync(join(DIST, f), "utf8") !== files[f],
+      (f) => !existsSync(join(dist, f)) || readFileSync(join(dist, f), "utf8") !== files[f],
     );
     if (stale.length) {
-      console.error("bridge_js/dist is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
+      console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
       return 1;
     }
-    console.log("bridge_js/dist is up to date");
+    console.log(dist + " is up to date");
     return 0;
   }
-  mkdirSync(DIST, { recursive: true });
+  mkdirSync(dist, { recursive: true });
   for (const [f, text] of Object.entries(files)) {
-    writeFileSync(join(DIST, f), text);
+    writeFileSync(join(dist, f), text);
     const size = Buffer.byteLength(text);
     console.log(f.padEnd(12) + String(size).padStart(7) + " B  " + gzipSync(text, { level: 9 }).length + " B gzip");
   }
