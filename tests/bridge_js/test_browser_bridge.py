@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -201,15 +201,28 @@ def servers() -> Iterator[tuple[str, str, BridgeServer]]:
     ws.shutdown()
 
 
-def open_board(chromium: Any, servers: tuple[str, str, BridgeServer], plugin: str) -> Board:
+@pytest.fixture
+def open_board(
+    chromium: Any, servers: tuple[str, str, BridgeServer]
+) -> Iterator[Callable[[str], Board]]:
     http_url, ws_url, bridge = servers
-    page = chromium.new_page()
-    page.goto(f"{http_url}/host-{plugin}?ws={ws_url}")
-    return Board(page, bridge)
+    pages: list[Any] = []
+
+    def open_page(plugin: str) -> Board:
+        page = chromium.new_page()
+        pages.append(page)
+        page.goto(f"{http_url}/host-{plugin}?ws={ws_url}")
+        return Board(page, bridge)
+
+    yield open_page
+    for page in pages:
+        page.close()
 
 
-def test_the_sandboxed_plugin_reads_and_writes_through_the_host(chromium, servers) -> None:
-    board = open_board(chromium, servers, "plugin.html")
+def test_the_sandboxed_plugin_reads_and_writes_through_the_host(
+    open_board: Callable[[str], Board],
+) -> None:
+    board = open_board("plugin.html")
     board.wait_ready()
     assert board.plugin.evaluate("origin") == "null"
     assert board.plugin.evaluate("steamHarnessKanban.getConfiguration()") == {
@@ -233,8 +246,8 @@ def test_the_sandboxed_plugin_reads_and_writes_through_the_host(chromium, server
     assert board.page.evaluate("statuses") == ["connecting", "open"]
 
 
-def test_argument_mistakes_never_leave_the_iframe(chromium, servers) -> None:
-    board = open_board(chromium, servers, "plugin.html")
+def test_argument_mistakes_never_leave_the_iframe(open_board: Callable[[str], Board]) -> None:
+    board = open_board("plugin.html")
     board.wait_ready()
     outcome = board.plugin.evaluate(
         """Promise.allSettled([
@@ -247,8 +260,10 @@ def test_argument_mistakes_never_leave_the_iframe(chromium, servers) -> None:
     assert board.server.received == []
 
 
-def test_the_host_refuses_extra_fields_without_relaying_them(chromium, servers) -> None:
-    board = open_board(chromium, servers, "rogue.html")
+def test_the_host_refuses_extra_fields_without_relaying_them(
+    open_board: Callable[[str], Board],
+) -> None:
+    board = open_board("rogue.html")
     answered = "window.replies.filter((r) => 'id' in r)"
     board.plugin.wait_for_function(answered + ".length === 4", timeout=5000)
     replies = {r["id"]: r for r in board.plugin.evaluate(answered)}
@@ -259,8 +274,8 @@ def test_the_host_refuses_extra_fields_without_relaying_them(chromium, servers) 
     assert board.server.received == [{"v": 1, "id": 1, "op": "get", "key": "k"}]
 
 
-def test_subscriptions_follow_reloads_and_reconnects(chromium, servers) -> None:
-    board = open_board(chromium, servers, "plugin.html")
+def test_subscriptions_follow_reloads_and_reconnects(open_board: Callable[[str], Board]) -> None:
+    board = open_board("plugin.html")
     board.wait_ready()
     # Keep the unsubscribe functions in the page: evaluate would call a returned function.
     board.plugin.evaluate(
