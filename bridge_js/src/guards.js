@@ -1,0 +1,132 @@
+// THE frame validation of the JS side. The host runs checkRequest on every plugin frame
+// before relaying it; the SDK runs the same function before sending, so a bad call fails
+// in the plugin without touching the network. The server checks again on its own.
+
+import { V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION } from "./protocol.js";
+import { BridgeError } from "./errors.js";
+
+const bad = (message) => new BridgeError("invalid_argument", message);
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+// Plain in any realm: structured clones and vm contexts have their own Object.prototype.
+export function isPlain(x) {
+  if (x === null || typeof x !== "object" || Array.isArray(x)) return false;
+  const proto = Object.getPrototypeOf(x);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+function checkString(s, what) {
+  if (LONE_SURROGATE.test(s)) throw bad(what + " contains an unpaired surrogate");
+}
+
+// Recursion is bounded by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
+function walk(x, depth, ancestors) {
+  const type = typeof x;
+  if (x === null || type === "boolean") return;
+  if (type === "string") return checkString(x, "a string");
+  if (type === "number") {
+    if (!Number.isFinite(x)) throw bad("NaN and Infinity are not JSON");
+    return;
+  }
+  if (type !== "object") throw bad(type + " is not JSON");
+  if (ancestors.includes(x)) throw bad("value contains a cycle");
+  if (depth >= MAX_DEPTH) throw bad("value is nested deeper than " + MAX_DEPTH);
+  ancestors.push(x);
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      if (!(i in x)) throw bad("arrays must not have holes");
+      walk(x[i], depth + 1, ancestors);
+    }
+  } else if (isPlain(x) && !Object.getOwnPropertySymbols(x).length) {
+    for (const k of Object.keys(x)) {
+      checkString(k, "an object key");
+      walk(x[k], depth + 1, ancestors);
+    }
+  } else {
+    throw bad("only plain objects and arrays are JSON");
+  }
+  ancestors.pop();
+}
+
+function utf8Length(s) {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) n += c > 0x7ff && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  return n;
+}
+
+export function checkValue(value) {
+  walk(value, 0, []);
+  const text = JSON.stringify(value);
+  if (text.length * 3 > MAX_BYTES && utf8Length(text) > MAX_BYTES) {
+    throw new BridgeError("too_large", "value is more than " + MAX_BYTES + " bytes of JSON");
+  }
+}
+
+export function checkKey(key) {
+  if (typeof key !== "string" || !key) throw bad("key must be a non-empty string");
+  if (key.length > MAX_KEY && [...key].length > MAX_KEY) {
+    throw bad("key is longer than " + MAX_KEY + " characters");
+  }
+  if (key.includes("\u0000")) throw bad("key must not contain NUL");
+  checkString(key, "key");
+}
+
+export function checkAlias(alias) {
+  if (typeof alias !== "string" || !ALIAS.test(alias)) {
+    throw bad("alias must match [a-z][a-z0-9_-]{0,63}");
+  }
+}
+
+// Returns a fresh frame holding only the validated fields, or throws a BridgeError.
+export function checkRequest(f) {
+  if (!isPlain(f)) throw bad("a frame must be a plain object");
+  for (const k of Reflect.ownKeys(f)) {
+    if (!FIELDS.includes(k)) throw bad("unexpected field " + String(k));
+  }
+  if (f.v !== V) throw bad("unsupported protocol version");
+  if (!Number.isSafeInteger(f.id) || f.id < 1) throw bad("id must be a safe positive integer");
+  const op = f.op;
+  if (!OPS.includes(op)) throw bad("unknown op");
+  const has = (k) => Object.prototype.hasOwnProperty.call(f, k);
+  const sub = op === "subscribe" || op === "unsubscribe";
+  const out = { v: V, id: f.id, op };
+  if (has("alias")) {
+    if (f.alias !== null) checkAlias(f.alias);
+    out.alias = f.alias;
+  }
+  if (has("key")) {
+    if (sub) throw bad(op + " takes no key");
+    checkKey(f.key);
+    out.key = f.key;
+  } else if (op === "get" || op === "set") {
+    throw bad(op + " needs a key");
+  }
+  if (has("value")) {
+    if (sub || op === "get") throw bad(op + " takes no value");
+    checkValue(f.value);
+    out.value = f.value;
+  } else if (op === "set") {
+    throw bad("set needs a value");
+  }
+  if (has("expectedRevision")) {
+    const r = f.expectedRevision;
+    if (op !== "set") throw bad("only set takes expectedRevision");
+    if (r !== null && (typeof r !== "string" || !r || r.length > MAX_REVISION)) {
+      throw bad("expectedRevision must be null or a revision string");
+    }
+    out.expectedRevision = r;
+  }
+  return out;
+}
+
+// Light check of what comes back from the server or the host: a reply or an event.
+export function isFrame(f) {
+  return (
+    isPlain(f) &&
+    f.v === V &&
+    (typeof f.event === "string" || (Number.isSafeInteger(f.id) && typeof f.ok === "boolean"))
+  );
+}

@@ -1,0 +1,85 @@
+// The handshake moves one MessagePort into the sandboxed iframe. window.postMessage
+// carries nothing but the hello, the port and a one-time nonce; all data uses the port.
+
+import { V, HELLO, CONNECT, HELLO_EVERY, HELLO_FOR } from "./protocol.js";
+import { isPlain } from "./guards.js";
+
+// Plugin side: say hello until the parent answers, accept the first connect from it.
+export function pluginHandshake(win, onPort, onGiveUp) {
+  const parent = win.parent;
+  let done = false;
+  let hellos = 0;
+  let timer;
+  const onMessage = (e) => {
+    const d = e.data;
+    if (done || e.source !== parent || !isPlain(d) || d.type !== CONNECT || d.v !== V) return;
+    if (typeof d.nonce !== "string" || !e.ports || e.ports.length !== 1) return;
+    done = true;
+    win.clearTimeout(timer);
+    win.removeEventListener("message", onMessage);
+    const port = e.ports[0];
+    onPort(port);
+    port.postMessage({ v: V, type: "ready", nonce: d.nonce });
+  };
+  const hello = () => {
+    if (done) return;
+    if (hellos++ * HELLO_EVERY >= HELLO_FOR) return onGiveUp();
+    parent.postMessage({ type: HELLO, v: V }, "*");
+    timer = win.setTimeout(hello, HELLO_EVERY);
+  };
+  if (!parent || parent === win) return onGiveUp();
+  win.addEventListener("message", onMessage);
+  hello();
+}
+
+function nonce(crypto) {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// Host side. The plugin is recognised by event.source === iframe.contentWindow, never by
+// origin (a sandboxed frame's origin is "null"). One channel per iframe document: a hello
+// while a channel is open means a new document only once the iframe has fired `load`
+// since that channel became ready (the SDK stops saying hello once connected, but a hello
+// already in flight may arrive late).
+export function hostHandshake(env, iframe, onReady) {
+  let chan = null;
+  let loads = 0;
+  const drop = () => {
+    if (!chan) return;
+    chan.port.onmessage = null;
+    chan.port.close();
+    chan = null;
+  };
+  const onLoad = () => loads++;
+  const onHello = (e) => {
+    const d = e.data;
+    const frame = iframe.contentWindow;
+    if (!frame || e.source !== frame || !isPlain(d) || d.type !== HELLO || d.v !== V) return;
+    // A channel whose ready never came within ~5 more hellos (1 s) belonged to a
+    // document that is gone.
+    if (chan && (chan.ready ? chan.loads === loads : ++chan.hellos < 5)) return;
+    drop();
+    const { port1, port2 } = new env.MessageChannel();
+    const c = (chan = { port: port1, nonce: nonce(env.crypto), ready: false, hellos: 0, loads });
+    port1.onmessage = (m) => {
+      const r = m.data;
+      if (chan !== c || c.ready) return;
+      if (!isPlain(r) || r.v !== V || r.type !== "ready" || r.nonce !== c.nonce) return drop();
+      c.ready = true;
+      c.loads = loads;
+      port1.onmessage = null;
+      onReady(port1);
+    };
+    frame.postMessage({ type: CONNECT, v: V, nonce: c.nonce }, "*", [port2]);
+  };
+  env.addEventListener("message", onHello);
+  iframe.addEventListener("load", onLoad);
+  return {
+    close() {
+      env.removeEventListener("message", onHello);
+      iframe.removeEventListener("load", onLoad);
+      drop();
+    },
+  };
+}

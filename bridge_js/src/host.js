@@ -1,0 +1,175 @@
+// window.KanbanHost: the board page's relay between the plugin's port and the one
+// websocket of this page view. It trusts neither side's frames blindly.
+
+import { V, BACKOFF_MIN, BACKOFF_MAX } from "./protocol.js";
+import { replyError, wireError } from "./errors.js";
+import { checkRequest, isFrame, isPlain } from "./guards.js";
+import { createRpc } from "./rpc.js";
+import { hostHandshake } from "./handshake.js";
+
+function toHostConfiguration(c) {
+  if (!isPlain(c)) return { id: "", name: "", values: {} };
+  return {
+    id: typeof c.id === "string" ? c.id : "",
+    name: typeof c.name === "string" ? c.name : "",
+    values: isPlain(c.values) ? c.values : {},
+  };
+}
+
+// `env` is the host window (or a fake one): location, WebSocket, MessageChannel, crypto,
+// add/removeEventListener, setTimeout/clearTimeout, and optionally random() for jitter.
+export function createHost(env) {
+  const random = env.random || Math.random;
+
+  function connect({ iframe, projectId, wsUrl, configuration, onStatus }) {
+    if (!iframe || typeof iframe.addEventListener !== "function") {
+      throw new TypeError("KanbanHost.connect needs the plugin iframe element");
+    }
+    const loc = env.location;
+    const url =
+      wsUrl ||
+      (loc.protocol === "https:" ? "wss" : "ws") +
+        "://" + loc.host + "/ws/boards/" + encodeURIComponent(projectId) + "/";
+    const rpc = createRpc(env);
+    // alias (null = this project) -> generation of the subscribe that created it
+    const subscriptions = new Map();
+    let generation = 0;
+    let config = toHostConfiguration(configuration);
+    let port = null;
+    let ws = null;
+    let status = null;
+    let opened = 0;
+    let failures = 0;
+    let retry = null;
+    let closed = false;
+
+    const toPlugin = (frame) => port && port.postMessage(frame);
+    const setStatus = (s) => {
+      if (s === status) return;
+      status = s;
+      toPlugin({ v: V, event: "status", status: s });
+      if (onStatus) onStatus(s);
+    };
+
+    const relay = (p, data) => {
+      if (p !== port) return;
+      let frame;
+      try {
+        frame = checkRequest(data);
+      } catch (err) {
+        const id = isPlain(data) && Number.isSafeInteger(data.id) && data.id > 0 ? data.id : null;
+        return p.postMessage(replyError(id, err.code, err.message));
+      }
+      const { id, ...request } = frame;
+      const alias = request.alias ?? null;
+      const gen = ++generation;
+      if (request.op === "subscribe") subscriptions.set(alias, gen);
+      if (request.op === "unsubscribe") subscriptions.delete(alias);
+      rpc.call(request).then((reply) => {
+        const failed = !reply.ok && wireError(reply.error).code !== "unavailable";
+        if (request.op === "subscribe" && failed && subscriptions.get(alias) === gen) {
+          subscriptions.delete(alias);
+        }
+        if (p !== port) return;
+        p.postMessage(
+          reply.ok
+            ? { v: V, id, ok: true, result: reply.result }
+            : { v: V, id, ok: false, error: wireError(reply.error) },
+        );
+      });
+    };
+
+    // After a reconnect the server has forgotten our subscriptions, and any revision in
+    // between was lost: subscribe again, then tell the plugin to re-read.
+    const resync = (n) => {
+      for (const [alias, gen] of subscriptions) {
+        rpc.call({ op: "subscribe", alias }).then((reply) => {
+          if (subscriptions.get(alias) !== gen) return;
+          if (reply.ok) return toPlugin({ v: V, event: "revision", alias, revision: "resync-" + n });
+          const code = wireError(reply.error).code;
+          if (code === "unavailable") return;
+          subscriptions.delete(alias);
+          toPlugin({ v: V, event: "invalidated", alias, code });
+        });
+      }
+    };
+
+    const fromServer = (text) => {
+      let f;
+      try {
+        f = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!isFrame(f)) return;
+      if (f.event === undefined) return rpc.handle(f);
+      const alias = typeof f.alias === "string" ? f.alias : null;
+      if (f.event === "revision") {
+        toPlugin({ v: V, event: "revision", alias, revision: String(f.revision) });
+      } else if (f.event === "invalidated") {
+        subscriptions.delete(alias);
+        toPlugin({ v: V, event: "invalidated", alias, code: wireError(f).code });
+      }
+    };
+
+    const open = () => {
+      retry = null;
+      const socket = (ws = new env.WebSocket(url));
+      socket.onopen = () => {
+        if (socket !== ws) return;
+        failures = 0;
+        const n = opened++;
+        setStatus("open");
+        rpc.attach((frame) => socket.send(JSON.stringify(frame)));
+        if (n) resync(n);
+      };
+      socket.onmessage = (e) => socket === ws && fromServer(e.data);
+      socket.onclose = () => {
+        if (socket !== ws) return;
+        ws = null;
+        rpc.detach("the connection to the server was lost");
+        if (closed) return;
+        setStatus("reconnecting");
+        const cap = Math.min(BACKOFF_MAX, BACKOFF_MIN * 2 ** failures++);
+        retry = env.setTimeout(open, cap / 2 + (random() * cap) / 2);
+      };
+    };
+
+    // A new document in the iframe: drop what the previous one subscribed to.
+    const handshake = hostHandshake(env, iframe, (p) => {
+      for (const alias of subscriptions.keys()) rpc.call({ op: "unsubscribe", alias });
+      subscriptions.clear();
+      if (port) port.close();
+      port = p;
+      p.onmessage = (e) => relay(p, e.data);
+      p.postMessage({ v: V, event: "configuration", configuration: config });
+      p.postMessage({ v: V, event: "status", status });
+    });
+
+    setStatus("connecting");
+    open();
+
+    return {
+      get status() {
+        return status;
+      },
+      setConfiguration(c) {
+        config = toHostConfiguration(c);
+        toPlugin({ v: V, event: "configuration", configuration: config });
+      },
+      close() {
+        if (closed) return;
+        closed = true;
+        env.clearTimeout(retry);
+        handshake.close();
+        if (ws) ws.close();
+        rpc.close("the board was closed");
+        setStatus("closed");
+        if (port) port.close();
+        port = null;
+      },
+    };
+  }
+
+  return { connect };
+}

@@ -1,0 +1,60 @@
+// Request ids, the pending map and timeouts. A call resolves with its reply frame, never
+// rejects: a timeout or a dropped link becomes an `unavailable` reply like any other.
+
+import { V, TIMEOUT } from "./protocol.js";
+import { replyError } from "./errors.js";
+
+// `timers` provides setTimeout/clearTimeout (a window, or a fake clock in tests).
+export function createRpc(timers, timeout = TIMEOUT) {
+  const pending = new Map();
+  let lastId = 0;
+  let send = null;
+
+  const settle = (id, reply) => {
+    const p = pending.get(id);
+    if (!p) return false;
+    pending.delete(id);
+    timers.clearTimeout(p.timer);
+    p.resolve(reply);
+    return true;
+  };
+  const transmit = (p) => {
+    p.sent = true;
+    send(p.frame);
+  };
+
+  return {
+    pending,
+    // `frame` is a request without id; requests wait in order while no link is attached.
+    call(frame) {
+      const id = ++lastId;
+      return new Promise((resolve) => {
+        const timer = timers.setTimeout(
+          () => settle(id, replyError(id, "unavailable", "no reply within " + timeout / 1000 + " s")),
+          timeout,
+        );
+        const p = { frame: { v: V, id, ...frame }, resolve, timer, sent: false };
+        pending.set(id, p);
+        if (send) transmit(p);
+      });
+    },
+    handle(reply) {
+      return settle(reply.id, reply);
+    },
+    attach(fn) {
+      send = fn;
+      for (const p of pending.values()) if (!p.sent) transmit(p);
+    },
+    // The link dropped: what was sent may be lost, so it fails; what waits keeps waiting.
+    detach(message) {
+      send = null;
+      for (const [id, p] of pending) {
+        if (p.sent) settle(id, replyError(id, "unavailable", message));
+      }
+    },
+    close(message) {
+      send = null;
+      for (const id of [...pending.keys()]) settle(id, replyError(id, "unavailable", message));
+    },
+  };
+}

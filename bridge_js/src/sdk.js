@@ -1,0 +1,210 @@
+// window.steamHarnessKanban: what a plugin inside the sandboxed iframe sees.
+
+import { V, KNOWLEDGE } from "./protocol.js";
+import { BridgeError, HINTS, typeError, wireError } from "./errors.js";
+import { checkAlias, checkRequest, isFrame, isPlain } from "./guards.js";
+import { createRpc } from "./rpc.js";
+import { pluginHandshake } from "./handshake.js";
+
+const MAX_UPDATE_ATTEMPTS = 64;
+
+function deepFreeze(x) {
+  if (x !== null && typeof x === "object" && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const k of Object.keys(x)) deepFreeze(x[k]);
+  }
+  return x;
+}
+
+function toConfiguration(c) {
+  const ok = isPlain(c);
+  return deepFreeze({
+    id: ok && typeof c.id === "string" ? c.id : "",
+    name: ok && typeof c.name === "string" ? c.name : "",
+    values: ok && isPlain(c.values) ? c.values : {},
+  });
+}
+
+// `env` is the plugin's window (or a fake one in tests): parent, add/removeEventListener,
+// setTimeout/clearTimeout and console.
+export function createKanban(env) {
+  const log = env.console;
+  const rpc = createRpc(env);
+  const subscriptions = new Map();
+  const configListeners = new Set();
+  const invalidListeners = new Set();
+  const related = new Map();
+  let configuration = toConfiguration(null);
+  let configured = false;
+  let status = "connecting";
+  let resolveReady;
+  const ready = new Promise((resolve) => (resolveReady = resolve));
+
+  // `entries` hold {listener} so one function added twice is two subscriptions.
+  const emit = (entries, event) => {
+    for (const { listener } of [...entries]) {
+      try {
+        listener(typeof event === "function" ? event() : event);
+      } catch (err) {
+        log.error(err);
+      }
+    }
+  };
+  const listen = (listeners, listener) => {
+    if (typeof listener !== "function") throw typeError("listener must be a function");
+    const entry = { listener };
+    listeners.add(entry);
+    return () => {
+      listeners.delete(entry);
+    };
+  };
+  const report = (err) => {
+    if (err instanceof BridgeError) {
+      log.warn("steamHarnessKanban: " + err.code + ": " + err.message + " (" + HINTS[err.code] + ")");
+    }
+    throw err;
+  };
+
+  // Validates with the host's own guard before anything is posted.
+  const call = (frame) => {
+    try {
+      checkRequest({ v: V, id: 1, ...frame });
+    } catch (err) {
+      return Promise.reject(err.code === "too_large" ? err : typeError(err.message));
+    }
+    return rpc.call(frame).then((reply) => {
+      if (reply.ok) return reply.result;
+      const e = wireError(reply.error);
+      throw new BridgeError(e.code, e.message, e.current);
+    });
+  };
+  const pub = (promise) => promise.catch(report);
+
+  const invalidate = (alias, code) => {
+    subscriptions.delete(alias);
+    emit(invalidListeners, Object.freeze({ alias, code }));
+  };
+
+  const subscribe = (alias, target, listener) => {
+    if (typeof listener !== "function") throw typeError("listener must be a function");
+    let listeners = subscriptions.get(alias);
+    if (!listeners) {
+      const own = (listeners = new Set());
+      subscriptions.set(alias, own);
+      // While the link is down the host re-subscribes on reconnect, so keep listening.
+      call({ op: "subscribe", ...target }).catch((err) => {
+        if (err.code !== "unavailable" && subscriptions.get(alias) === own) {
+          invalidate(alias, err.code);
+        }
+        report(err);
+      }).catch(() => {});
+    }
+    const entry = { listener };
+    listeners.add(entry);
+    return () => {
+      if (!listeners.delete(entry) || listeners.size || subscriptions.get(alias) !== listeners) return;
+      subscriptions.delete(alias);
+      call({ op: "unsubscribe", ...target }).catch(() => {});
+    };
+  };
+
+  // Compare-and-set loop; the updater may run several times and must be pure.
+  const update = async (target, key, updater) => {
+    if (typeof updater !== "function") throw typeError("updateValue needs an updater function");
+    let current = await call({ op: "get", ...target, key });
+    for (let attempt = 1; ; attempt++) {
+      const next = updater(current.found ? current.value : undefined);
+      if (next === undefined) throw typeError("the updater returned undefined");
+      const expectedRevision = current.found ? String(current.revision) : null;
+      try {
+        await call({ op: "set", ...target, key, value: next, expectedRevision });
+        return next;
+      } catch (err) {
+        if (!(err instanceof BridgeError) || err.code !== "conflict") throw err;
+        if (attempt >= MAX_UPDATE_ATTEMPTS) throw err;
+        current = isPlain(err.current) ? err.current : await call({ op: "get", ...target, key });
+      }
+    }
+  };
+
+  const kvFor = (alias) => {
+    const target = alias === null ? {} : { alias };
+    return {
+      getValue: (key) =>
+        pub(call({ op: "get", ...target, key }).then((r) => (r.found ? r.value : undefined))),
+      setValue: (key, value) =>
+        pub(call({ op: "set", ...target, key, value }).then(() => undefined)),
+      updateValue: (key, updater) => pub(update(target, key, updater)),
+      subscribe: (listener) => subscribe(alias, target, listener),
+    };
+  };
+
+  const knowledgeFor = (alias) => {
+    const target = alias === null ? {} : { alias };
+    const api = {};
+    for (const [method, [op, byId, fields]] of Object.entries(KNOWLEDGE)) {
+      api[method] = (arg) => {
+        const frame = { op, ...target };
+        if (byId) frame.key = isPlain(arg) ? arg.id : arg;
+        if (fields) {
+          frame.value = {};
+          for (const f of fields) if (isPlain(arg) && arg[f] !== undefined) frame.value[f] = arg[f];
+        }
+        return pub(call(frame));
+      };
+    }
+    return api;
+  };
+
+  const onHost = (f) => {
+    if (!isFrame(f)) return;
+    if (f.event === undefined) return rpc.handle(f);
+    const alias = typeof f.alias === "string" ? f.alias : null;
+    if (f.event === "configuration") {
+      configuration = toConfiguration(f.configuration);
+      if (configured) emit(configListeners, configuration);
+      configured = true;
+      resolveReady();
+    } else if (f.event === "revision") {
+      const revision = String(f.revision);
+      emit(subscriptions.get(alias) || [], () => Object.freeze({ alias, revision }));
+    } else if (f.event === "invalidated") {
+      invalidate(alias, f.code);
+    } else if (f.event === "status") {
+      status = f.status;
+    }
+  };
+
+  pluginHandshake(
+    env,
+    (port) => {
+      port.onmessage = (e) => onHost(e.data);
+      rpc.attach((frame) => port.postMessage(frame));
+    },
+    () => log.warn("steamHarnessKanban: no host answered; is this page inside a kanban board?"),
+  );
+
+  return {
+    ready,
+    get status() {
+      return status;
+    },
+    BridgeError,
+    kv: kvFor(null),
+    knowledge: knowledgeFor(null),
+    relatedProjects: {
+      get(alias) {
+        try {
+          checkAlias(alias);
+        } catch (err) {
+          throw typeError(err.message);
+        }
+        if (!related.has(alias)) related.set(alias, { kv: kvFor(alias), knowledge: knowledgeFor(alias) });
+        return related.get(alias);
+      },
+    },
+    getConfiguration: () => configuration,
+    onConfigurationChange: (listener) => listen(configListeners, listener),
+    onInvalidated: (listener) => listen(invalidListeners, listener),
+  };
+}

@@ -1,0 +1,98 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as protocol from "../src/protocol.js";
+import { CODES, HINTS, BridgeError, wireError, typeError } from "../src/errors.js";
+
+test("the protocol is version 1 with the handshake message types", () => {
+  assert.equal(protocol.V, 1);
+  assert.equal(protocol.HELLO, "steamHarnessKanban:hello");
+  assert.equal(protocol.CONNECT, "steamHarnessKanban:connect");
+});
+
+test("requests may carry only the seven fields of the frame", () => {
+  assert.deepEqual(protocol.FIELDS, ["v", "id", "op", "alias", "key", "value", "expectedRevision"]);
+});
+
+test("the ops are the four KV ops and the seven knowledge ops", () => {
+  assert.deepEqual(protocol.OPS, [
+    "get",
+    "set",
+    "subscribe",
+    "unsubscribe",
+    "knowledge.list",
+    "knowledge.get",
+    "knowledge.create",
+    "knowledge.edit",
+    "knowledge.delete",
+    "knowledge.search",
+    "knowledge.readLines",
+  ]);
+});
+
+test("limits match the server: 1024-char keys, 1 MiB values, depth 64, 15 s timeout", () => {
+  assert.equal(protocol.MAX_KEY, 1024);
+  assert.equal(protocol.MAX_BYTES, 1048576);
+  assert.equal(protocol.MAX_DEPTH, 64);
+  assert.equal(protocol.MAX_REVISION, 64);
+  assert.equal(protocol.TIMEOUT, 15000);
+  assert.equal(protocol.HELLO_EVERY, 200);
+  assert.equal(protocol.HELLO_FOR, 5000);
+  assert.equal(protocol.BACKOFF_MIN, 250);
+  assert.equal(protocol.BACKOFF_MAX, 5000);
+  assert.deepEqual(protocol.STATUSES, ["connecting", "open", "reconnecting", "closed"]);
+});
+
+test("the alias grammar is [a-z][a-z0-9_-]{0,63}", () => {
+  for (const ok of ["a", "inventory", "my-board_2", "a" + "b".repeat(63)]) {
+    assert.ok(protocol.ALIAS.test(ok), ok);
+  }
+  for (const bad of ["", "A", "1abc", "-a", "_a", "a" + "b".repeat(64), "a.b", "a b", "ä"]) {
+    assert.ok(!protocol.ALIAS.test(bad), bad);
+  }
+});
+
+test("the error codes are exactly the server's ErrorCode strings, each with a hint", () => {
+  assert.deepEqual(CODES, [
+    "invalid_argument",
+    "unauthenticated",
+    "forbidden",
+    "not_found",
+    "unknown_alias",
+    "relationship_pending",
+    "conflict",
+    "too_large",
+    "rate_limited",
+    "unavailable",
+  ]);
+  for (const code of CODES) assert.ok(HINTS[code].length > 10, code);
+  assert.match(HINTS.relationship_pending, /must declare this one back/);
+});
+
+test("a BridgeError is an Error with a code and, for conflicts, the current value", () => {
+  const err = new BridgeError("conflict", "changed", { found: false });
+  assert.ok(err instanceof Error);
+  assert.equal(err.name, "BridgeError");
+  assert.equal(err.code, "conflict");
+  assert.equal(err.message, "changed");
+  assert.deepEqual(err.current, { found: false });
+  assert.ok(!("current" in new BridgeError("forbidden", "no")));
+});
+
+test("argument mistakes are TypeErrors that still carry invalid_argument", () => {
+  const err = typeError("bad key");
+  assert.ok(err instanceof TypeError);
+  assert.equal(err.code, "invalid_argument");
+});
+
+test("an unknown error code from the wire becomes unavailable", () => {
+  assert.deepEqual(wireError({ code: "teapot", message: "short and stout" }), {
+    code: "unavailable",
+    message: "short and stout",
+  });
+  assert.deepEqual(wireError(null), { code: "unavailable", message: "bridge error" });
+  assert.deepEqual(wireError({ code: "conflict", message: "m", current: { found: false }, x: 1 }), {
+    code: "conflict",
+    message: "m",
+    current: { found: false },
+  });
+});

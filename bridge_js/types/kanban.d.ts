@@ -1,0 +1,136 @@
+// TypeScript declarations for window.steamHarnessKanban (served at
+// /static/bridge/kanban.d.ts). Members marked "extension" go beyond the seed contract.
+
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+export type ErrorCode =
+  | "invalid_argument"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "unknown_alias"
+  | "relationship_pending"
+  | "conflict"
+  | "too_large"
+  | "rate_limited"
+  | "unavailable";
+
+export interface CurrentValue {
+  readonly found: boolean;
+  readonly value?: JsonValue;
+  readonly revision?: string;
+}
+
+/** Every failed bridge call rejects with a BridgeError (or a TypeError for bad arguments). */
+export interface BridgeError extends Error {
+  readonly name: "BridgeError";
+  readonly code: ErrorCode;
+  /** Set on some `conflict` errors: what is stored now. */
+  readonly current?: CurrentValue;
+}
+
+export interface BridgeErrorConstructor {
+  new (code: ErrorCode, message: string, current?: CurrentValue): BridgeError;
+  readonly prototype: BridgeError;
+}
+
+export interface RevisionEvent {
+  /** null for the current project. */
+  readonly alias: string | null;
+  /** Opaque; compare only for equality. */
+  readonly revision: string;
+}
+
+export interface InvalidatedEvent {
+  readonly alias: string | null;
+  readonly code: ErrorCode;
+}
+
+export type Unsubscribe = () => void;
+
+export interface KanbanKV {
+  /** Resolves undefined when the key is absent, null for a stored null. */
+  getValue<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined>;
+  /** Rejects with TypeError for undefined or non-JSON values, before sending anything. */
+  setValue(key: string, value: JsonValue): Promise<void>;
+  /**
+   * Compare-and-set loop (up to 64 attempts). The updater may run more than once and must
+   * be pure; it receives undefined when the key is absent. Resolves with the stored value.
+   * Extension on the current project's kv.
+   */
+  updateValue<T extends JsonValue = JsonValue>(
+    key: string,
+    updater: (current: T | undefined) => T,
+  ): Promise<T>;
+  /** Extension on the current project's kv. */
+  subscribe(listener: (event: RevisionEvent) => void): Unsubscribe;
+}
+
+export interface KnowledgeResult {
+  readonly [field: string]: JsonValue;
+}
+
+export interface KanbanKnowledge {
+  listDocuments(options?: { cursor?: string | null }): Promise<KnowledgeResult>;
+  getDocument(id: string | { id: string }): Promise<KnowledgeResult>;
+  createDocument(document: { title: string; markdown: string }): Promise<KnowledgeResult>;
+  editDocument(document: { id: string; title?: string; markdown?: string }): Promise<KnowledgeResult>;
+  deleteDocument(id: string | { id: string }): Promise<KnowledgeResult>;
+  searchDocuments(options: {
+    query: string;
+    documentId?: string;
+    beforeLines?: number;
+    afterLines?: number;
+  }): Promise<KnowledgeResult>;
+  readDocumentLines(range: { id: string; start: number; end: number }): Promise<KnowledgeResult>;
+}
+
+export interface RelatedProject {
+  readonly kv: KanbanKV;
+  readonly knowledge: KanbanKnowledge;
+}
+
+export interface Configuration {
+  /** "" for the default configuration. */
+  readonly id: string;
+  readonly name: string;
+  readonly values: { readonly [key: string]: JsonValue };
+}
+
+export type BridgeStatus = "connecting" | "open" | "reconnecting" | "closed";
+
+export interface SteamHarnessKanban {
+  /** Resolves once the host has delivered the first configuration. */
+  readonly ready: Promise<void>;
+  /** Extension: the host's websocket status. */
+  readonly status: BridgeStatus;
+  /** Extension: the class of rejected errors, for instanceof checks. */
+  readonly BridgeError: BridgeErrorConstructor;
+  readonly kv: KanbanKV;
+  /** The current project's Knowledge base. */
+  readonly knowledge: KanbanKnowledge;
+  readonly relatedProjects: {
+    /** Throws TypeError when alias does not match [a-z][a-z0-9_-]{0,63}. */
+    get(alias: string): RelatedProject;
+  };
+  /** Synchronous; a frozen copy. */
+  getConfiguration(): Configuration;
+  /** Fires on every configuration switch after the first configuration. */
+  onConfigurationChange(listener: (configuration: Configuration) => void): Unsubscribe;
+  /** Extension: a subscription was dropped (relationship, grant or membership changed). */
+  onInvalidated(listener: (event: InvalidatedEvent) => void): Unsubscribe;
+}
+
+declare global {
+  interface Window {
+    readonly steamHarnessKanban: SteamHarnessKanban;
+  }
+  // eslint-disable-next-line no-var
+  var steamHarnessKanban: SteamHarnessKanban;
+}
