@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.db import connections
 
 from tests.browser.chromium import (
     CHROMIUM,
@@ -69,6 +70,10 @@ def browser(request: pytest.FixtureRequest, chromium: Chromium) -> Iterator[Brow
     try:
         yield chromium.browser
     finally:
+        # While the loop is marked running, Django keeps this thread's connections in
+        # asgiref's per-context storage; close them before the mark goes and hides them.
+        for connection in connections.all(initialized_only=True):
+            connection.close()
         chromium.take_back()
         if previous is None:
             del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
@@ -77,10 +82,15 @@ def browser(request: pytest.FixtureRequest, chromium: Chromium) -> Iterator[Brow
 
 
 @pytest.fixture
-def new_context(browser: Browser) -> Iterator[Callable[..., BrowserContext]]:
+def new_context(
+    browser: Browser, live_servers: Callable[..., list[LiveServer]]
+) -> Iterator[Callable[..., BrowserContext]]:
     """``new_context(base_url=..., **playwright_options)``: a fresh browser profile
     (cookies, storage) per call, closed after the test. Console messages and page errors
-    are printed at teardown, so pytest shows them when the test fails."""
+    are printed at teardown, so pytest shows them when the test fails.
+
+    It depends on ``live_servers`` so that pages (and their websockets) close before the
+    workers are stopped."""
     contexts: list[BrowserContext] = []
     log: list[str] = []
 

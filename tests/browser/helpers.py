@@ -10,7 +10,7 @@ from django.conf import settings
 from django.test import Client
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
     from playwright.sync_api import BrowserContext, Page
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
@@ -33,7 +33,7 @@ def login(page: Page, username: str, password: str) -> None:
         raise AssertionError(f"{username} could not log in: {complaint}")
 
 
-def log_in_by_cookie(context: BrowserContext, user: AbstractBaseUser, base_url: str) -> None:
+def log_in_by_cookie(context: BrowserContext, user: User, base_url: str) -> None:
     """Give ``context`` a real session for ``user`` without the form (faster; for tests
     about something else). The session row is committed, so workers see it."""
     client = Client()
