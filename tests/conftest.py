@@ -26,7 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     BACKEND_ALIASES[default_vendor] = "default"
     if default_vendor == "sqlite":
         use_file_for_sqlite_test_database()
-    if default_vendor != "sqlite":
+    else:
         extra = {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": settings.BASE_DIR / "var" / "conformance.sqlite3",
@@ -81,14 +81,18 @@ def use_file_for_sqlite_test_database() -> None:
     test_settings["NAME"] = str(path)
     # The connection handler may hold its own copy of the settings already.
     connections.settings["default"].setdefault("TEST", {})["NAME"] = str(path)
+    SQLITE_TEST_FILES.append(path)
+
+
+#: Test database files this run chose (and so cleans up after).
+SQLITE_TEST_FILES: list[Path] = []
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Django removes the SQLite test file; its WAL side files are ours to remove."""
-    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
-    if name and not os.environ.get("KANBAN_SQLITE_TEST_PATH"):
+    for path in SQLITE_TEST_FILES:
         for suffix in ("-wal", "-shm", "-journal"):
-            Path(f"{name}{suffix}").unlink(missing_ok=True)
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True)
