@@ -3,13 +3,19 @@ always, and PostgreSQL as well when ``DATABASE_URL`` is set."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
+
+from tests.live import LiveServer, start_live_servers
 
 #: Database aliases that conformance tests run against, named by backend.
 BACKEND_ALIASES: dict[str, str] = {}
@@ -18,7 +24,9 @@ BACKEND_ALIASES: dict[str, str] = {}
 def pytest_configure(config: pytest.Config) -> None:
     default_vendor = "postgresql" if os.environ.get("DATABASE_URL") else "sqlite"
     BACKEND_ALIASES[default_vendor] = "default"
-    if default_vendor != "sqlite":
+    if default_vendor == "sqlite":
+        use_file_for_sqlite_test_database()
+    else:
         extra = {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": settings.BASE_DIR / "var" / "conformance.sqlite3",
@@ -49,3 +57,145 @@ def close_connections() -> None:
     """Async tests leave thread-bound connections open; Postgres teardown waits on them."""
     for connection in connections.all(initialized_only=True):
         connection.close()
+
+
+# --- live servers (tests/live.py) -----------------------------------------------------------
+#
+# Daphne workers run in subprocesses against this run's test database, so the test database
+# must be one another process can open, and data must be committed before a worker sees it:
+# every test that starts a worker is transactional (``django_db(transaction=True)``; the
+# fixtures below request ``transactional_db`` themselves).
+
+
+def use_file_for_sqlite_test_database() -> None:
+    """An in-memory SQLite test database lives in this process only; live servers need a file.
+
+    One file per pytest process (``var/test-<pid>.sqlite3``) so parallel runs do not clobber
+    each other; pytest-django creates and destroys it. ``KANBAN_SQLITE_TEST_PATH`` overrides.
+    """
+    test_settings = settings.DATABASES["default"].setdefault("TEST", {})
+    if test_settings.get("NAME"):
+        return
+    path = Path(settings.BASE_DIR) / "var" / f"test-{os.getpid()}.sqlite3"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    test_settings["NAME"] = str(path)
+    # The connection handler may hold its own copy of the settings already.
+    connections.settings["default"].setdefault("TEST", {})["NAME"] = str(path)
+    SQLITE_TEST_FILES.append(path)
+
+
+#: Test database files this run chose (and so cleans up after).
+SQLITE_TEST_FILES: list[Path] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Django removes the SQLite test file; its WAL side files are ours to remove."""
+    for path in SQLITE_TEST_FILES:
+        for suffix in ("-wal", "-shm", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def _live_server_helper() -> None:
+    """Replaces pytest-django's helper of this name, which drives pytest-django's own threaded
+    WSGI ``live_server``. Ours (below) is daphne in subprocesses and needs no settings changes;
+    pytest-django still treats any test using a fixture named ``live_server`` as transactional.
+    """
+
+
+@pytest.fixture
+def live_servers(transactional_db: None) -> Iterator[Callable[..., list[LiveServer]]]:
+    """``live_servers(count=1, env=None)`` starts ``count`` daphne workers on the test
+    database (and Redis when ``REDIS_URL`` is set), ready to serve; stopped after the test.
+
+    A worker's output is printed at teardown, so pytest shows it when the test fails.
+    """
+    started: list[LiveServer] = []
+
+    def start(count: int = 1, *, env: Mapping[str, str] | None = None) -> list[LiveServer]:
+        servers = start_live_servers(count, env=env)
+        started.extend(servers)
+        return servers
+
+    yield start
+    for server in started:
+        code = server.stop()
+        print(f"--- {server!r} exit code {code}; output:\n{server.output()}")
+        server.remove_log()
+
+
+@pytest.fixture
+def live_server(live_servers: Callable[..., list[LiveServer]]) -> LiveServer:
+    """One daphne worker on the test database: ``.url``, ``.ws_url``, ``.pid``, ``.stop()``,
+    ``.kill()``. Function-scoped; the test is transactional (see ``live_servers``)."""
+    (server,) = live_servers(1)
+    return server
+
+
+def _django_db_arguments(
+    transaction: bool = False,
+    reset_sequences: bool = False,
+    databases: Any = None,
+    *args: Any,
+    **kwargs: Any,
+) -> tuple[bool, Any]:
+    """Reads ``django_db``'s arguments the way pytest-django's signature takes them."""
+    return transaction or reset_sequences, databases
+
+
+def transactional_aliases(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """Database aliases a transactional test committed to; empty for any other test."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional, databases = (
+        _django_db_arguments(*marker.args, **marker.kwargs) if marker else (False, None)
+    )
+    transactional = transactional or any(
+        name in request.fixturenames
+        for name in ("transactional_db", "django_db_reset_sequences", "live_server")
+    )
+    if not transactional:
+        return ()
+    if databases is None:
+        return ("default",)
+    if databases == "__all__":
+        return tuple(connections)
+    return tuple(databases)
+
+
+@pytest.fixture(autouse=True)
+def _clear_storage_after_transactional_tests(
+    request: pytest.FixtureRequest, django_db_blocker: Any
+) -> Iterator[None]:
+    """pytest-django's flush empties model tables only; the storage tables are raw SQL.
+    The global sequence is left alone: it only has to keep increasing."""
+    aliases = transactional_aliases(request)
+    yield
+    if not aliases:
+        return
+    with django_db_blocker.unblock():
+        for alias in aliases:
+            with connections[alias].cursor() as cursor:
+                cursor.execute("DELETE FROM list_values")
+                cursor.execute("DELETE FROM scalar_values")
+
+
+# --- async tests -----------------------------------------------------------------------------
+
+
+def close_connections_everywhere() -> None:
+    """Close this thread's connections and those of asgiref's shared sync thread.
+
+    Under pytest-asyncio the loop runs in this thread without an outer ``async_to_sync``,
+    so ``sync_to_async`` (and channels' ``database_sync_to_async``) run ORM calls in one
+    shared executor thread whose connections ``close_connections()`` here cannot see. A
+    ``sync_to_async`` call from a fresh loop lands on that same thread.
+    """
+    close_connections()
+    asyncio.run(sync_to_async(close_connections)())
+
+
+@pytest.fixture(autouse=True)
+def _close_connections_after_async_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if inspect.iscoroutinefunction(getattr(request.node, "function", None)):
+        close_connections_everywhere()

@@ -1,0 +1,291 @@
+"""Real daphne workers for end-to-end tests.
+
+A ``LiveServer`` is one ``python -m daphne`` subprocess serving ``kanban.asgi:application``
+on 127.0.0.1 against the database this test run uses: the file-backed SQLite test
+database (see ``tests/conftest.py``) or the PostgreSQL test database, plus Redis when
+``REDIS_URL`` is set. Several workers started together share that database and channel
+layer, which is how production runs.
+
+Data the test writes is visible to the workers only once committed, so every test that
+talks to a worker needs ``django_db(transaction=True)``; the ``live_server`` fixtures
+request ``transactional_db`` themselves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from django.conf import settings
+from django.db import connections
+from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+
+HOST = "127.0.0.1"
+READY_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+LOG_DIR = Path(settings.BASE_DIR) / "var" / "live"
+#: How much of a worker's output goes into an error message.
+LOG_TAIL = 6000
+
+_running: set[LiveServer] = set()
+
+
+class LiveServerError(RuntimeError):
+    pass
+
+
+def database_env(alias: str = "default") -> dict[str, str]:
+    """Environment that points a worker at the test database behind ``alias``.
+
+    Refuses before the test database exists: a worker started then would serve the
+    development (or production) database named in the settings.
+    """
+    connection = connections[alias]
+    settings_dict = connection.settings_dict
+    name = str(settings_dict["NAME"])
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():  # type: ignore[attr-defined]
+        raise LiveServerError(
+            "the SQLite test database is in memory and cannot be shared with a worker; "
+            "tests/conftest.py makes it a file unless KANBAN_SQLITE_TEST_PATH says otherwise"
+        )
+    declared = (settings_dict.get("TEST") or {}).get("NAME")
+    if not (name == str(declared) if declared else name.startswith(TEST_DATABASE_PREFIX)):
+        raise LiveServerError(
+            f"database {alias!r} is {name!r}, not the test database; live servers need a "
+            "test that uses transactional_db (django_db(transaction=True))"
+        )
+    if connection.vendor == "sqlite":
+        return {"KANBAN_SQLITE_PATH": name}
+    if connection.vendor == "postgresql":
+        return {"DATABASE_URL": postgres_url(settings_dict)}
+    raise LiveServerError(f"live servers do not know how to share a {connection.vendor} database")
+
+
+def postgres_url(settings_dict: Mapping[str, Any]) -> str:
+    """The inverse of ``kanban.settings.database_from_url`` for one settings dict."""
+    user = quote(str(settings_dict.get("USER") or ""), safe="")
+    password = quote(str(settings_dict.get("PASSWORD") or ""), safe="")
+    credentials = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = str(settings_dict.get("HOST") or "")
+    port = str(settings_dict.get("PORT") or "")
+    location = f"{host}:{port}" if port else host
+    name = quote(str(settings_dict["NAME"]), safe="")
+    options = {k: v for k, v in (settings_dict.get("OPTIONS") or {}).items() if isinstance(v, str)}
+    query = f"?{urlencode(options)}" if options else ""
+    return f"postgres://{credentials}{location}/{name}{query}"
+
+
+def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment, re-pointed at the test database.
+
+    ``REDIS_URL`` and ``KANBAN_REDIS_PREFIX`` pass through unchanged so that workers and
+    the test process share one channel layer.
+    """
+    env = dict(os.environ)
+    env.pop("DATABASE_URL", None)
+    env.pop("KANBAN_SQLITE_PATH", None)
+    env.update(database_env())
+    env["DJANGO_SETTINGS_MODULE"] = "kanban.settings"
+    env["PYTHONUNBUFFERED"] = "1"
+    # The test process may be inside Playwright's sync loop; that is no reason for a worker.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+class LiveServer:
+    """One daphne worker process. Start with ``start_live_servers`` (or ``LiveServer.start``).
+
+    ``url``/``ws_url`` have no trailing slash: ``live.url + "/healthz"``.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+        self.process = process
+        self.port = port
+        self.log_path = log_path
+
+    @classmethod
+    def start(
+        cls, *, env: Mapping[str, str] | None = None, timeout: float = READY_TIMEOUT
+    ) -> LiveServer:
+        (server,) = start_live_servers(1, env=env, timeout=timeout)
+        return server
+
+    @classmethod
+    def spawn(cls, env: Mapping[str, str]) -> LiveServer:
+        """Launch without waiting; ``wait_until_ready`` finishes the start."""
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        fd, name = tempfile.mkstemp(prefix=f"daphne-{port}-", suffix=".log", dir=LOG_DIR)
+        argv = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port)]
+        argv.append("kanban.asgi:application")
+        with os.fdopen(fd, "wb") as log:
+            process = subprocess.Popen(
+                argv,
+                cwd=settings.BASE_DIR,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        server = cls(process, port, Path(name))
+        _running.add(server)
+        return server
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self, tail: int = LOG_TAIL) -> str:
+        """The last ``tail`` characters the worker wrote to stdout and stderr."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return text[-tail:]
+
+    def wait_until_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Block until ``/healthz`` answers ok on the test database's vendor."""
+        deadline = time.monotonic() + timeout
+        expected = connections["default"].vendor
+        last_error = "no answer yet"
+        while time.monotonic() < deadline:
+            if not self.running:
+                self._fail(f"exited with code {self.process.returncode} before it was ready")
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as response:
+                    health = json.load(response)
+            except (OSError, ValueError) as error:
+                last_error = str(error)
+                time.sleep(0.05)
+                continue
+            if health != {"status": "ok", "database": expected}:
+                self._fail(f"answered /healthz with {health!r}, expected the {expected} test DB")
+            return
+        self._fail(f"did not answer /healthz within {timeout:.0f} s ({last_error})")
+
+    def _fail(self, why: str) -> None:
+        output = self.output()
+        self.kill()
+        raise LiveServerError(f"daphne worker on port {self.port} {why}; its output:\n{output}")
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> int:
+        """SIGTERM, then SIGKILL after ``timeout``; always reaps. Returns the exit code."""
+        if self.running:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self._reap()
+
+    def kill(self) -> int:
+        """SIGKILL right away, as a crash would. Returns the exit code (``-SIGKILL``)."""
+        if self.running:
+            self.process.kill()
+        return self._reap()
+
+    def _reap(self) -> int:
+        code = self.process.wait()
+        _running.discard(self)
+        return code
+
+    def remove_log(self) -> None:
+        self.log_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> LiveServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exited {self.process.returncode}"
+        return f"<LiveServer {self.url} pid={self.pid} {state}>"
+
+
+def start_live_servers(
+    count: int = 1, *, env: Mapping[str, str] | None = None, timeout: float = READY_TIMEOUT
+) -> list[LiveServer]:
+    """Start ``count`` workers on the test database; return when every one is ready.
+
+    They boot in parallel. If one fails, all are stopped and the error carries its output.
+    A worker that lost the race for its port is replaced once.
+    """
+    full_env = worker_env(env)
+    servers = [LiveServer.spawn(full_env) for _ in range(count)]
+    try:
+        for index, server in enumerate(servers):
+            try:
+                server.wait_until_ready(timeout)
+            except LiveServerError:
+                if "Address already in use" not in server.output():
+                    raise
+                server.remove_log()
+                servers[index] = LiveServer.spawn(full_env)
+                servers[index].wait_until_ready(timeout)
+    except BaseException:
+        for server in servers:
+            server.stop()
+            server.remove_log()  # what mattered is in the error already
+        raise
+    return servers
+
+
+@contextlib.contextmanager
+def live_servers(
+    count: int = 1, *, env: Mapping[str, str] | None = None
+) -> Iterator[list[LiveServer]]:
+    servers = start_live_servers(count, env=env)
+    try:
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+            server.remove_log()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """Whatever a crashed or interrupted run left behind dies with it."""
+    for server in list(_running):
+        server.kill()
