@@ -8,6 +8,8 @@ from kanban import views
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("healthz", views.healthz, name="healthz"),
+    path("boards/<uuid:project_id>/", views.board, name="board"),
+    path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("kanban.api.urls")),

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET
+
+from kanban import boards
+from kanban.security import host_csp, plugin_csp
+from storage.errors import ErrorCode, KanbanError
 
 
 @require_GET
@@ -23,5 +30,50 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @login_required
+@require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "kanban/dashboard.html", {"boards": []})
+    return render(request, "kanban/dashboard.html", {"boards": boards.boards_for_user(user=request.user)})
+
+
+@login_required
+@require_GET
+@never_cache
+def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    try:
+        project = boards.access_board(user=request.user, project_id=project_id)
+    except KanbanError as error:
+        if error.code == ErrorCode.FORBIDDEN:
+            raise Http404("no such board") from None
+        raise Http404(error.message) from None
+    context = {
+        "project": project,
+        "board_data": {
+            "projectId": str(project.id),
+            "name": project.name,
+            "pluginUrl": f"/plugins/{project.id}/{project.kanban_entry}",
+            "configuration": {"id": "", "name": "Default", "values": {}},
+        },
+    }
+    response = render(request, "kanban/board.html", context)
+    response["Content-Security-Policy"] = host_csp(request)
+    return response
+
+
+@require_GET
+@xframe_options_sameorigin
+def plugin_file(request: HttpRequest, project_id: UUID, path: str) -> HttpResponse:
+    try:
+        found = boards.plugin_file_for_page(project_id=project_id, path=path)
+    except KanbanError:
+        raise Http404("no such plugin file") from None
+    if request.headers.get("If-None-Match") == f'"{found.sha256}"':
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(bytes(found.content), content_type=found.content_type)
+    # Every plugin response is sandboxed, so a plugin opened directly in a tab is too.
+    response["Content-Security-Policy"] = plugin_csp(request, project_id)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["ETag"] = f'"{found.sha256}"'
+    response["Cache-Control"] = "no-cache"
+    response["Referrer-Policy"] = "no-referrer"
+    return response

@@ -1,0 +1,33 @@
+"""Boards: the kanban projects a user can open, and their plugin files."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.db.models import QuerySet
+
+from kanban.bridge.service import access_board
+from kanban.models import PluginFile, Project
+from kanban.packages import plugin_file_read
+
+__all__ = ["access_board", "boards_for_user", "plugin_file_for_page"]
+
+
+def boards_for_user(*, user: Any) -> QuerySet[Project]:
+    boards = Project.objects.filter(type="kanban").order_by("name", "id")
+    if getattr(user, "is_superuser", False):
+        return boards
+    return boards.filter(memberships__user=user).distinct()
+
+
+def plugin_file_for_page(*, project_id: UUID, path: str) -> PluginFile:
+    """A plugin file of a kanban project. Plugin code is served by project UUID without a
+    session: requests from the sandboxed (opaque-origin) frame carry no cookies, and the
+    plugin's data stays behind the bridge, which checks the user on every call."""
+    project = Project.objects.filter(pk=project_id, type="kanban").only("id").first()
+    if project is None:
+        from storage.errors import ErrorCode, KanbanError
+
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such board")
+    return plugin_file_read(project_id=project_id, path=path)

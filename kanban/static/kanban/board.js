@@ -1,0 +1,22 @@
+// Board host page: wires the sandboxed plugin iframe to the bridge relay (host.js).
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("board-data").textContent);
+  const statusEl = document.getElementById("bridge-status");
+  const labels = {
+    connecting: "Connecting…",
+    open: "Live",
+    reconnecting: "Reconnecting…",
+    closed: "Disconnected",
+  };
+  const host = window.KanbanHost.connect({
+    iframe: document.getElementById("plugin-frame"),
+    projectId: data.projectId,
+    configuration: data.configuration,
+    onStatus(status) {
+      statusEl.dataset.status = status;
+      statusEl.textContent = labels[status] || status;
+    },
+  });
+  window.kanbanBoard = { host, data };
+})();
