@@ -260,16 +260,13 @@ def declarations_from_json(
             indexed.append((index, declaration))
     problems.extend(_check(project_id, indexed, total=len(raw)))
     declarations = [declaration for _, declaration in indexed]
-    return declarations, sorted(problems, key=lambda problem: _sort_key(problem.path))
+    # Entry by entry, shape problems before rule problems within an entry.
+    return declarations, sorted(problems, key=lambda problem: problem.path[:1])
 
 
 def declaration_from_json(entry: object) -> Declaration | None:
     """One well-shaped ``relatedProjects`` entry, or None (no rule checks)."""
     return _declaration_from_json(entry, (), [])
-
-
-def _sort_key(path: Path) -> tuple[tuple[int, str], ...]:
-    return tuple((part, "") if isinstance(part, int) else (-1, part) for part in path)
 
 
 def _declaration_from_json(
