@@ -288,8 +288,10 @@ class ProjectAdmin(admin.ModelAdmin):
         if change:
             project_update(project=obj, name=obj.name, type=obj.type)
             return
+        # The inline formsets cleared obj.id (Django regenerates a default primary key on
+        # save); adopt the one the service generated.
         created = project_create(name=obj.name, type=obj.type, project_id=obj.id)
-        obj.created_at, obj.updated_at = created.created_at, created.updated_at
+        obj.id, obj.created_at, obj.updated_at = created.id, created.created_at, created.updated_at
         obj._state.adding = False
         obj._state.db = created._state.db
 

@@ -393,15 +393,19 @@ def relationships_set(
     """Replace the project's declarations with these, in this order, after validating them.
 
     Publishes one access-changed event naming the project and every project it declared
-    before or declares now: both directions of each relationship may have changed.
+    before or declares now: both directions of each relationship may have changed. An
+    unchanged list writes nothing and publishes nothing.
     """
     problems = check_declarations(project_id=project.id, declarations=declarations)
     if problems:
         raise problems_error(problems)
     with transaction.atomic():
         _lock(project)
-        existing = Relationship.objects.filter(project=project)
-        before = set(existing.values_list("related_project_id", flat=True))
+        existing = Relationship.objects.filter(project=project).order_by("position", "id")
+        rows = list(existing)
+        if [declaration_from_row(row) for row in rows] == list(declarations):
+            return rows  # an unchanged list changes nobody's access
+        before = {row.related_project_id for row in rows}
         existing.delete()
         rows = Relationship.objects.bulk_create(
             Relationship(

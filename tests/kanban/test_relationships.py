@@ -373,6 +373,20 @@ def test_changing_declarations_publishes_after_commit_naming_both_sides(
     ]
 
 
+def test_saving_an_unchanged_list_publishes_nothing(
+    make_project: MakeProject,
+    access_events: list[AccessChanged],
+    committing: Callable[..., Any],
+) -> None:
+    shop = make_project("Shop")
+    declare(shop, "warehouse", OTHER)
+
+    with committing():
+        relationships_set(project=shop, declarations=declarations_of(shop))
+
+    assert access_events == []
+
+
 def test_changing_a_membership_publishes_the_project_and_the_user(
     make_project: MakeProject,
     alice: AbstractUser,

@@ -12,6 +12,8 @@ from storage.errors import KanbanError
 
 
 class Command(BaseCommand):
+    # Tests (and other callers of call_command) may hand over their own stdin.
+    stealth_options = ("stdin",)
     help = (
         "Create an active user. With --password-stdin the password is the first line of "
         "standard input; without it the user gets no usable password."
