@@ -153,12 +153,33 @@ def problems_error(problems: Sequence[Problem], *, base: str = "relatedProjects"
 
 def check_declarations(*, project_id: UUID, declarations: Sequence[Declaration]) -> list[Problem]:
     """Every rule a project's declaration list must follow; an empty list means valid."""
-    return _check(project_id, list(enumerate(declarations)), total=len(declarations))
+    entries = [
+        _Entry(
+            alias=declaration.alias,
+            project_id=declaration.project_id,
+            rules={name: getattr(declaration.grant, name) for name in GRANT_FIELDS},
+        )
+        for declaration in declarations
+    ]
+    return _check(project_id, list(enumerate(entries)), total=len(entries))
 
 
-def _check(
-    project_id: UUID, indexed: list[tuple[int, Declaration]], *, total: int
-) -> list[Problem]:
+@dataclass(slots=True)
+class _Entry:
+    """What could be read of one declaration; a part that could not (wrong JSON shape,
+    already reported) is None or missing, and its rules are not checked."""
+
+    alias: str | None
+    project_id: UUID | None
+    rules: dict[str, Rule]
+
+    def declaration(self) -> Declaration | None:
+        if self.alias is None or self.project_id is None or len(self.rules) < len(GRANT_FIELDS):
+            return None
+        return Declaration(alias=self.alias, project_id=self.project_id, grant=Grant(**self.rules))
+
+
+def _check(project_id: UUID, indexed: list[tuple[int, _Entry]], *, total: int) -> list[Problem]:
     problems: list[Problem] = []
     if total > MAX_RELATIONSHIPS:
         problems.append(
@@ -169,9 +190,11 @@ def _check(
         )
     first_alias: dict[str, int] = {}
     first_target: dict[UUID, int] = {}
-    for index, declaration in indexed:
-        alias = declaration.alias
-        if not isinstance(alias, str) or not _ALIAS_RE.fullmatch(alias):
+    for index, entry in indexed:
+        alias = entry.alias
+        if alias is None:
+            pass
+        elif not isinstance(alias, str) or not _ALIAS_RE.fullmatch(alias):
             problems.append(
                 Problem((index, "alias"), f"alias {alias!r} must match {ALIAS_PATTERN}")
             )
@@ -184,8 +207,10 @@ def _check(
             )
         else:
             first_alias[alias] = index
-        target = declaration.project_id
-        if target == project_id:
+        target = entry.project_id
+        if target is None:
+            pass
+        elif target == project_id:
             problems.append(
                 Problem((index, "projectId"), "projectId must name another project, not this one")
             )
@@ -199,8 +224,8 @@ def _check(
             )
         else:
             first_target[target] = index
-        for name, json_path in GRANT_FIELDS.items():
-            rule = getattr(declaration.grant, name)
+        for name, rule in entry.rules.items():
+            json_path = GRANT_FIELDS[name]
             for suffix, message in check_rule(rule, label=".".join(json_path)):
                 path = (index, "grantToRelatedProject", *json_path, *suffix)
                 problems.append(Problem(path, message))
@@ -248,40 +273,42 @@ def check_rule(rule: Rule, *, label: str) -> list[tuple[Path, str]]:
 def declarations_from_json(
     raw: object, *, project_id: UUID
 ) -> tuple[list[Declaration], list[Problem]]:
-    """Read ``relatedProjects`` from JSON and validate it: the declarations and every
-    problem found (shape problems first, then ``check_declarations``' rules)."""
+    """Read ``relatedProjects`` from JSON and validate it: the declarations that could be
+    read and every problem found, entry by entry (shape problems first, then the rules of
+    ``check_declarations`` for whatever parts could be read)."""
     if not isinstance(raw, list):
         return [], [Problem((), "relatedProjects must be a list")]
     problems: list[Problem] = []
-    indexed: list[tuple[int, Declaration]] = []
-    for index, entry in enumerate(raw):
-        declaration = _declaration_from_json(entry, (index,), problems)
-        if declaration is not None:
-            indexed.append((index, declaration))
+    indexed: list[tuple[int, _Entry]] = []
+    for index, item in enumerate(raw):
+        entry = _entry_from_json(item, (index,), problems)
+        if entry is not None:
+            indexed.append((index, entry))
     problems.extend(_check(project_id, indexed, total=len(raw)))
-    declarations = [declaration for _, declaration in indexed]
-    # Entry by entry, shape problems before rule problems within an entry.
+    declarations = [
+        declaration for _, entry in indexed if (declaration := entry.declaration()) is not None
+    ]
     return declarations, sorted(problems, key=lambda problem: problem.path[:1])
 
 
-def declaration_from_json(entry: object) -> Declaration | None:
+def declaration_from_json(item: object) -> Declaration | None:
     """One well-shaped ``relatedProjects`` entry, or None (no rule checks)."""
-    return _declaration_from_json(entry, (), [])
+    problems: list[Problem] = []
+    entry = _entry_from_json(item, (), problems)
+    return None if entry is None or problems else entry.declaration()
 
 
-def _declaration_from_json(
-    entry: object, path: Path, problems: list[Problem]
-) -> Declaration | None:
-    before = len(problems)
-    if not isinstance(entry, dict):
+def _entry_from_json(item: object, path: Path, problems: list[Problem]) -> _Entry | None:
+    if not isinstance(item, dict):
         problems.append(Problem(path, "a relationship must be an object"))
         return None
-    _refuse_unknown(entry, {"alias", "projectId", "grantToRelatedProject"}, path, problems)
-    alias = entry.get("alias")
+    _refuse_unknown(item, {"alias", "projectId", "grantToRelatedProject"}, path, problems)
+    alias = item.get("alias")
     if not isinstance(alias, str):
         problems.append(Problem((*path, "alias"), "alias is required and must be a string"))
+        alias = None
     project_id: UUID | None = None
-    raw_id = entry.get("projectId")
+    raw_id = item.get("projectId")
     if not isinstance(raw_id, str):
         problems.append(Problem((*path, "projectId"), "projectId is required and must be a string"))
     else:
@@ -289,18 +316,17 @@ def _declaration_from_json(
             project_id = UUID(raw_id)
         except ValueError:
             problems.append(Problem((*path, "projectId"), f"projectId {raw_id!r} is not a UUID"))
-    grant = _grant_from_json(
-        entry.get("grantToRelatedProject", {}), (*path, "grantToRelatedProject"), problems
+    rules = _rules_from_json(
+        item.get("grantToRelatedProject", {}), (*path, "grantToRelatedProject"), problems
     )
-    if len(problems) > before or project_id is None or grant is None:
-        return None
-    return Declaration(alias=cast(str, alias), project_id=project_id, grant=grant)
+    return _Entry(alias=alias, project_id=project_id, rules=rules)
 
 
-def _grant_from_json(raw: object, path: Path, problems: list[Problem]) -> Grant | None:
+def _rules_from_json(raw: object, path: Path, problems: list[Problem]) -> dict[str, Rule]:
+    """The grant's rules that could be read (defaults where a rule is left out)."""
     if not isinstance(raw, dict):
         problems.append(Problem(path, "grantToRelatedProject must be an object"))
-        return None
+        return {}
     _refuse_unknown(raw, {"read", "write", "knowledge", "entrypoints"}, path, problems)
     knowledge = raw.get("knowledge", {})
     if not isinstance(knowledge, dict):
@@ -317,9 +343,7 @@ def _grant_from_json(raw: object, path: Path, problems: list[Problem]) -> Grant 
         rule = _rule_from_json(container[json_path[-1]], (*path, *json_path), problems)
         if rule is not None:
             rules[name] = rule
-    if len(rules) < len(GRANT_FIELDS):
-        return None
-    return Grant(**rules)
+    return rules
 
 
 def _rule_from_json(raw: object, path: Path, problems: list[Problem]) -> Rule | None:

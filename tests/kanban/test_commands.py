@@ -1,0 +1,153 @@
+"""The command-line tools, run the way manage.py runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.core.management import ManagementUtility, call_command
+from django.core.management.base import CommandError
+
+from kanban.memberships import role_of
+from kanban.models import Project
+from tests.kanban.conftest import MakeProject
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+PASSWORD = "correct horse battery staple"
+
+
+def manage(*argv: str) -> int:
+    """Run ``manage.py ARGV`` in this process; the exit status manage.py would return."""
+    try:
+        ManagementUtility(["manage.py", *argv]).execute()
+    except SystemExit as exit:
+        return int(exit.code or 0)
+    return 0
+
+
+def write_package(folder: Path, info: dict[str, object]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {"steamHarness": {"projectInfo": info}}
+    (folder / "package.json").write_text(json.dumps(document, indent=2) + "\n")
+    (folder / "index.html").write_text("<!doctype html><title>board</title>")
+    return folder
+
+
+def test_import_and_export_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project_id = str(uuid.uuid4())
+    folder = write_package(
+        tmp_path / "board",
+        {"projectId": project_id, "name": "Board", "type": "kanban", "relatedProjects": []},
+    )
+
+    assert manage("import_project", str(folder)) == 0
+    assert f"Imported Board ({project_id}): kanban, 0 relationship(s), 1 plugin file(s)" in (
+        capsys.readouterr().out
+    )
+
+    assert manage("export_project", project_id, str(tmp_path / "out")) == 0
+    assert (tmp_path / "out" / "package.json").read_text() == (folder / "package.json").read_text()
+    assert (tmp_path / "out" / "index.html").read_text() == (folder / "index.html").read_text()
+
+    assert manage("export_project", project_id, str(tmp_path / "out")) == 1
+    assert "is not empty" in capsys.readouterr().err
+    assert manage("export_project", project_id, str(tmp_path / "out"), "--force") == 0
+
+
+def test_an_invalid_package_prints_each_error_with_its_json_path_and_exits_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_package(
+        tmp_path / "board",
+        {
+            "projectId": str(uuid.uuid4()),
+            "name": "Board",
+            "type": "kanban",
+            "relatedProjects": [
+                {"alias": "ok", "projectId": str(uuid.uuid4())},
+                {"alias": "also-ok", "projectId": str(uuid.uuid4())},
+                {"alias": "Not OK", "projectId": "123"},
+            ],
+        },
+    )
+
+    assert manage("import_project", str(folder)) == 1
+
+    err = capsys.readouterr().err
+    assert "steamHarness.projectInfo.relatedProjects[2].alias: alias 'Not OK' must match" in err
+    assert (
+        "steamHarness.projectInfo.relatedProjects[2].projectId: projectId '123' is not a UUID"
+        in (err)
+    )
+    assert "nothing imported" in err
+    assert not Project.objects.exists()
+
+
+def test_adduser_reads_the_password_from_stdin() -> None:
+    call_command("adduser", "dora", "--password-stdin", stdin=io.StringIO(PASSWORD + "\n"))
+
+    dora = User.objects.get(username="dora")
+    assert authenticate(username="dora", password=PASSWORD) == dora
+    assert (dora.is_active, dora.is_staff, dora.is_superuser) == (True, False, False)
+
+
+def test_adduser_makes_staff_and_superusers_or_users_without_a_password() -> None:
+    call_command("adduser", "ops", "--staff", "--password-stdin", stdin=io.StringIO(PASSWORD))
+    call_command("adduser", "root", "--superuser", "--password-stdin", stdin=io.StringIO(PASSWORD))
+    call_command("adduser", "robot")
+
+    flags = {u.username: (u.is_staff, u.is_superuser) for u in User.objects.all()}
+    assert flags == {"ops": (True, False), "root": (True, True), "robot": (False, False)}
+    assert not User.objects.get(username="robot").has_usable_password()
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "message"),
+    [
+        (["adduser", "alice", "--password-stdin"], PASSWORD, "user 'alice' already exists"),
+        (["adduser", "dora", "--password-stdin"], "123", "This password is too short"),
+        (["adduser", "dora", "--password-stdin"], "", "no password on standard input"),
+    ],
+    ids=["exists", "weak", "empty"],
+)
+def test_adduser_refuses_duplicates_and_weak_passwords(
+    alice: AbstractUser, argv: list[str], stdin: str, message: str
+) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command(*argv, stdin=io.StringIO(stdin))
+    assert User.objects.count() == 1
+
+
+def test_membership_sets_changes_and_removes_a_role(
+    make_project: MakeProject, alice: AbstractUser, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = make_project("Board")
+
+    call_command("membership", "alice", str(board.id), "guest")
+    assert role_of(user=alice, project=board) == "guest"
+    call_command("membership", "alice", str(board.id), "owner")
+    assert role_of(user=alice, project=board) == "owner"
+    call_command("membership", "alice", str(board.id), "owner")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("(unchanged)")
+    call_command("membership", "alice", str(board.id), "none")
+    assert role_of(user=alice, project=board) is None
+
+
+def test_membership_refuses_unknown_users_projects_and_roles(
+    make_project: MakeProject, alice: AbstractUser
+) -> None:
+    board = make_project("Board")
+
+    with pytest.raises(CommandError, match="no user 'zed'"):
+        call_command("membership", "zed", str(board.id), "guest")
+    with pytest.raises(CommandError, match="no project"):
+        call_command("membership", "alice", str(uuid.uuid4()), "guest")
+    assert manage("membership", "alice", str(board.id), "admin") != 0
+    assert role_of(user=alice, project=board) is None
