@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import AbstractUser
-from django.core.management import ManagementUtility, call_command
+from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kanban.memberships import role_of
@@ -24,11 +28,14 @@ PASSWORD = "correct horse battery staple"
 
 
 def manage(*argv: str) -> int:
-    """Run ``manage.py ARGV`` in this process; the exit status manage.py would return."""
+    """Run a command as manage.py would and return its exit status. (Not through
+    ``ManagementUtility``: that closes every database connection, the test's included.)"""
     try:
-        ManagementUtility(["manage.py", *argv]).execute()
-    except SystemExit as exit:
-        return int(exit.code or 0)
+        call_command(*argv)
+    except CommandError as error:
+        # What BaseCommand.run_from_argv prints before exiting with the error's status.
+        sys.stderr.write(f"CommandError: {error}\n")
+        return error.returncode
     return 0
 
 
@@ -151,3 +158,32 @@ def test_membership_refuses_unknown_users_projects_and_roles(
         call_command("membership", "alice", str(uuid.uuid4()), "guest")
     assert manage("membership", "alice", str(board.id), "admin") != 0
     assert role_of(user=alice, project=board) is None
+
+
+def test_manage_py_exits_non_zero_on_an_invalid_package(tmp_path: Path) -> None:
+    folder = write_package(
+        tmp_path / "board",
+        {"projectId": "not-a-uuid", "name": "", "type": "kanban", "relatedProjects": []},
+    )
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env["KANBAN_SQLITE_PATH"] = str(tmp_path / "unused.sqlite3")
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_project", str(folder)],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[:2] == [
+        "steamHarness.projectInfo.projectId: projectId 'not-a-uuid' is not a UUID",
+        "steamHarness.projectInfo.name: name must be a non-empty string",
+    ]
