@@ -100,6 +100,8 @@ def access_project_data(
         raise invalid_argument(f"unknown operation {op!r}", field="op") from None
     if alias is not None and not isinstance(alias, str):
         raise invalid_argument("alias must be a string", field="alias")
+    if key is not None and not isinstance(key, str):
+        raise invalid_argument("key must be a string", field="key")
     superuser = bool(getattr(user, "is_superuser", False))
     needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
 

@@ -317,6 +317,7 @@ def test_adding_a_project_in_the_admin_generates_a_read_only_uuid(
     warehouse = make_project("Warehouse")
     chosen = uuid.uuid4()
     template = Project(name="Shop", type="kanban")
+    assert admin_client.get("/admin/kanban/project/add/").status_code == 200
 
     response = post_project(
         admin_client,
