@@ -86,9 +86,10 @@ class BridgeConsumer(AsyncWebsocketConsumer):
                 raise invalid_argument("frames are JSON text, not binary")
             if len(text_data) > settings.KANBAN_BRIDGE_MAX_FRAME_CHARS:
                 raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
+            frame = jsoncodec.decode(text_data)
+            # After decoding, so the refusal can name the request it refuses.
             if not self.bucket.take():
                 raise KanbanError(ErrorCode.RATE_LIMITED, "too many bridge requests; slow down")
-            frame = jsoncodec.decode(text_data)
             request = frames.check_frame(frame)
             result = await self.handle(request)
         except KanbanError as error:

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 
 from kanban.access import Rule
 from kanban.bridge import frames
@@ -58,7 +59,7 @@ class Subscription:
 
 class Hub:
     def __init__(self) -> None:
-        self.layer = get_channel_layer()
+        self.layer = _own_layer()
         self.channel: str | None = None
         self.by_target: dict[UUID, set[Subscription]] = defaultdict(set)
         self.sockets: set[Socket] = set()
@@ -182,6 +183,16 @@ class Hub:
         for key, revision in held:
             if read.allows(key):
                 await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
+
+
+def _own_layer() -> Any:
+    """The hub's layer: its own instance, since a cross-process layer (channels_redis) binds
+    its receive state to one event loop. The in-memory layer must be shared: its groups live
+    in the instance, and that is how publishers in this process reach the hub."""
+    shared = get_channel_layer()
+    if shared is None or isinstance(shared, InMemoryChannelLayer):
+        return shared
+    return channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

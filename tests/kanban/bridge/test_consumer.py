@@ -1,0 +1,375 @@
+"""The bridge websocket end to end through the real ASGI stack (origin check, session auth,
+routing, consumer, hub): every frame is validated again, every call is grant-checked, and
+subscriptions are dropped the moment access ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kanban.asgi import application
+from kanban.kv import Origin, project_kv_get, project_kv_set
+from kanban.memberships import membership_set
+from kanban.models import Project
+from kanban.projects import project_create
+from kanban.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+SOURCE = Origin(via="api")
+
+
+def session_cookie(user: Any) -> bytes:
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}".encode()
+
+
+class Bridge:
+    """A hand-driven bridge connection, speaking the wire protocol directly."""
+
+    def __init__(self, communicator: WebsocketCommunicator) -> None:
+        self.communicator = communicator
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        self.next_id += 1
+        await self.communicator.send_to(
+            text_data=json.dumps({"v": 1, "id": self.next_id, "op": op, **fields})
+        )
+        return await self.reply_to(self.next_id)
+
+    async def send_raw(self, text: str) -> dict[str, Any]:
+        await self.communicator.send_to(text_data=text)
+        return await self.next_message()
+
+    async def next_message(self, timeout: float = 5) -> dict[str, Any]:
+        return json.loads(await self.communicator.receive_from(timeout=timeout))
+
+    async def reply_to(self, request_id: int) -> dict[str, Any]:
+        while True:
+            message = await self.next_message()
+            if message.get("id") == request_id and "ok" in message:
+                return message
+            self.events.append(message)
+
+    async def event(self, timeout: float = 5) -> dict[str, Any]:
+        if self.events:
+            return self.events.pop(0)
+        return await self.next_message(timeout)
+
+    async def no_message(self, timeout: float = 0.3) -> bool:
+        return await self.communicator.receive_nothing(timeout=timeout) and not self.events
+
+
+async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None = None) -> Any:
+    cookie = await database_sync_to_async(session_cookie)(user)
+    communicator = WebsocketCommunicator(
+        application,
+        f"/ws/boards/{project.id}/",
+        headers=headers if headers is not None else [ORIGIN, (b"cookie", cookie)],
+    )
+    connected, code = await communicator.connect()
+    return communicator, connected, code
+
+
+@pytest.fixture
+def world(transactional_db: None) -> dict[str, Any]:
+    make = get_user_model().objects.create_user
+    people = {name: make(name) for name in ("alice", "bob", "charlie", "dave")}
+    board = project_create(name="Board")
+    inventory = project_create(name="Inventory")
+    for project in (board, inventory):
+        membership_set(user=people["alice"], project=project, role="owner")
+        membership_set(user=people["bob"], project=project, role="developer")
+        membership_set(user=people["charlie"], project=project, role="guest")
+    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
+    relationship_declare(
+        project=inventory,
+        alias="board",
+        project_id=board.id,
+        grant=Grant(read=Rule("prefixes", ("stock:",)), write=Rule("prefixes", ("stock:",))),
+    )
+    return {**people, "board": board, "inventory": inventory}
+
+
+@pytest.fixture
+async def bob_on_board(world: dict[str, Any]) -> AsyncIterator[Bridge]:
+    communicator, connected, _ = await open_bridge(world["board"], world["bob"])
+    assert connected
+    yield Bridge(communicator)
+    await communicator.disconnect()
+
+
+def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
+    return database_sync_to_async(project_kv_set)(
+        user=world["alice"], project_id=world[project].id, key=key, value=value, origin=SOURCE
+    )
+
+
+# --- connecting ----------------------------------------------------------------------------
+
+
+async def test_a_member_connects_and_an_outsider_or_anonymous_is_refused(
+    world: dict[str, Any],
+) -> None:
+    communicator, connected, _ = await open_bridge(world["board"], world["charlie"])
+    assert connected, "guests may open a board"
+    await communicator.disconnect()
+    _, connected, _ = await open_bridge(world["board"], world["dave"])
+    assert not connected
+    anonymous = WebsocketCommunicator(application, f"/ws/boards/{world['board'].id}/", [ORIGIN])
+    connected, _ = await anonymous.connect()
+    assert not connected
+
+
+@pytest.mark.parametrize("origin", [b"http://evil.example", b"null", None])
+async def test_a_foreign_null_or_missing_origin_is_refused(
+    world: dict[str, Any], origin: bytes | None
+) -> None:
+    cookie = await database_sync_to_async(session_cookie)(world["bob"])
+    headers = [(b"cookie", cookie)] + ([(b"origin", origin)] if origin else [])
+    _, connected, _ = await open_bridge(world["board"], world["bob"], headers=headers)
+    assert not connected
+
+
+# --- calls ---------------------------------------------------------------------------------
+
+
+async def test_get_and_set_on_the_current_project(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    assert (await bob_on_board.call("get", key="k"))["result"] == {"found": False}
+    written = await bob_on_board.call("set", key="k", value={"a": [1, 2.5, None]})
+    assert written["ok"] and written["result"]["revision"]
+    got = await bob_on_board.call("get", key="k")
+    assert got["result"] == {
+        "found": True,
+        "value": {"a": [1, 2.5, None]},
+        "revision": written["result"]["revision"],
+    }
+    entry = await database_sync_to_async(project_kv_get)(
+        user=world["alice"], project_id=world["board"].id, key="k"
+    )
+    assert entry.source["via"] == "bridge"
+    assert entry.source["page"] == f"/boards/{world['board'].id}/"
+    assert entry.source["user"] == "bob"
+
+
+async def test_compare_and_set_conflict_carries_the_current_value(bob_on_board: Bridge) -> None:
+    first = await bob_on_board.call("set", key="n", value=1, expectedRevision=None)
+    assert first["ok"]
+    again = await bob_on_board.call("set", key="n", value=2, expectedRevision=None)
+    assert again["error"]["code"] == "conflict"
+    assert again["error"]["current"] == {
+        "found": True,
+        "value": 1,
+        "revision": first["result"]["revision"],
+    }
+
+
+async def test_related_reads_and_writes_follow_the_target_grant(bob_on_board: Bridge) -> None:
+    assert (await bob_on_board.call("set", alias="inventory", key="stock:bolt", value=3))["ok"]
+    assert (await bob_on_board.call("get", alias="inventory", key="stock:bolt"))["result"][
+        "value"
+    ] == 3
+    outside = await bob_on_board.call("get", alias="inventory", key="secret")
+    assert outside["error"]["code"] == "forbidden"
+    unknown = await bob_on_board.call("get", alias="nobody", key="k")
+    assert unknown["error"]["code"] == "unknown_alias"
+
+
+async def test_a_guest_reads_but_cannot_write(world: dict[str, Any]) -> None:
+    communicator, connected, _ = await open_bridge(world["board"], world["charlie"])
+    bridge = Bridge(communicator)
+    assert (await bridge.call("get", key="k"))["ok"]
+    assert (await bridge.call("set", key="k", value=1))["error"]["code"] == "forbidden"
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("field", ["projectId", "scope", "target", "path", "__proto__"])
+async def test_frames_naming_anything_but_alias_and_key_are_refused(
+    bob_on_board: Bridge, world: dict[str, Any], field: str
+) -> None:
+    frame = {
+        "v": 1,
+        "id": 7,
+        "op": "set",
+        "key": "k",
+        "value": 1,
+        field: str(world["inventory"].id),
+    }
+    reply = await bob_on_board.send_raw(json.dumps(frame))
+    assert reply == {
+        "v": 1,
+        "id": 7,
+        "ok": False,
+        "error": {"code": "invalid_argument", "message": reply["error"]["message"], "field": field},
+    }
+    assert (await bob_on_board.call("get", key="k"))["result"] == {"found": False}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "[]",
+        '{"v": 2, "id": 1, "op": "get", "key": "k"}',
+        '{"v": 1, "id": 0, "op": "get", "key": "k"}',
+        '{"v": 1, "id": 1.5, "op": "get", "key": "k"}',
+        '{"v": 1, "id": 1, "op": "drop", "key": "k"}',
+        '{"v": 1, "id": 1, "op": "get"}',
+        '{"v": 1, "id": 1, "op": "get", "key": ""}',
+        '{"v": 1, "id": 1, "op": "set", "key": "k", "value": NaN}',
+        '{"v": 1, "id": 1, "op": "get", "key": "k", "alias": "Bad Alias"}',
+        '{"v": 1, "id": 1, "op": "subscribe", "key": "k"}',
+    ],
+)
+async def test_malformed_frames_get_invalid_argument(bob_on_board: Bridge, text: str) -> None:
+    reply = await bob_on_board.send_raw(text)
+    assert reply["ok"] is False and reply["error"]["code"] == "invalid_argument"
+
+
+async def test_oversized_frames_are_too_large(bob_on_board: Bridge) -> None:
+    big = "x" * (settings.KANBAN_BRIDGE_MAX_FRAME_CHARS + 1)
+    reply = await bob_on_board.send_raw(
+        json.dumps({"v": 1, "id": 1, "op": "set", "key": "k", "value": big})
+    )
+    assert reply["error"]["code"] == "too_large"
+
+
+async def test_a_flood_is_rate_limited(world: dict[str, Any], settings: Any) -> None:
+    settings.KANBAN_BRIDGE_BURST = 2
+    settings.KANBAN_BRIDGE_RATE = 0.001
+    communicator, _, _ = await open_bridge(world["board"], world["bob"])
+    bridge = Bridge(communicator)
+    codes = [(await bridge.call("get", key="k")).get("error", {}).get("code") for _ in range(4)]
+    assert codes == [None, None, "rate_limited", "rate_limited"]
+    await communicator.disconnect()
+
+
+# --- revision events and invalidation ------------------------------------------------------
+
+
+async def test_subscribers_hear_committed_writes_as_alias_and_revision_only(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    assert (await bob_on_board.call("subscribe"))["ok"]
+    revision = await write(world, "board", "card:1", {"title": "x"})
+    assert await bob_on_board.event() == {
+        "v": 1,
+        "event": "revision",
+        "alias": None,
+        "revision": revision,
+    }
+
+
+async def test_a_prefix_grant_hides_writes_outside_its_prefixes(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    assert (await bob_on_board.call("subscribe", alias="inventory"))["ok"]
+    await write(world, "inventory", "secret", 1)
+    revision = await write(world, "inventory", "stock:nut", 5)
+    event = await bob_on_board.event()
+    assert event == {"v": 1, "event": "revision", "alias": "inventory", "revision": revision}
+    assert await bob_on_board.no_message()
+
+
+async def test_unsubscribed_sockets_hear_nothing(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("subscribe")
+    await bob_on_board.call("unsubscribe")
+    await write(world, "board", "k", 1)
+    assert await bob_on_board.no_message()
+
+
+async def test_narrowing_a_grant_invalidates_once_and_later_calls_are_forbidden(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("subscribe", alias="inventory")
+    await database_sync_to_async(relationship_declare)(
+        project=world["inventory"],
+        alias="board",
+        project_id=world["board"].id,
+        grant=Grant(read=NONE, write=NONE),
+    )
+    assert await bob_on_board.event() == {
+        "v": 1,
+        "event": "invalidated",
+        "alias": "inventory",
+        "code": "forbidden",
+    }
+    await write(world, "inventory", "stock:nut", 1)
+    assert await bob_on_board.no_message()
+    reply = await bob_on_board.call("get", alias="inventory", key="stock:nut")
+    assert reply["error"]["code"] == "forbidden"
+
+
+async def test_a_narrowed_prefix_keeps_the_subscription_with_the_new_rule(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("subscribe", alias="inventory")
+    await database_sync_to_async(relationship_declare)(
+        project=world["inventory"],
+        alias="board",
+        project_id=world["board"].id,
+        grant=Grant(read=Rule("prefixes", ("stock:a",)), write=NONE),
+    )
+    await asyncio.sleep(0.3)  # let the re-check finish
+    await write(world, "inventory", "stock:b", 1)
+    revision = await write(world, "inventory", "stock:a", 1)
+    assert (await bob_on_board.event())["revision"] == revision
+    assert await bob_on_board.no_message()
+
+
+async def test_removing_the_relationship_makes_it_pending(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("subscribe", alias="inventory")
+    await database_sync_to_async(relationship_remove)(project=world["inventory"], alias="board")
+    event = await bob_on_board.event()
+    assert (event["event"], event["code"]) == ("invalidated", "relationship_pending")
+
+
+async def test_removing_a_membership_ends_access(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("subscribe")
+    await database_sync_to_async(membership_set)(
+        user=world["bob"], project=world["board"], role=None
+    )
+    event = await bob_on_board.event()
+    assert (event["event"], event["alias"], event["code"]) == ("invalidated", None, "not_found")
+    assert (await bob_on_board.call("get", key="k"))["error"]["code"] == "not_found"
+
+
+async def test_deactivating_a_user_invalidates_and_closes_their_sockets(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    from kanban.access_events import publish_access_changed
+
+    await bob_on_board.call("subscribe")
+
+    def deactivate() -> None:
+        bob = world["bob"]
+        bob.is_active = False
+        bob.save(update_fields=["is_active"])
+        publish_access_changed(user_ids={bob.pk})
+
+    await database_sync_to_async(deactivate)()
+    event = await bob_on_board.event()
+    assert (event["event"], event["code"]) == ("invalidated", "unauthenticated")
+    closed = await bob_on_board.communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
