@@ -32,7 +32,8 @@ SOURCE = Origin(via="api")
 def session_cookie(user: Any) -> bytes:
     client = Client()
     client.force_login(user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}".encode()
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}".encode()
 
 
 class Bridge:
@@ -191,7 +192,7 @@ async def test_related_reads_and_writes_follow_the_target_grant(bob_on_board: Br
 
 
 async def test_a_guest_reads_but_cannot_write(world: dict[str, Any]) -> None:
-    communicator, connected, _ = await open_bridge(world["board"], world["charlie"])
+    communicator, _, _ = await open_bridge(world["board"], world["charlie"])
     bridge = Bridge(communicator)
     assert (await bridge.call("get", key="k"))["ok"]
     assert (await bridge.call("set", key="k", value=1))["error"]["code"] == "forbidden"
