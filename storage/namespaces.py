@@ -86,3 +86,8 @@ def parse_namespace(namespace: str) -> tuple[UUID, Domain, str | None] | None:
     if not rest.startswith("conversation."):
         return None
     return project_id, parts[2], rest[len("conversation.") :]  # type: ignore[return-value]
+
+
+def demo_marker() -> Value:
+    """Set once the development demo data has been loaded (the dashboard says so)."""
+    return Value("kanban.demo", "seeded")

@@ -22,8 +22,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["no_migrate"]:
             call_command("migrate", interactive=False, verbosity=0)
-        if settings.KANBAN_DEMO_DATA and "demo_data" in _commands():
-            call_command("demo_data", if_empty=True)
+        if settings.KANBAN_DEMO_DATA:
+            call_command("demo_data")
         host, port = options["host"], str(options["port"])
         self.stdout.write(f"Serving on http://{host}:{port}/ (Ctrl+C to stop)")
         sys.stdout.flush()
@@ -31,9 +31,3 @@ class Command(BaseCommand):
         argv = [sys.executable, "-m", "daphne", "-b", host, "-p", port]
         argv += ["--proxy-headers", "kanban.asgi:application"]
         os.execv(sys.executable, argv)  # noqa: S606
-
-
-def _commands() -> dict[str, str]:
-    from django.core.management import get_commands
-
-    return get_commands()
