@@ -20,6 +20,7 @@
   function newItemId(name, randomBytes) {
     const slug = String(name || "")
       .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, "-")
       .replace(/^-+|-+$/g, "")
