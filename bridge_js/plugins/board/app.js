@@ -93,6 +93,27 @@
     return node;
   }
 
+  // Line icons drawn inline: no icon font or emoji font is needed (or allowed to load).
+  const ICONS = {
+    edit: ["M4 20h4L18.5 9.5a2.1 2.1 0 0 0-4-4L4 16z", "M13.5 6.5l4 4"],
+    trash: ["M4 7h16", "M10 11v6", "M14 11v6", "M5 7l1 12a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2l1-12", "M9 7V4h6v3"],
+  };
+
+  function icon(name) {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    for (const [k, v] of Object.entries({ viewBox: "0 0 24 24", width: "16", height: "16", fill: "none", stroke: "currentColor",
+      "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true", focusable: "false" })) {
+      svg.setAttribute(k, v);
+    }
+    for (const d of ICONS[name]) {
+      const path = document.createElementNS(ns, "path");
+      path.setAttribute("d", d);
+      svg.append(path);
+    }
+    return svg;
+  }
+
   const randomBytes = (n) => crypto.getRandomValues(new Uint8Array(n));
   const newId = () => Core.newId(randomBytes);
   const today = () => Core.localDate(new Date());
@@ -748,7 +769,7 @@
           class: "wip-warning",
           role: "alert",
           "data-testid": "wip-warning-" + column.id,
-          text: "Over the WIP limit: " + all.length + " cards, limit " + wip.limit + ".",
+          text: "WIP limit " + wip.limit + " exceeded: " + all.length + " cards",
         }),
       );
     }
@@ -827,17 +848,15 @@
             class: "icon-button",
             "aria-label": "Edit " + card.title,
             "data-focus-key": "edit-" + card.id,
-            text: "✎",
             onclick: () => openCardDialog({ id: card.id }),
-          }),
+          }, icon("edit")),
           el("button", {
             type: "button",
             class: "icon-button",
             "aria-label": "Delete " + card.title,
             "data-focus-key": "delete-" + card.id,
-            text: "🗑",
             onclick: () => deleteCard(card.id),
-          }),
+          }, icon("trash")),
         ),
       );
     }
