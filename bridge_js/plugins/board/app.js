@@ -924,7 +924,7 @@
       event.preventDefault();
       if (state.readOnly) announce("This board is read-only.");
       else openCardDialog({ id: card.id });
-    } else if (event.key === "Delete") {
+    } else if (event.key === "Delete" || event.key === "Backspace") {
       event.preventDefault();
       deleteCard(card.id);
     }

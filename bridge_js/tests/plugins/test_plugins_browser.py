@@ -571,6 +571,12 @@ def test_the_wip_warning_shows_when_a_column_holds_too_much(stand: Stand) -> Non
     board.by_test_id("wip-warning-doing").wait_for()
     assert "limit 2" in board.by_test_id("wip-warning-doing").inner_text()
 
+    board.frame.get_by_role("button", name="Settings for Doing").click()
+    board.by_test_id("column-wip-input").fill("5")
+    board.by_test_id("column-save").click()
+    wait_until(lambda: stand.model.get(BOARD, "board:columns")[1]["wip"] == 5)
+    board.by_test_id("wip-warning-doing").wait_for(state="detached")
+
 
 def test_a_guest_sees_a_read_only_board_and_keeps_view_settings_in_memory(stand: Stand) -> None:
     seed_board(stand.model, [a_card("a", "todo", "c", title="Alpha"), a_card("b", "todo", "m")])
@@ -596,6 +602,16 @@ def test_a_guest_sees_a_read_only_board_and_keeps_view_settings_in_memory(stand:
     guest.by_test_id("card-a").press("Alt+ArrowRight")
     time.sleep(0.3)
     assert stand.model.get(BOARD, "card:a")["column"] == "todo"
+
+
+def test_a_guest_who_only_filters_learns_it_from_the_refused_save(stand: Stand) -> None:
+    seed_board(stand.model, [a_card("a", "todo", "c", title="Alpha"), a_card("b", "todo", "m")])
+    guest = stand.open(role="guest")
+    guest.by_test_id("filter-input").fill("alpha")
+    guest.by_test_id("readonly-note").wait_for()
+    assert "kept only while this page is open" in guest.by_test_id("readonly-note").inner_text()
+    assert column_titles(guest, "todo") == ["Alpha"], "the filter still applies"
+    assert stand.model.get(BOARD, "view:default") is None
 
 
 def test_a_guest_on_an_empty_board_is_told_at_once(stand: Stand) -> None:
