@@ -351,10 +351,8 @@
         if (err && err.code === "forbidden") {
           memoryViews.set(key, view);
           enterReadOnly();
-          toast("Your view settings are kept only while this page is open.");
-        } else {
-          reportError(err, "Saving view settings");
         }
+        reportError(err, "Saving view settings");
       });
     };
     pendingSave = save;
