@@ -1,0 +1,362 @@
+// The Board plugin's pure logic: no DOM, no bridge, no clock. The page loads this file as a
+// classic script (window.BoardCore); node tests load the same file.
+(function (root) {
+  "use strict";
+
+  const KEYS = Object.freeze({
+    columns: "board:columns",
+    cards: "board:cards",
+    card: (id) => "card:" + id,
+  });
+
+  const DEFAULT_COLUMNS = Object.freeze([
+    Object.freeze({ id: "todo", title: "To do", wip: 0 }),
+    Object.freeze({ id: "doing", title: "Doing", wip: 3 }),
+    Object.freeze({ id: "done", title: "Done", wip: 0 }),
+  ]);
+
+  const DENSITIES = Object.freeze(["comfortable", "compact"]);
+  const MAX_TEXT = 200;
+  const MAX_DESCRIPTION = 4000;
+  const MAX_LABELS = 12;
+
+  // View settings are per named configuration; the default one has an empty id.
+  function viewKey(configuration) {
+    const id = configuration && typeof configuration.id === "string" ? configuration.id : "";
+    return "view:" + (id || "default");
+  }
+
+  // --- ranks ------------------------------------------------------------------------------
+  // A rank is a base-36 fraction written without "0." and without trailing zeros, compared
+  // as a plain string. Between any two distinct ranks there is always another one, so a
+  // moved card takes a rank between its new neighbours and no other card is rewritten.
+
+  const DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
+  const RANK_RE = /^[0-9a-z]*[1-9a-z]$/;
+
+  function isRank(value) {
+    return typeof value === "string" && value.length <= 256 && RANK_RE.test(value);
+  }
+
+  // `low` may be "" (zero); `high` may be null (one).
+  function midpoint(low, high) {
+    if (high !== null) {
+      let same = 0;
+      while (same < high.length && (low[same] || "0") === high[same]) same++;
+      if (same > 0) return high.slice(0, same) + midpoint(low.slice(same), high.slice(same));
+    }
+    const a = low ? DIGITS.indexOf(low[0]) : 0;
+    const b = high !== null ? DIGITS.indexOf(high[0]) : DIGITS.length;
+    if (b - a > 1) return DIGITS[Math.round((a + b) / 2)];
+    if (high !== null && high.length > 1) return high.slice(0, 1);
+    return DIGITS[a] + midpoint(low.slice(1), null);
+  }
+
+  // A rank strictly between `before` and `after` (either may be null for an open end).
+  function rankBetween(before, after) {
+    if (before !== null && !isRank(before)) throw new TypeError("bad rank " + before);
+    if (after !== null && !isRank(after)) throw new TypeError("bad rank " + after);
+    if (before !== null && after !== null && before >= after) {
+      throw new RangeError("ranks out of order: " + before + " >= " + after);
+    }
+    return midpoint(before || "", after);
+  }
+
+  function compareCards(a, b) {
+    if (a.rank !== b.rank) return a.rank < b.rank ? -1 : 1;
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  }
+
+  // Cards of one column in board order. A card whose column no longer exists shows in the
+  // first column rather than vanishing.
+  function cardsInColumn(cards, columns, columnId) {
+    const known = new Set(columns.map((c) => c.id));
+    const fallback = columns.length ? columns[0].id : null;
+    return cards
+      .filter((card) => (known.has(card.column) ? card.column : fallback) === columnId)
+      .sort(compareCards);
+  }
+
+  function columnOf(card, columns) {
+    return columns.some((c) => c.id === card.column) ? card.column : columns.length ? columns[0].id : null;
+  }
+
+  // The rank for a card placed just before `beforeId` in `list` (null: at the end). `list`
+  // is the target column in board order without the moving card. Equal ranks (two users
+  // inserting at one spot at once) leave no room between them, so the card goes after
+  // the whole tie.
+  function rankForPlacement(list, beforeId) {
+    let index = beforeId == null ? list.length : list.findIndex((c) => c.id === beforeId);
+    if (index < 0) index = list.length;
+    const before = index > 0 ? list[index - 1].rank : null;
+    let after = null;
+    for (let i = index; i < list.length; i++) {
+      if (before === null || list[i].rank > before) {
+        after = list[i].rank;
+        break;
+      }
+    }
+    return rankBetween(before, after);
+  }
+
+  // Where a keyboard move sends a card, as {column, beforeId}, or null when it cannot go
+  // further. `visible` maps a column id to the cards shown there (filters apply), so a
+  // move steps over exactly one card the user can see.
+  function keyboardTarget(card, direction, columns, visible) {
+    const columnId = columnOf(card, columns);
+    const shown = visible(columnId);
+    const at = shown.findIndex((c) => c.id === card.id);
+    if (direction === "up" || direction === "down") {
+      if (at < 0) return null;
+      if (direction === "up") {
+        if (at === 0) return null;
+        return { column: columnId, beforeId: shown[at - 1].id };
+      }
+      if (at === shown.length - 1) return null;
+      const next = shown[at + 2];
+      return { column: columnId, beforeId: next ? next.id : null };
+    }
+    const ci = columns.findIndex((c) => c.id === columnId);
+    const ti = direction === "left" ? ci - 1 : direction === "right" ? ci + 1 : -1;
+    if (ci < 0 || ti < 0 || ti >= columns.length) return null;
+    const target = columns[ti].id;
+    const others = visible(target).filter((c) => c.id !== card.id);
+    const slot = others[Math.max(0, at)];
+    return { column: target, beforeId: slot ? slot.id : null };
+  }
+
+  // --- filters, WIP, dates ------------------------------------------------------------------
+
+  const fold = (s) => String(s || "").toLocaleLowerCase();
+
+  function matchesFilter(card, filter) {
+    const f = filter || {};
+    const text = fold(f.text).trim();
+    if (text) {
+      const haystack = [card.title, card.description, card.assignee, ...card.labels].map(fold).join("\n");
+      if (!text.split(/\s+/).every((word) => haystack.includes(word))) return false;
+    }
+    if (f.label && !card.labels.some((l) => fold(l) === fold(f.label))) return false;
+    if (f.assignee && fold(card.assignee) !== fold(f.assignee)) return false;
+    return true;
+  }
+
+  function isFiltering(filter) {
+    return Boolean(filter && (String(filter.text || "").trim() || filter.label || filter.assignee));
+  }
+
+  // Counts every card in the column, filtered or not: the limit is about the work.
+  function wipState(column, count) {
+    const limit = column && Number.isInteger(column.wip) && column.wip > 0 ? column.wip : 0;
+    return { count, limit, over: limit > 0 && count > limit, full: limit > 0 && count === limit };
+  }
+
+  // `today` is the viewer's local date as "YYYY-MM-DD"; ISO dates compare as strings.
+  function dueState(due, today) {
+    if (!isDate(due)) return "none";
+    if (due < today) return "overdue";
+    if (due === today) return "today";
+    return "later";
+  }
+
+  function isDate(value) {
+    return typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value);
+  }
+
+  function localDate(date) {
+    const pad = (n) => String(n).padStart(2, "0");
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate());
+  }
+
+  function parseLabels(text) {
+    const seen = new Set();
+    const out = [];
+    for (const raw of String(text || "").split(",")) {
+      const label = raw.trim().slice(0, 40);
+      if (label && !seen.has(fold(label)) && out.length < MAX_LABELS) {
+        seen.add(fold(label));
+        out.push(label);
+      }
+    }
+    return out;
+  }
+
+  function distinct(values) {
+    const seen = new Map();
+    for (const v of values) if (v && !seen.has(fold(v))) seen.set(fold(v), v);
+    return [...seen.values()].sort((a, b) => fold(a).localeCompare(fold(b)));
+  }
+
+  // --- stored values --------------------------------------------------------------------------
+  // Anyone with write access can store anything under these keys, so every read is
+  // normalised into the shapes the page renders.
+
+  const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
+  const isId = (v) => typeof v === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(v);
+
+  function normalizeColumns(value) {
+    if (!Array.isArray(value)) return null;
+    const seen = new Set();
+    const out = [];
+    for (const c of value) {
+      if (!c || typeof c !== "object" || !isId(c.id) || seen.has(c.id)) continue;
+      seen.add(c.id);
+      const wip = Number.isInteger(c.wip) && c.wip > 0 ? Math.min(c.wip, 999) : 0;
+      out.push({ id: c.id, title: str(c.title, MAX_TEXT) || c.id, wip });
+    }
+    return out;
+  }
+
+  function normalizeIndex(value) {
+    if (!Array.isArray(value)) return [];
+    return [...new Set(value.filter(isId))];
+  }
+
+  function normalizeCard(id, value) {
+    if (!value || typeof value !== "object" || Array.isArray(value) || value.deleted) return null;
+    return {
+      id,
+      title: str(value.title, MAX_TEXT) || "Untitled",
+      description: str(value.description, MAX_DESCRIPTION),
+      assignee: str(value.assignee, MAX_TEXT).trim(),
+      labels: Array.isArray(value.labels) ? parseLabels(value.labels.filter((l) => typeof l === "string").join(",")) : [],
+      due: isDate(value.due) ? value.due : null,
+      column: typeof value.column === "string" ? value.column : "",
+      rank: isRank(value.rank) ? value.rank : "i",
+      item: typeof value.item === "string" && value.item ? value.item.slice(0, 200) : null,
+    };
+  }
+
+  function defaultView() {
+    return { filter: { text: "", label: "", assignee: "" }, collapsed: [], density: "comfortable" };
+  }
+
+  function normalizeView(value) {
+    const view = defaultView();
+    if (!value || typeof value !== "object") return view;
+    const f = value.filter && typeof value.filter === "object" ? value.filter : {};
+    view.filter = { text: str(f.text, MAX_TEXT), label: str(f.label, MAX_TEXT), assignee: str(f.assignee, MAX_TEXT) };
+    view.collapsed = Array.isArray(value.collapsed) ? [...new Set(value.collapsed.filter(isId))] : [];
+    view.density = DENSITIES.includes(value.density) ? value.density : "comfortable";
+    return view;
+  }
+
+  // --- updaters (pure: updateValue may call them more than once) -------------------------------
+
+  const addToIndex = (id) => (ids) => {
+    const list = normalizeIndex(ids);
+    return list.includes(id) ? list : [...list, id];
+  };
+
+  const removeFromIndex = (id) => (ids) => normalizeIndex(ids).filter((x) => x !== id);
+
+  // Thrown inside an updater to abandon the write; updateValue rejects with it.
+  class Refused extends Error {
+    constructor(reason, message) {
+      super(message);
+      this.name = "Refused";
+      this.reason = reason;
+    }
+  }
+
+  // Applies `patch` to the card as stored now, so an edit and a concurrent move both land.
+  const patchCard = (patch) => (current) => {
+    if (!current || typeof current !== "object" || current.deleted) {
+      throw new Refused("gone", "This card was deleted meanwhile.");
+    }
+    return { ...current, ...patch };
+  };
+
+  // Only if absent: a value already there is never overwritten.
+  const createOnly = (value) => (current) => {
+    if (current !== undefined) throw new Refused("exists", "Already there.");
+    return value;
+  };
+
+  const defaultColumnsIfAbsent = createOnly(DEFAULT_COLUMNS.map((c) => ({ ...c })));
+
+  const addColumn = (column) => (columns) => {
+    const list = normalizeColumns(columns) || [];
+    return list.some((c) => c.id === column.id) ? list : [...list, column];
+  };
+
+  const patchColumn = (id, patch) => (columns) => {
+    const list = normalizeColumns(columns) || [];
+    if (!list.some((c) => c.id === id)) throw new Refused("gone", "This column was removed meanwhile.");
+    return list.map((c) => (c.id === id ? { ...c, ...patch } : c));
+  };
+
+  const removeColumn = (id) => (columns) => (normalizeColumns(columns) || []).filter((c) => c.id !== id);
+
+  // Inventory stock, as the Inventory plugin stores it: {name, count}.
+  const useOne = (stock) => {
+    if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) {
+      throw new Refused("missing", "This item is no longer in the inventory.");
+    }
+    if (stock.count <= 0) throw new Refused("empty", "None left in stock.");
+    return { ...stock, count: stock.count - 1 };
+  };
+
+  // --- request generations -----------------------------------------------------------------------
+  // Each load takes a number; only the latest may apply its result, so a slow read that
+  // started before a configuration switch cannot overwrite the new configuration's view.
+  function createGenerations() {
+    let current = 0;
+    return {
+      next: () => ++current,
+      isCurrent: (generation) => generation === current,
+      get current() {
+        return current;
+      },
+    };
+  }
+
+  // Card and column ids: 12 base-36 characters from the given random bytes.
+  function newId(randomBytes) {
+    const bytes = randomBytes(12);
+    let out = "";
+    for (let i = 0; i < 12; i++) out += DIGITS[bytes[i] % 36];
+    return out;
+  }
+
+  const api = Object.freeze({
+    KEYS,
+    DEFAULT_COLUMNS,
+    DENSITIES,
+    viewKey,
+    isRank,
+    rankBetween,
+    compareCards,
+    cardsInColumn,
+    columnOf,
+    rankForPlacement,
+    keyboardTarget,
+    matchesFilter,
+    isFiltering,
+    wipState,
+    dueState,
+    localDate,
+    parseLabels,
+    distinct,
+    normalizeColumns,
+    normalizeIndex,
+    normalizeCard,
+    normalizeView,
+    defaultView,
+    addToIndex,
+    removeFromIndex,
+    Refused,
+    patchCard,
+    createOnly,
+    defaultColumnsIfAbsent,
+    addColumn,
+    patchColumn,
+    removeColumn,
+    useOne,
+    createGenerations,
+    newId,
+  });
+
+  if (typeof module === "object" && module && module.exports) module.exports = api;
+  else root.BoardCore = api;
+})(this);

@@ -1,0 +1,225 @@
+// The Inventory plugin: stock items in the project's KV, written only against the public
+// SDK. Keys: `items` (the index of item ids, changed only with updateValue) and
+// `stock:<id>` = {name, count}. The Board project reads and writes `stock:` keys through
+// its `inventory` alias, so counts change only through updateValue here as well.
+(function () {
+  "use strict";
+
+  const kanban = window.steamHarnessKanban;
+  const Core = window.InventoryCore;
+  const { KEYS } = Core;
+
+  const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
+  const generations = Core.createGenerations();
+  const $ = (id) => document.getElementById(id);
+
+  let resolveReady;
+  const ready = new Promise((resolve) => (resolveReady = resolve));
+  window.inventoryDebug = Object.freeze({
+    ready,
+    get state() {
+      return Object.freeze(JSON.parse(JSON.stringify(state)));
+    },
+  });
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "text") node.textContent = value;
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  function announce(text) {
+    const live = $("announcer");
+    live.textContent = "";
+    setTimeout(() => (live.textContent = text), 30);
+  }
+
+  function toast(message, code) {
+    const box = el(
+      "div",
+      { class: "toast" + (code ? " toast-error" : ""), role: code ? "alert" : "status", "data-testid": "toast" },
+      code ? el("span", { class: "toast-code", text: code }) : null,
+      el("span", { class: "toast-text", text: message }),
+      el("button", { type: "button", class: "toast-close", "aria-label": "Dismiss", text: "×", onclick: () => box.remove() }),
+    );
+    $("toasts").append(box);
+    setTimeout(() => box.remove(), 6000);
+  }
+
+  function reportError(err, context) {
+    if (err instanceof Core.Refused) toast(err.message);
+    else if (err && typeof err.code === "string") toast(context + ": " + err.message, err.code);
+    else {
+      toast(context + ": " + String(err && err.message ? err.message : err), "error");
+      console.error(err);
+    }
+  }
+
+  // Roles are not passed to plugins: a guest learns it from the first refused write.
+  function enterReadOnly() {
+    if (state.readOnly) return;
+    state.readOnly = true;
+    $("readonly-note").hidden = false;
+    document.body.classList.add("read-only");
+    render();
+  }
+
+  async function write(label, fn) {
+    if (state.readOnly) return false;
+    state.pending++;
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (err && err.code === "forbidden") enterReadOnly();
+      reportError(err, label);
+      return false;
+    } finally {
+      state.pending--;
+      scheduleRefresh(0);
+    }
+  }
+
+  async function load() {
+    const generation = generations.next();
+    try {
+      const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.items));
+      const values = await Promise.all(ids.map((id) => kanban.kv.getValue(KEYS.stock(id))));
+      if (!generations.isCurrent(generation)) return;
+      state.items = Core.sortItems(ids.map((id, i) => Core.normalizeItem(id, values[i])).filter(Boolean));
+      state.loaded = true;
+      render();
+    } catch (err) {
+      if (generations.isCurrent(generation)) reportError(err, "Loading the inventory failed");
+    } finally {
+      if (generations.isCurrent(generation)) resolveReady();
+    }
+  }
+
+  let timer = null;
+  function scheduleRefresh(delay) {
+    clearTimeout(timer);
+    timer = setTimeout(load, delay === undefined ? 100 : delay);
+  }
+
+  async function addItem() {
+    const name = Core.checkName($("item-name").value);
+    const count = Core.checkCount($("item-count").value);
+    const problem = !name.ok ? name.message : !count.ok ? count.message : "";
+    $("add-error").hidden = !problem;
+    $("add-error").textContent = problem;
+    if (problem) return;
+    const id = Core.newItemId(name.value, (n) => crypto.getRandomValues(new Uint8Array(n)));
+    const item = { name: name.value, count: count.value };
+    state.items = Core.sortItems([...state.items, { id, ...item, broken: false }]);
+    render();
+    $("item-name").value = "";
+    $("item-count").value = "0";
+    $("item-name").focus();
+    // The stock first, then the index, so the index never names a missing item.
+    const done = await write("Adding the item", async () => {
+      await kanban.kv.updateValue(KEYS.stock(id), Core.createOnly(item));
+      await kanban.kv.updateValue(KEYS.items, Core.addToIndex(id));
+    });
+    if (done) announce("Added " + name.value + ".");
+  }
+
+  function adjust(item, delta) {
+    if (item.count + delta < 0) {
+      toast("Stock cannot go below zero.");
+      return;
+    }
+    const local = state.items.find((i) => i.id === item.id);
+    if (local) local.count += delta;
+    render();
+    write("Changing the count", async () => {
+      const stored = await kanban.kv.updateValue(KEYS.stock(item.id), Core.adjust(delta));
+      announce(item.name + ": " + stored.count + " in stock.");
+    });
+  }
+
+  function render() {
+    if (!state.loaded) return;
+    state.renders++;
+    const focusKey = document.activeElement ? document.activeElement.getAttribute("data-focus-key") : null;
+    const body = $("items");
+    if (!state.items.length) {
+      body.replaceChildren(
+        el("tr", {}, el("td", { colspan: "3", class: "muted", text: state.readOnly ? "No items yet." : "No items yet: add the first one above." })),
+      );
+    } else {
+      body.replaceChildren(...state.items.map(renderItem));
+    }
+    if (focusKey) {
+      const again = body.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function renderItem(item) {
+    const count = el(
+      "td",
+      { class: "num" },
+      state.readOnly
+        ? null
+        : el("button", {
+            type: "button",
+            class: "step",
+            "data-testid": "dec-" + item.id,
+            "data-focus-key": "dec-" + item.id,
+            "aria-label": "One fewer " + item.name,
+            disabled: item.count <= 0,
+            text: "−",
+            onclick: () => adjust(item, -1),
+          }),
+      el("span", { class: "count" + (item.count === 0 ? " count-empty" : ""), "data-testid": "count-" + item.id, text: String(item.count) }),
+      state.readOnly
+        ? null
+        : el("button", {
+            type: "button",
+            class: "step",
+            "data-testid": "inc-" + item.id,
+            "data-focus-key": "inc-" + item.id,
+            "aria-label": "One more " + item.name,
+            text: "+",
+            onclick: () => adjust(item, +1),
+          }),
+    );
+    return el(
+      "tr",
+      { "data-testid": "item-" + item.id },
+      el("th", { scope: "row", text: item.name }),
+      el("td", {}, el("code", { text: item.id })),
+      count,
+    );
+  }
+
+  $("add-item").addEventListener("click", addItem);
+  for (const id of ["item-name", "item-count"]) {
+    // Sandboxed pages cannot submit forms: Enter adds by hand.
+    $(id).addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        addItem();
+      }
+    });
+  }
+
+  let unsubscribe = null;
+  kanban.ready.then(() => {
+    unsubscribe = kanban.kv.subscribe(() => scheduleRefresh());
+    load();
+  });
+  kanban.onConfigurationChange(() => load());
+  kanban.onInvalidated(({ alias, code }) => {
+    if (alias === null) toast("Live updates stopped; reload to try again.", code);
+  });
+  addEventListener("pagehide", () => unsubscribe && unsubscribe());
+})();

@@ -1,0 +1,288 @@
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { loadCore } from "./load.mjs";
+
+const Core = loadCore("board/board-core.js", "BoardCore");
+
+const card = (id, rank, extra = {}) => ({
+  id,
+  rank,
+  column: "todo",
+  title: id,
+  description: "",
+  assignee: "",
+  labels: [],
+  due: null,
+  item: null,
+  ...extra,
+});
+const COLUMNS = [
+  { id: "todo", title: "To do", wip: 0 },
+  { id: "doing", title: "Doing", wip: 2 },
+  { id: "done", title: "Done", wip: 0 },
+];
+
+// A deterministic pseudo-random source, so a failing case can be replayed.
+function lcg(seed) {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+describe("ranks", () => {
+  test("an empty column starts in the middle and appending keeps growing", () => {
+    const first = Core.rankBetween(null, null);
+    const second = Core.rankBetween(first, null);
+    const before = Core.rankBetween(null, first);
+    assert.ok(Core.isRank(first) && Core.isRank(second) && Core.isRank(before));
+    assert.ok(before < first && first < second);
+  });
+
+  test("there is always a rank between two neighbours, however close", () => {
+    const cases = [
+      ["1", "2"],
+      ["a", "a1"],
+      ["az", null],
+      ["z", null],
+      [null, "1"],
+      [null, "01"],
+      ["1z", "2"],
+      ["i", "i01"],
+      ["zzzz", null],
+    ];
+    for (const [low, high] of cases) {
+      const mid = Core.rankBetween(low, high);
+      assert.ok(Core.isRank(mid), `${mid} is a rank`);
+      if (low !== null) assert.ok(low < mid, `${low} < ${mid}`);
+      if (high !== null) assert.ok(mid < high, `${mid} < ${high}`);
+    }
+  });
+
+  test("a thousand random insertions keep a strict order without rewriting anyone", () => {
+    const random = lcg(7);
+    const ranks = [];
+    for (let i = 0; i < 1000; i++) {
+      const at = Math.floor(random() * (ranks.length + 1));
+      const rank = Core.rankBetween(ranks[at - 1] ?? null, ranks[at] ?? null);
+      ranks.splice(at, 0, rank);
+    }
+    for (let i = 1; i < ranks.length; i++) assert.ok(ranks[i - 1] < ranks[i], `${ranks[i - 1]} < ${ranks[i]}`);
+    assert.ok(ranks.every(Core.isRank));
+    assert.ok(Math.max(...ranks.map((r) => r.length)) < 30, "ranks stay short under random inserts");
+  });
+
+  test("always inserting at the top grows ranks slowly", () => {
+    let top = Core.rankBetween(null, null);
+    for (let i = 0; i < 200; i++) {
+      const next = Core.rankBetween(null, top);
+      assert.ok(next < top);
+      top = next;
+    }
+    assert.ok(top.length <= 45, top);
+  });
+
+  test("neighbours out of order or malformed are refused", () => {
+    assert.throws(() => Core.rankBetween("b", "a"), RangeError);
+    assert.throws(() => Core.rankBetween("a", "a"), RangeError);
+    assert.throws(() => Core.rankBetween("a0", null), TypeError);
+    assert.throws(() => Core.rankBetween(null, "A"), TypeError);
+    assert.equal(Core.isRank(""), false);
+    assert.equal(Core.isRank(3), false);
+  });
+});
+
+describe("card order and placement", () => {
+  test("cards sort by rank, and by id when two ranks tie", () => {
+    const cards = [card("c", "m"), card("b", "i"), card("a", "m")];
+    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["b", "a", "c"]);
+  });
+
+  test("a card whose column was removed shows in the first column", () => {
+    const cards = [card("a", "i", { column: "gone" }), card("b", "m", { column: "doing" })];
+    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
+    assert.equal(Core.columnOf(cards[0], COLUMNS), "todo");
+  });
+
+  test("placing before a card lands between it and its upper neighbour", () => {
+    const list = [card("a", "c"), card("b", "i"), card("c", "p")];
+    const rank = Core.rankForPlacement(list, "b");
+    assert.ok("c" < rank && rank < "i");
+    assert.ok(Core.rankForPlacement(list, null) > "p");
+    assert.ok(Core.rankForPlacement(list, "a") < "c");
+    assert.ok(Core.rankForPlacement([], null));
+  });
+
+  test("a tie left by two simultaneous inserts is stepped over, not split", () => {
+    const list = [card("a", "c"), card("b", "i"), card("c", "i"), card("d", "p")];
+    const rank = Core.rankForPlacement(list, "c");
+    assert.ok("i" < rank && rank < "p", rank);
+  });
+
+  test("keyboard moves step over one visible card and across columns", () => {
+    const cards = [card("a", "c"), card("b", "i"), card("hidden", "k"), card("c", "p"), card("x", "i", { column: "doing" })];
+    const visible = (col) => Core.cardsInColumn(cards, COLUMNS, col).filter((c) => c.id !== "hidden");
+    const byId = (id) => cards.find((c) => c.id === id);
+    assert.deepEqual(Core.keyboardTarget(byId("b"), "up", COLUMNS, visible), { column: "todo", beforeId: "a" });
+    assert.deepEqual(Core.keyboardTarget(byId("a"), "down", COLUMNS, visible), { column: "todo", beforeId: "c" });
+    assert.deepEqual(Core.keyboardTarget(byId("b"), "down", COLUMNS, visible), { column: "todo", beforeId: null });
+    assert.equal(Core.keyboardTarget(byId("a"), "up", COLUMNS, visible), null);
+    assert.equal(Core.keyboardTarget(byId("c"), "down", COLUMNS, visible), null);
+    assert.equal(Core.keyboardTarget(byId("a"), "left", COLUMNS, visible), null);
+    assert.deepEqual(Core.keyboardTarget(byId("a"), "right", COLUMNS, visible), { column: "doing", beforeId: "x" });
+    assert.deepEqual(Core.keyboardTarget(byId("b"), "right", COLUMNS, visible), { column: "doing", beforeId: null });
+    assert.deepEqual(Core.keyboardTarget(byId("x"), "left", COLUMNS, visible), { column: "todo", beforeId: "a" });
+  });
+});
+
+describe("filters", () => {
+  const cards = [
+    card("a", "c", { title: "Fix login", labels: ["bug", "Auth"], assignee: "Alice" }),
+    card("b", "i", { title: "Write docs", description: "Explain the login page", assignee: "bob" }),
+    card("c", "p", { title: "Ship it", labels: ["release"] }),
+  ];
+  const ids = (filter) => cards.filter((c) => Core.matchesFilter(c, filter)).map((c) => c.id);
+
+  test("text matches title, description, assignee and labels, every word, any case", () => {
+    assert.deepEqual(ids({ text: "LOGIN" }), ["a", "b"]);
+    assert.deepEqual(ids({ text: "login docs" }), ["b"]);
+    assert.deepEqual(ids({ text: "auth" }), ["a"]);
+    assert.deepEqual(ids({ text: "alice" }), ["a"]);
+    assert.deepEqual(ids({ text: "   " }), ["a", "b", "c"]);
+  });
+
+  test("label and assignee filters match whole values", () => {
+    assert.deepEqual(ids({ label: "auth" }), ["a"]);
+    assert.deepEqual(ids({ label: "au" }), []);
+    assert.deepEqual(ids({ assignee: "BOB" }), ["b"]);
+    assert.deepEqual(ids({ text: "login", assignee: "alice" }), ["a"]);
+  });
+
+  test("an empty filter is not filtering", () => {
+    assert.equal(Core.isFiltering(Core.defaultView().filter), false);
+    assert.equal(Core.isFiltering({ text: " x" }), true);
+    assert.equal(Core.isFiltering({ label: "bug" }), true);
+  });
+});
+
+describe("WIP limits and due dates", () => {
+  test("a column warns only when it holds more cards than its limit", () => {
+    assert.deepEqual(Core.wipState({ wip: 2 }, 3), { count: 3, limit: 2, over: true, full: false });
+    assert.deepEqual(Core.wipState({ wip: 2 }, 2), { count: 2, limit: 2, over: false, full: true });
+    assert.deepEqual(Core.wipState({ wip: 0 }, 50), { count: 50, limit: 0, over: false, full: false });
+    assert.equal(Core.wipState({ wip: "3" }, 9).over, false);
+  });
+
+  test("due dates are overdue before today", () => {
+    assert.equal(Core.dueState("2026-01-01", "2026-01-02"), "overdue");
+    assert.equal(Core.dueState("2026-01-02", "2026-01-02"), "today");
+    assert.equal(Core.dueState("2026-02-01", "2026-01-02"), "later");
+    assert.equal(Core.dueState(null, "2026-01-02"), "none");
+    assert.equal(Core.localDate(new Date(2026, 0, 5)), "2026-01-05");
+  });
+
+  test("labels are trimmed, deduplicated regardless of case, and bounded", () => {
+    assert.deepEqual(Core.parseLabels(" bug, Bug ,ui,, "), ["bug", "ui"]);
+    assert.equal(Core.parseLabels(Array.from({ length: 30 }, (_, i) => "l" + i).join(",")).length, 12);
+  });
+});
+
+describe("view settings", () => {
+  test("are keyed by configuration, with the default configuration named default", () => {
+    assert.equal(Core.viewKey({ id: "", name: "Default", values: {} }), "view:default");
+    assert.equal(Core.viewKey({ id: "cfg-7", name: "Mine", values: {} }), "view:cfg-7");
+    assert.equal(Core.viewKey(undefined), "view:default");
+  });
+
+  test("stored views are normalised, whatever was written", () => {
+    assert.deepEqual(Core.normalizeView(undefined), Core.defaultView());
+    assert.deepEqual(Core.normalizeView({ filter: { text: 5, label: "bug" }, collapsed: ["done", "done", 3], density: "huge" }), {
+      filter: { text: "", label: "bug", assignee: "" },
+      collapsed: ["done"],
+      density: "comfortable",
+    });
+    assert.equal(Core.normalizeView({ density: "compact" }).density, "compact");
+  });
+});
+
+describe("stored board values", () => {
+  test("columns keep valid, unique entries", () => {
+    assert.equal(Core.normalizeColumns(undefined), null);
+    assert.deepEqual(Core.normalizeColumns([{ id: "a", title: "A", wip: 2 }, { id: "a" }, { id: "b c" }, null, { id: "z", wip: -1 }]), [
+      { id: "a", title: "A", wip: 2 },
+      { id: "z", title: "z", wip: 0 },
+    ]);
+  });
+
+  test("a card tombstone or junk reads as no card", () => {
+    assert.equal(Core.normalizeCard("a", { id: "a", deleted: true }), null);
+    assert.equal(Core.normalizeCard("a", [1]), null);
+    assert.equal(Core.normalizeCard("a", undefined), null);
+    const c = Core.normalizeCard("a", { title: "T", labels: ["x", 3], due: "soon", rank: "A", item: "" });
+    assert.deepEqual({ ...c, labels: [...c.labels] }, {
+      id: "a",
+      title: "T",
+      description: "",
+      assignee: "",
+      labels: ["x"],
+      due: null,
+      column: "",
+      rank: "i",
+      item: null,
+    });
+  });
+});
+
+describe("updaters", () => {
+  test("index changes merge: adding is idempotent and removing keeps the others", () => {
+    assert.deepEqual(Core.addToIndex("b")(["a"]), ["a", "b"]);
+    assert.deepEqual(Core.addToIndex("b")(["a", "b"]), ["a", "b"]);
+    assert.deepEqual(Core.addToIndex("a")(undefined), ["a"]);
+    assert.deepEqual(Core.removeFromIndex("a")(["a", "b", "a"]), ["b"]);
+  });
+
+  test("a card patch applies to what is stored now and refuses a deleted card", () => {
+    const stored = { id: "a", title: "Moved elsewhere", column: "done", rank: "x" };
+    assert.deepEqual(Core.patchCard({ title: "New" })(stored), { ...stored, title: "New" });
+    assert.throws(() => Core.patchCard({ title: "New" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.throws(() => Core.patchCard({ title: "New" })(undefined), Core.Refused);
+  });
+
+  test("default columns are written only when absent", () => {
+    assert.deepEqual(Core.defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
+    assert.throws(() => Core.defaultColumnsIfAbsent([]), (e) => e.reason === "exists");
+  });
+
+  test("column updaters", () => {
+    const cols = COLUMNS.map((c) => ({ ...c }));
+    assert.deepEqual(Core.addColumn({ id: "qa", title: "QA", wip: 1 })(cols).map((c) => c.id), ["todo", "doing", "done", "qa"]);
+    assert.equal(Core.patchColumn("doing", { wip: 5 })(cols)[1].wip, 5);
+    assert.throws(() => Core.patchColumn("nope", { wip: 5 })(cols), Core.Refused);
+    assert.deepEqual(Core.removeColumn("doing")(cols).map((c) => c.id), ["todo", "done"]);
+  });
+
+  test("using one item never takes stock below zero", () => {
+    assert.deepEqual(Core.useOne({ name: "Pens", count: 2 }), { name: "Pens", count: 1 });
+    assert.throws(() => Core.useOne({ name: "Pens", count: 0 }), (e) => e.reason === "empty");
+    assert.throws(() => Core.useOne(undefined), (e) => e.reason === "missing");
+  });
+});
+
+describe("request generations", () => {
+  test("only the latest request may apply its answer", async () => {
+    const generations = Core.createGenerations();
+    const applied = [];
+    const load = async (name, delay) => {
+      const mine = generations.next();
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      if (generations.isCurrent(mine)) applied.push(name);
+    };
+    // The slow read of the old configuration answers last and is dropped.
+    await Promise.all([load("before the switch", 30), load("after the switch", 5)]);
+    assert.deepEqual(applied, ["after the switch"]);
+    assert.equal(generations.current, 2);
+  });
+});
+
+test("ids are 12 base-36 characters", () => {
+  const id = Core.newId((n) => Uint8Array.from({ length: n }, (_, i) => i * 37));
+  assert.match(id, /^[0-9a-z]{12}$/);
+});
