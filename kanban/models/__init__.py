@@ -1,3 +1,27 @@
 """The kanban app's models, one module per concern, re-exported for Django."""
 
 from __future__ import annotations
+
+from kanban.models.projects import (
+    DEFAULT_KANBAN_ENTRY,
+    ROLE_RANK,
+    Membership,
+    PluginFile,
+    Project,
+    ProjectType,
+    Relationship,
+    Role,
+    RuleMode,
+)
+
+__all__ = [
+    "DEFAULT_KANBAN_ENTRY",
+    "ROLE_RANK",
+    "Membership",
+    "PluginFile",
+    "Project",
+    "ProjectType",
+    "Relationship",
+    "Role",
+    "RuleMode",
+]

@@ -1,0 +1,220 @@
+"""Who may touch which project's data: THE access decision every transport calls.
+
+A request names only the consumer project (from the page or URL), an alias (None for the
+consumer project itself) and a key. The target is what the consumer's declaration for that
+alias names; the access is what the target's declaration for the consumer grants back. A
+one-sided declaration grants nothing, and nothing reaches a third project: the target's
+own declarations are never followed.
+
+Every call re-reads memberships and declarations (two queries for a related access, one for
+the current project), so a removal or narrowing applies to the very next call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+from uuid import UUID
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import OuterRef, Subquery
+
+from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
+from kanban.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+__all__ = ["Access", "Op", "Rule", "access_project_data"]
+
+
+class Op(StrEnum):
+    GET = "get"
+    SET = "set"
+    UPDATE = "update"
+    SUBSCRIBE = "subscribe"
+    KNOWLEDGE_READ = "knowledge.read"
+    KNOWLEDGE_WRITE = "knowledge.write"
+
+
+#: The grant rules each operation must pass on a related project.
+_RULES: Final[dict[Op, tuple[str, ...]]] = {
+    Op.GET: ("read",),
+    Op.SUBSCRIBE: ("read",),
+    Op.SET: ("write",),
+    Op.UPDATE: ("read", "write"),
+    Op.KNOWLEDGE_READ: ("knowledge_read",),
+    Op.KNOWLEDGE_WRITE: ("knowledge_write",),
+}
+_WRITES: Final = frozenset({Op.SET, Op.UPDATE, Op.KNOWLEDGE_WRITE})
+_GERUND: Final[dict[Op, str]] = {
+    Op.GET: "reading",
+    Op.SUBSCRIBE: "subscribing",
+    Op.SET: "writing",
+    Op.UPDATE: "updating",
+    Op.KNOWLEDGE_READ: "reading knowledge",
+    Op.KNOWLEDGE_WRITE: "writing knowledge",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """An allowed access: the consumer, the target (the consumer itself when ``alias`` is
+    None) and the rules the target grants the consumer (all ``all`` for the consumer's own
+    project). Callers that touch several keys check each with these rules."""
+
+    consumer_id: UUID
+    target_id: UUID
+    alias: str | None
+    read: Rule
+    write: Rule
+    knowledge_read: Rule
+    knowledge_write: Rule
+
+    @property
+    def is_current_project(self) -> bool:
+        return self.alias is None
+
+
+def access_project_data(
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    consumer_id: UUID,
+    alias: str | None,
+    op: Op,
+    key: str | None,
+) -> Access:
+    """Decide whether ``user``, working in project ``consumer_id``, may perform ``op`` on
+    ``key`` of the project behind ``alias`` (None: the consumer project itself). ``key``
+    None (e.g. subscribe) asks only whether the rule opens anything at all.
+
+    Raises ``KanbanError``: ``unauthenticated``, ``not_found`` (consumer project unknown or
+    the user is not a member; the two are indistinguishable), ``unknown_alias``,
+    ``relationship_pending``, ``forbidden``.
+    """
+    if user is None or not user.is_authenticated or not user.is_active:
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "sign in to access project data")
+    try:
+        op = Op(op)
+    except ValueError:
+        raise invalid_argument(f"unknown operation {op!r}", field="op") from None
+    if alias is not None and not isinstance(alias, str):
+        raise invalid_argument("alias must be a string", field="alias")
+    if key is not None and not isinstance(key, str):
+        raise invalid_argument("key must be a string", field="key")
+    superuser = bool(getattr(user, "is_superuser", False))
+    needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
+
+    consumer = _consumer_row(user, _as_uuid(consumer_id), alias, superuser=superuser)
+    if consumer is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such project")
+    consumer_role = Role.OWNER if superuser else consumer["role"]
+
+    if alias is None:
+        if ROLE_RANK[consumer_role] < ROLE_RANK[needed]:
+            raise KanbanError(
+                ErrorCode.FORBIDDEN, f"{_GERUND[op]} in this project needs the {needed} role"
+            )
+        return Access(consumer["pk"], consumer["pk"], None, ALL, ALL, ALL, ALL)
+
+    target_id: UUID | None = consumer["target"]
+    if target_id is None:
+        raise KanbanError(
+            ErrorCode.UNKNOWN_ALIAS, f"this project declares no relationship {alias!r}", alias=alias
+        )
+    back = _grant_back_row(user, target_id, consumer["pk"], superuser=superuser)
+    if back is None:
+        raise KanbanError(
+            ErrorCode.RELATIONSHIP_PENDING,
+            f"relationship {alias!r} is pending until the related project declares this one",
+            alias=alias,
+        )
+    if ROLE_RANK[consumer_role] < ROLE_RANK[needed]:
+        raise KanbanError(
+            ErrorCode.FORBIDDEN,
+            f"{_GERUND[op]} through {alias!r} needs the {needed} role in this project",
+            alias=alias,
+        )
+    target_role = Role.OWNER if superuser else back["target_role"]
+    grant = grant_from_columns(back)
+    rules = [getattr(grant, name) for name in _RULES[op]]
+    allowed = (
+        target_role is not None
+        and ROLE_RANK[target_role] >= ROLE_RANK[needed]
+        and all((not rule.is_none) if key is None else rule.allows(key) for rule in rules)
+    )
+    if not allowed:
+        # One message for every reason on the target's side (no membership there, too low a
+        # role, a grant that does not cover the key): the consumer learns nothing about the
+        # target beyond what its own declaration says.
+        what = _GERUND[op] if key is None else f"{_GERUND[op]} {key!r}"
+        raise KanbanError(
+            ErrorCode.FORBIDDEN, f"{what} through {alias!r} is not allowed", alias=alias
+        )
+    return Access(
+        consumer_id=consumer["pk"],
+        target_id=target_id,
+        alias=alias,
+        read=grant.read,
+        write=grant.write,
+        knowledge_read=grant.knowledge_read,
+        knowledge_write=grant.knowledge_write,
+    )
+
+
+def _as_uuid(value: object) -> UUID | None:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _role_subquery(user: AbstractBaseUser | AnonymousUser, project: Any) -> Subquery:
+    user_id: Any = user.pk
+    return Subquery(Membership.objects.filter(project=project, user_id=user_id).values("role")[:1])
+
+
+def _consumer_row(
+    user: AbstractBaseUser | AnonymousUser,
+    consumer_id: UUID | None,
+    alias: str | None,
+    *,
+    superuser: bool,
+) -> dict[str, Any] | None:
+    """One query: the consumer project, the user's role there, and the alias' target."""
+    if consumer_id is None:
+        return None
+    annotations: dict[str, Any] = {}
+    if not superuser:
+        annotations["role"] = _role_subquery(user, OuterRef("pk"))
+    if alias is not None:
+        annotations["target"] = Subquery(
+            Relationship.objects.filter(project=OuterRef("pk"), alias=alias).values(
+                "related_project_id"
+            )[:1]
+        )
+    rows = (
+        Project.objects.filter(pk=consumer_id)
+        .order_by()
+        .annotate(**annotations)
+        .values("pk", *annotations)[:1]
+    )
+    row = next(iter(rows), None)
+    if row is None or (not superuser and row["role"] is None):
+        return None
+    row.setdefault("target", None)
+    return row
+
+
+def _grant_back_row(
+    user: AbstractBaseUser | AnonymousUser, target_id: UUID, consumer_id: UUID, *, superuser: bool
+) -> dict[str, Any] | None:
+    """One query: the target's declaration pointing at the consumer (only a project this
+    server has can have one) and the user's role in the target."""
+    rows = Relationship.objects.filter(project_id=target_id, related_project_id=consumer_id)
+    if not superuser:
+        rows = rows.annotate(target_role=_role_subquery(user, target_id))
+    fields = [*GRANT_COLUMNS, *([] if superuser else ["target_role"])]
+    return next(iter(rows.order_by().values(*fields)[:1]), None)

@@ -1,0 +1,403 @@
+"""Project packages: a folder with a ``package.json`` (and, for a kanban project, the
+plugin's files) imported into the database and exported back.
+
+``steamHarness.projectInfo`` gives the project's UUID, name, type and relationship
+declarations; ``steamHarness.kanban.entry`` (default ``index.html``) names the plugin page,
+and every file in the entry's folder and below is the plugin. Plugin files are stored in
+the database so that any number of server processes can serve them without a shared disk.
+Neither direction ever touches KV.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+
+from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
+from kanban.projects import check_project_name, check_project_type, project_create
+from kanban.relationships import (
+    Declaration,
+    declaration_from_json,
+    declarations_from_json,
+    declarations_of,
+    format_path,
+    relationships_set,
+)
+from storage import jsoncodec
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+PACKAGE_FILE: Final = "package.json"
+MAX_PACKAGE_JSON_BYTES: Final = 1024 * 1024
+MAX_PLUGIN_PATH_LENGTH: Final = 512
+MAX_PLUGIN_FILE_BYTES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_FILE_BYTES", 5 * 2**20)
+MAX_PLUGIN_FILES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_FILES", 1000)
+MAX_PLUGIN_TOTAL_BYTES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_TOTAL_BYTES", 50 * 2**20)
+
+_RELATED_BASE: Final = "steamHarness.projectInfo.relatedProjects"
+#: Web types pinned here so that serving does not depend on the host's mime.types.
+_CONTENT_TYPES: Final[dict[str, str]] = {
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".js": "text/javascript",
+    ".mjs": "text/javascript",
+    ".css": "text/css",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".wasm": "application/wasm",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSource:
+    path: str
+    content: bytes
+    content_type: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """A package read from disk and fully validated, ready to store."""
+
+    text: str
+    project_id: UUID
+    name: str
+    type: ProjectType
+    kanban_entry: str
+    declarations: tuple[Declaration, ...]
+    files: tuple[PluginSource, ...]
+
+
+# --- plugin paths and files ------------------------------------------------------------------
+
+
+def check_plugin_path(path: object, *, field: str = "path") -> str:
+    """A plugin file path: relative, '/'-separated, no empty, '.', '..' or hidden
+    (dot-first) segment, no backslash or control character."""
+    if not isinstance(path, str) or not path:
+        raise invalid_argument(f"{field} must be a non-empty string", field=field)
+    if len(path) > MAX_PLUGIN_PATH_LENGTH:
+        raise invalid_argument(
+            f"{field} is longer than {MAX_PLUGIN_PATH_LENGTH} characters", field=field
+        )
+    if path.startswith("/"):
+        raise invalid_argument(f"{field} {path!r} must be relative, not absolute", field=field)
+    if "\\" in path or any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+        raise invalid_argument(
+            f"{field} {path!r} must not contain backslashes or control characters", field=field
+        )
+    for segment in path.split("/"):
+        if segment in {"", ".", ".."}:
+            raise invalid_argument(
+                f"{field} {path!r} must not contain empty, '.' or '..' segments", field=field
+            )
+        if segment.startswith("."):
+            raise invalid_argument(f"{field} {path!r} names a hidden file", field=field)
+    return path
+
+
+def content_type_for(path: str) -> str:
+    suffix = PurePosixPath(path).suffix.lower()
+    return (
+        _CONTENT_TYPES.get(suffix)
+        or mimetypes.guess_type(path, strict=False)[0]
+        or "application/octet-stream"
+    )
+
+
+def plugin_file_read(*, project_id: UUID, path: str) -> PluginFile:
+    """One stored plugin file. ``invalid_argument`` for a path no file could have,
+    ``not_found`` when the project has no such file. Access is the caller's to check."""
+    check_plugin_path(path)
+    found = PluginFile.objects.filter(project_id=project_id, path=path).first()
+    if found is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, f"no plugin file {path!r}")
+    return found
+
+
+def plugin_files_replace(*, project: Project, files: tuple[PluginSource, ...]) -> None:
+    with transaction.atomic():
+        PluginFile.objects.filter(project=project).delete()
+        PluginFile.objects.bulk_create(
+            (
+                PluginFile(
+                    project=project,
+                    path=check_plugin_path(source.path),
+                    content=source.content,
+                    content_type=source.content_type,
+                    sha256=source.sha256,
+                    size=len(source.content),
+                )
+                for source in files
+            ),
+            # Bounded batches keep each INSERT well below a few plugin files in size.
+            batch_size=8,
+        )
+
+
+# --- import ----------------------------------------------------------------------------------
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[dict[str, str]] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.items.append({"path": path, "message": message})
+
+    def error(self) -> KanbanError:
+        summary = f"{self.items[0]['path']}: {self.items[0]['message']}"
+        if len(self.items) > 1:
+            summary += f" (and {len(self.items) - 1} more)"
+        return invalid_argument(summary, problems=list(self.items))
+
+
+def read_package(folder: Path) -> Package:
+    """Read and validate a package folder without touching the database. Raises
+    ``invalid_argument`` listing every problem with its JSON path (or file path)."""
+    problems = _Problems()
+    manifest = folder / PACKAGE_FILE
+    if not folder.is_dir():
+        problems.add(str(folder), "is not a folder")
+        raise problems.error()
+    if not manifest.is_file():
+        problems.add(PACKAGE_FILE, "is missing")
+        raise problems.error()
+    if manifest.stat().st_size > MAX_PACKAGE_JSON_BYTES:
+        problems.add(PACKAGE_FILE, f"is larger than {MAX_PACKAGE_JSON_BYTES} bytes")
+        raise problems.error()
+    try:
+        text = manifest.read_text(encoding="utf-8")
+        document = jsoncodec.decode(text)
+    except (UnicodeDecodeError, KanbanError) as error:
+        problems.add(PACKAGE_FILE, str(error))
+        raise problems.error() from None
+
+    if not isinstance(document, dict):
+        problems.add(PACKAGE_FILE, "must hold a JSON object")
+        raise problems.error()
+    harness = _object_at(document, ("steamHarness",), problems)
+    info = _object_at(harness, ("steamHarness", "projectInfo"), problems)
+    if info is None:
+        raise problems.error()
+    project_id = _project_id(info.get("projectId"), problems)
+    name = _checked(check_project_name, info.get("name"), "name", problems)
+    project_type = _checked(check_project_type, info.get("type"), "type", problems)
+    declarations: list[Declaration] = []
+    if project_id is not None:
+        declarations, found = declarations_from_json(
+            info.get("relatedProjects", []), project_id=project_id
+        )
+        for problem in found:
+            problems.add(format_path(_RELATED_BASE, problem.path), problem.message)
+
+    entry = DEFAULT_KANBAN_ENTRY
+    files: tuple[PluginSource, ...] = ()
+    kanban = _object_at(harness, ("steamHarness", "kanban"), problems, required=False)
+    if kanban is not None and "entry" in kanban:
+        try:
+            entry = check_plugin_path(kanban["entry"], field="steamHarness.kanban.entry")
+        except KanbanError as error:
+            problems.add("steamHarness.kanban.entry", error.message)
+    if project_type == ProjectType.KANBAN and not problems.items:
+        files = _plugin_sources(folder, entry, problems)
+
+    if problems.items:
+        raise problems.error()
+    assert project_id is not None and name is not None and project_type is not None
+    return Package(
+        text=text,
+        project_id=project_id,
+        name=name,
+        type=project_type,
+        kanban_entry=entry,
+        declarations=tuple(declarations),
+        files=files,
+    )
+
+
+def _object_at(
+    parent: object, path: tuple[str, ...], problems: _Problems, *, required: bool = True
+) -> dict[str, Any] | None:
+    """The object at ``path``; ``parent`` is what holds its last part (already checked)."""
+    if not isinstance(parent, dict) or (not required and path[-1] not in parent):
+        return None
+    found = parent.get(path[-1])
+    if not isinstance(found, dict):
+        problems.add(".".join(path), "must be a JSON object")
+        return None
+    return found
+
+
+def _project_id(raw: object, problems: _Problems) -> UUID | None:
+    where = "steamHarness.projectInfo.projectId"
+    if not isinstance(raw, str):
+        problems.add(where, "projectId is required and must be a UUID string")
+        return None
+    try:
+        return UUID(raw)
+    except ValueError:
+        problems.add(where, f"projectId {raw!r} is not a UUID")
+        return None
+
+
+def _checked(check: Any, raw: object, field: str, problems: _Problems) -> Any:
+    try:
+        return check(raw)
+    except KanbanError as error:
+        problems.add(f"steamHarness.projectInfo.{field}", error.message)
+        return None
+
+
+def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[PluginSource, ...]:
+    """Every file in the entry's folder and below. Hidden files and folders (``.git``,
+    ``.DS_Store``) are left out; links and special files are refused."""
+    entry_parent = PurePosixPath(entry).parent
+    base = folder.joinpath(*entry_parent.parts)
+    if not base.is_dir() or base.is_symlink():
+        problems.add("steamHarness.kanban.entry", f"folder {str(entry_parent)!r} is missing")
+        return ()
+    sources: list[PluginSource] = []
+    total = 0
+    for current, dirnames, filenames in os.walk(base, followlinks=False):
+        here = Path(current)
+        for dirname in list(dirnames):
+            if dirname.startswith(".") or (here / dirname).is_symlink():
+                dirnames.remove(dirname)
+                if not dirname.startswith("."):
+                    problems.add(_relative(folder, here / dirname), "links are not imported")
+        dirnames.sort()
+        for filename in sorted(filenames):
+            file_path = here / filename
+            relative = _relative(folder, file_path)
+            if filename.startswith(".") or relative == PACKAGE_FILE:
+                continue
+            info = file_path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                problems.add(relative, "only regular files are imported (no links)")
+                continue
+            try:
+                check_plugin_path(relative)
+            except KanbanError as error:
+                problems.add(relative, error.message)
+                continue
+            if info.st_size > MAX_PLUGIN_FILE_BYTES:
+                problems.add(relative, f"is larger than {MAX_PLUGIN_FILE_BYTES} bytes")
+                continue
+            total += info.st_size
+            if len(sources) >= MAX_PLUGIN_FILES or total > MAX_PLUGIN_TOTAL_BYTES:
+                problems.add(
+                    str(entry_parent),
+                    f"a plugin is at most {MAX_PLUGIN_FILES} files and "
+                    f"{MAX_PLUGIN_TOTAL_BYTES} bytes",
+                )
+                return ()
+            content = file_path.read_bytes()
+            sources.append(
+                PluginSource(
+                    path=relative,
+                    content=content,
+                    content_type=content_type_for(relative),
+                    sha256=hashlib.sha256(content).hexdigest(),
+                )
+            )
+    if entry not in {source.path for source in sources}:
+        problems.add("steamHarness.kanban.entry", f"entry file {entry!r} is missing")
+    return tuple(sources)
+
+
+def _relative(folder: Path, path: Path) -> str:
+    return path.relative_to(folder).as_posix()
+
+
+def project_import(*, path: str | os.PathLike[str]) -> Project:
+    """Create or update the project a package describes: name, type, entry, declarations
+    and plugin files, in one transaction. Memberships and KV are left alone. An invalid
+    package raises ``invalid_argument`` (every problem in ``details["problems"]``) and
+    changes nothing."""
+    package = read_package(Path(path))
+    with transaction.atomic():
+        project = Project.objects.select_for_update().filter(pk=package.project_id).first()
+        if project is None:
+            project = project_create(
+                name=package.name, type=package.type, project_id=package.project_id
+            )
+        project.name = package.name
+        project.type = package.type
+        project.kanban_entry = package.kanban_entry
+        project.package_json = package.text
+        project.save(update_fields=["name", "type", "kanban_entry", "package_json", "updated_at"])
+        relationships_set(project=project, declarations=package.declarations)
+        plugin_files_replace(project=project, files=package.files)
+    return project
+
+
+# --- export ----------------------------------------------------------------------------------
+
+
+def package_document(project: Project) -> dict[str, Any]:
+    """The project's package.json: the one last imported, with ``projectInfo`` (and the
+    kanban entry) brought up to date from the database. Declarations that did not change
+    since the import keep their original spelling, so an import and export round-trip to
+    identical JSON."""
+    document: dict[str, Any] = json.loads(project.package_json) if project.package_json else {}
+    harness = document.setdefault("steamHarness", {})
+    info = harness.setdefault("projectInfo", {})
+    info["projectId"] = str(project.id)
+    info["name"] = project.name
+    info["type"] = project.type
+    info["relatedProjects"] = _related_json(info.get("relatedProjects"), declarations_of(project))
+    kanban = harness.get("kanban")
+    written_entry = kanban.get("entry", DEFAULT_KANBAN_ENTRY) if kanban else DEFAULT_KANBAN_ENTRY
+    if project.type == ProjectType.KANBAN and (
+        written_entry != project.kanban_entry or not project.package_json
+    ):
+        harness.setdefault("kanban", {})["entry"] = project.kanban_entry
+    return document
+
+
+def _related_json(original: object, declarations: list[Declaration]) -> list[Any]:
+    spelled: dict[Declaration, Any] = {}
+    for entry in original if isinstance(original, list) else []:
+        parsed = declaration_from_json(entry)
+        if parsed is not None:
+            spelled.setdefault(parsed, entry)
+    return [spelled.get(declaration) or declaration.as_json() for declaration in declarations]
+
+
+def project_export(
+    *, project_id: UUID, path: str | os.PathLike[str], overwrite: bool = False
+) -> Path:
+    """Write the project's package (package.json and plugin files, never KV) to ``path``,
+    which must be missing or empty unless ``overwrite``; files already there that the
+    package does not name are left alone."""
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, f"no project {project_id}")
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise invalid_argument(f"{folder} is not a folder")
+    if folder.exists() and any(folder.iterdir()) and not overwrite:
+        raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
+    document = package_document(project)
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    (folder / PACKAGE_FILE).write_text(text, encoding="utf-8")
+    for plugin_file in project.plugin_files.order_by("path"):
+        target = folder.joinpath(*PurePosixPath(check_plugin_path(plugin_file.path)).parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(plugin_file.content))
+    return folder

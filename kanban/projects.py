@@ -1,0 +1,67 @@
+"""Creating, renaming and deleting projects."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from django.db import transaction
+
+from kanban.access_events import publish_access_changed
+from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship
+from storage.errors import invalid_argument
+
+MAX_NAME_LENGTH = 200
+
+
+def check_project_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise invalid_argument("name must be a non-empty string", field="name")
+    if len(name) > MAX_NAME_LENGTH:
+        raise invalid_argument(f"name is longer than {MAX_NAME_LENGTH} characters", field="name")
+    return name
+
+
+def check_project_type(type: object) -> ProjectType:
+    if not isinstance(type, str) or type not in ProjectType.values:
+        choices = ", ".join(ProjectType.values)
+        raise invalid_argument(f"type must be one of {choices}, not {type!r}", field="type")
+    return ProjectType(type)
+
+
+def project_create(
+    *,
+    name: str,
+    type: str = ProjectType.KANBAN,
+    project_id: UUID | None = None,
+    kanban_entry: str = DEFAULT_KANBAN_ENTRY,
+) -> Project:
+    """A new project with no members and no declarations; nobody's access changes."""
+    name, project_type = check_project_name(name), check_project_type(type)
+    project = Project(name=name, type=project_type, kanban_entry=kanban_entry)
+    if project_id is not None:
+        project.id = project_id
+    project.save(force_insert=True)
+    return project
+
+
+def project_update(*, project: Project, name: str, type: str) -> Project:
+    project.name, project.type = check_project_name(name), check_project_type(type)
+    project.save(update_fields=["name", "type", "updated_at"])
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete the project with its memberships, declarations and plugin files (never its
+    KV, which lives in storage and is addressed by UUID only). Declarations of other
+    projects that name it stay, and become "target unknown"."""
+    with transaction.atomic():
+        affected = {project.id}
+        affected.update(project.relationships.values_list("related_project_id", flat=True))
+        affected.update(
+            Relationship.objects.filter(related_project_id=project.id).values_list(
+                "project_id", flat=True
+            )
+        )
+        members = set(project.memberships.values_list("user_id", flat=True))
+        project.delete()
+        publish_access_changed(project_ids=affected, user_ids=members)

@@ -1,0 +1,515 @@
+"""Relationship declarations: the grammar of rules and declarations, their one validation,
+and the services that change a project's declarations.
+
+The admin, the package importer and every service validate through ``check_declarations``
+(JSON input goes through ``declarations_from_json`` first, which only checks shapes and
+types). Each problem carries the JSON path of the offending field below
+``relatedProjects`` and a message that names that field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final, Literal, cast
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
+from kanban.access_events import publish_access_changed
+from kanban.models import Project, Relationship
+from storage.errors import KanbanError, invalid_argument
+
+ALIAS_PATTERN: Final = "[a-z][a-z0-9_-]{0,63}"
+_ALIAS_RE: Final = re.compile(ALIAS_PATTERN)
+MAX_RELATIONSHIPS: Final = 32
+MAX_PREFIXES: Final = 32
+#: A key is at most 1,024 characters, so a longer prefix could never match.
+MAX_PREFIX_LENGTH: Final = 1024
+
+RuleModeName = Literal["none", "all", "prefixes"]
+RULE_MODES: Final[tuple[str, ...]] = ("none", "all", "prefixes")
+
+#: Grant fields in model order, with their place inside ``grantToRelatedProject``.
+GRANT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "read": ("read",),
+    "write": ("write",),
+    "knowledge_read": ("knowledge", "read"),
+    "knowledge_write": ("knowledge", "write"),
+    "entrypoints": ("entrypoints",),
+}
+#: The model columns holding a grant, ``<field>_mode`` and ``<field>_prefixes``.
+GRANT_COLUMNS: Final[tuple[str, ...]] = tuple(
+    f"{name}_{part}" for name in GRANT_FIELDS for part in ("mode", "prefixes")
+)
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``none``, ``all``, or ``prefixes``: a key is allowed when it starts with any one."""
+
+    mode: RuleModeName
+    prefixes: tuple[str, ...] = ()
+
+    def allows(self, key: str) -> bool:
+        if self.mode == "all":
+            return True
+        if self.mode == "prefixes":
+            return key.startswith(self.prefixes)
+        return False
+
+    @property
+    def is_none(self) -> bool:
+        return self.mode == "none"
+
+    def as_json(self) -> dict[str, Any]:
+        if self.mode == "prefixes":
+            return {"mode": self.mode, "prefixes": list(self.prefixes)}
+        return {"mode": self.mode}
+
+
+NONE: Final = Rule("none")
+ALL: Final = Rule("all")
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What the declaring project allows the related project to do. The defaults are the
+    product's defaults for a new relationship: read all, nothing else."""
+
+    read: Rule = ALL
+    write: Rule = NONE
+    knowledge_read: Rule = NONE
+    knowledge_write: Rule = NONE
+    entrypoints: Rule = NONE
+
+    def as_json(self) -> dict[str, Any]:
+        """The package shape; ``knowledge`` and ``entrypoints`` only when they grant
+        something, since leaving them out grants nothing."""
+        data: dict[str, Any] = {"read": self.read.as_json(), "write": self.write.as_json()}
+        if not (self.knowledge_read.is_none and self.knowledge_write.is_none):
+            data["knowledge"] = {
+                "read": self.knowledge_read.as_json(),
+                "write": self.knowledge_write.as_json(),
+            }
+        if not self.entrypoints.is_none:
+            data["entrypoints"] = self.entrypoints.as_json()
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """One entry of ``relatedProjects``."""
+
+    alias: str
+    project_id: UUID
+    grant: Grant = field(default_factory=Grant)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "alias": self.alias,
+            "projectId": str(self.project_id),
+            "grantToRelatedProject": self.grant.as_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One validation failure: where (a JSON path below ``relatedProjects``) and what."""
+
+    path: Path
+    message: str
+
+    def located(self, base: str) -> str:
+        return f"{format_path(base, self.path)}: {self.message}"
+
+
+def format_path(base: str, path: Path) -> str:
+    text = base
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def problems_error(problems: Sequence[Problem], *, base: str = "relatedProjects") -> KanbanError:
+    """The ``invalid_argument`` error for a list of problems, each with its full path."""
+    located = [
+        {"path": format_path(base, problem.path), "message": problem.message}
+        for problem in problems
+    ]
+    summary = problems[0].message
+    if len(problems) > 1:
+        summary += f" (and {len(problems) - 1} more)"
+    return invalid_argument(summary, problems=located)
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def check_declarations(*, project_id: UUID, declarations: Sequence[Declaration]) -> list[Problem]:
+    """Every rule a project's declaration list must follow; an empty list means valid."""
+    entries = [
+        _Entry(
+            alias=declaration.alias,
+            project_id=declaration.project_id,
+            rules={name: getattr(declaration.grant, name) for name in GRANT_FIELDS},
+        )
+        for declaration in declarations
+    ]
+    return _check(project_id, list(enumerate(entries)), total=len(entries))
+
+
+@dataclass(slots=True)
+class _Entry:
+    """What could be read of one declaration; a part that could not (wrong JSON shape,
+    already reported) is None or missing, and its rules are not checked."""
+
+    alias: str | None
+    project_id: UUID | None
+    rules: dict[str, Rule]
+
+    def declaration(self) -> Declaration | None:
+        if self.alias is None or self.project_id is None or len(self.rules) < len(GRANT_FIELDS):
+            return None
+        return Declaration(alias=self.alias, project_id=self.project_id, grant=Grant(**self.rules))
+
+
+def _check(project_id: UUID, indexed: list[tuple[int, _Entry]], *, total: int) -> list[Problem]:
+    problems: list[Problem] = []
+    if total > MAX_RELATIONSHIPS:
+        problems.append(
+            Problem(
+                (),
+                f"relatedProjects allows at most {MAX_RELATIONSHIPS} relationships (got {total})",
+            )
+        )
+    first_alias: dict[str, int] = {}
+    first_target: dict[UUID, int] = {}
+    for index, entry in indexed:
+        alias = entry.alias
+        if alias is None:
+            pass
+        elif not isinstance(alias, str) or not _ALIAS_RE.fullmatch(alias):
+            problems.append(
+                Problem((index, "alias"), f"alias {alias!r} must match {ALIAS_PATTERN}")
+            )
+        elif alias in first_alias:
+            problems.append(
+                Problem(
+                    (index, "alias"),
+                    f"alias {alias!r} is already used by relationship {first_alias[alias] + 1}",
+                )
+            )
+        else:
+            first_alias[alias] = index
+        target = entry.project_id
+        if target is None:
+            pass
+        elif target == project_id:
+            problems.append(
+                Problem((index, "projectId"), "projectId must name another project, not this one")
+            )
+        elif target in first_target:
+            problems.append(
+                Problem(
+                    (index, "projectId"),
+                    f"projectId {target} is already declared by relationship "
+                    f"{first_target[target] + 1}",
+                )
+            )
+        else:
+            first_target[target] = index
+        for name, rule in entry.rules.items():
+            json_path = GRANT_FIELDS[name]
+            for suffix, message in check_rule(rule, label=".".join(json_path)):
+                path = (index, "grantToRelatedProject", *json_path, *suffix)
+                problems.append(Problem(path, message))
+    return problems
+
+
+def check_rule(rule: Rule, *, label: str) -> list[tuple[Path, str]]:
+    """The rule grammar: a known mode; ``prefixes`` needs 1-32 non-empty, unique prefixes
+    and the other modes carry none. Returns (path below the rule, message) pairs."""
+    if rule.mode not in RULE_MODES:
+        return [(("mode",), f"{label}.mode must be one of {', '.join(RULE_MODES)}")]
+    prefixes = rule.prefixes
+    if rule.mode != "prefixes":
+        if prefixes:
+            return [(("prefixes",), f"{label}.prefixes is only allowed with mode 'prefixes'")]
+        return []
+    if not prefixes:
+        return [(("prefixes",), f"{label}.prefixes needs at least 1 prefix with mode 'prefixes'")]
+    if len(prefixes) > MAX_PREFIXES:
+        return [
+            (
+                ("prefixes",),
+                f"{label}.prefixes allows at most {MAX_PREFIXES} prefixes (got {len(prefixes)})",
+            )
+        ]
+    problems: list[tuple[Path, str]] = []
+    seen: set[str] = set()
+    for position, prefix in enumerate(prefixes):
+        where = f"{label}.prefixes[{position}]"
+        if not isinstance(prefix, str) or not prefix:
+            problems.append((("prefixes", position), f"{where} must be a non-empty string"))
+        elif len(prefix) > MAX_PREFIX_LENGTH:
+            message = f"{where} is longer than {MAX_PREFIX_LENGTH} characters"
+            problems.append((("prefixes", position), message))
+        elif prefix in seen:
+            problems.append((("prefixes", position), f"{where} repeats {prefix!r}"))
+        else:
+            seen.add(prefix)
+    return problems
+
+
+# --- JSON (package.json) shape ---------------------------------------------------------------
+
+
+def declarations_from_json(
+    raw: object, *, project_id: UUID
+) -> tuple[list[Declaration], list[Problem]]:
+    """Read ``relatedProjects`` from JSON and validate it: the declarations that could be
+    read and every problem found, entry by entry (shape problems first, then the rules of
+    ``check_declarations`` for whatever parts could be read)."""
+    if not isinstance(raw, list):
+        return [], [Problem((), "relatedProjects must be a list")]
+    problems: list[Problem] = []
+    indexed: list[tuple[int, _Entry]] = []
+    for index, item in enumerate(raw):
+        entry = _entry_from_json(item, (index,), problems)
+        if entry is not None:
+            indexed.append((index, entry))
+    problems.extend(_check(project_id, indexed, total=len(raw)))
+    declarations = [
+        declaration for _, entry in indexed if (declaration := entry.declaration()) is not None
+    ]
+    return declarations, sorted(problems, key=lambda problem: problem.path[:1])
+
+
+def declaration_from_json(item: object) -> Declaration | None:
+    """One well-shaped ``relatedProjects`` entry, or None (no rule checks)."""
+    problems: list[Problem] = []
+    entry = _entry_from_json(item, (), problems)
+    return None if entry is None or problems else entry.declaration()
+
+
+def _entry_from_json(item: object, path: Path, problems: list[Problem]) -> _Entry | None:
+    if not isinstance(item, dict):
+        problems.append(Problem(path, "a relationship must be an object"))
+        return None
+    _refuse_unknown(item, {"alias", "projectId", "grantToRelatedProject"}, path, problems)
+    alias = item.get("alias")
+    if not isinstance(alias, str):
+        problems.append(Problem((*path, "alias"), "alias is required and must be a string"))
+        alias = None
+    project_id: UUID | None = None
+    raw_id = item.get("projectId")
+    if not isinstance(raw_id, str):
+        problems.append(Problem((*path, "projectId"), "projectId is required and must be a string"))
+    else:
+        try:
+            project_id = UUID(raw_id)
+        except ValueError:
+            problems.append(Problem((*path, "projectId"), f"projectId {raw_id!r} is not a UUID"))
+    rules = _rules_from_json(
+        item.get("grantToRelatedProject", {}), (*path, "grantToRelatedProject"), problems
+    )
+    return _Entry(alias=alias, project_id=project_id, rules=rules)
+
+
+def _rules_from_json(raw: object, path: Path, problems: list[Problem]) -> dict[str, Rule]:
+    """The grant's rules that could be read (defaults where a rule is left out)."""
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, "grantToRelatedProject must be an object"))
+        return {}
+    _refuse_unknown(raw, {"read", "write", "knowledge", "entrypoints"}, path, problems)
+    knowledge = raw.get("knowledge", {})
+    if not isinstance(knowledge, dict):
+        problems.append(Problem((*path, "knowledge"), "knowledge must be an object"))
+        knowledge = {}
+    _refuse_unknown(knowledge, {"read", "write"}, (*path, "knowledge"), problems)
+    defaults = Grant()
+    rules: dict[str, Rule] = {}
+    for name, json_path in GRANT_FIELDS.items():
+        container = knowledge if json_path[0] == "knowledge" else raw
+        if json_path[-1] not in container:
+            rules[name] = getattr(defaults, name)
+            continue
+        rule = _rule_from_json(container[json_path[-1]], (*path, *json_path), problems)
+        if rule is not None:
+            rules[name] = rule
+    return rules
+
+
+def _rule_from_json(raw: object, path: Path, problems: list[Problem]) -> Rule | None:
+    label = ".".join(str(part) for part in path[path.index("grantToRelatedProject") + 1 :])
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, f"{label} must be an object with a mode"))
+        return None
+    _refuse_unknown(raw, {"mode", "prefixes"}, path, problems)
+    mode = raw.get("mode")
+    if not isinstance(mode, str):
+        problems.append(Problem((*path, "mode"), f"{label}.mode is required and must be a string"))
+        return None
+    prefixes = raw.get("prefixes", [])
+    if not isinstance(prefixes, list):
+        problems.append(Problem((*path, "prefixes"), f"{label}.prefixes must be a list"))
+        return None
+    return Rule(mode=cast(RuleModeName, mode), prefixes=tuple(prefixes))
+
+
+def _refuse_unknown(
+    raw: Mapping[str, Any], allowed: set[str], path: Path, problems: list[Problem]
+) -> None:
+    # An unknown key is most likely a typo of a grant, which would otherwise grant nothing
+    # without a word.
+    for key in raw:
+        if key not in allowed:
+            problems.append(Problem((*path, key), f"unknown field {key!r}"))
+
+
+# --- rows ------------------------------------------------------------------------------------
+
+
+def grant_from_columns(columns: Mapping[str, Any]) -> Grant:
+    """A grant from the model columns (``read_mode``, ``read_prefixes``, ...)."""
+    return Grant(
+        **{
+            name: Rule(
+                mode=columns[f"{name}_mode"], prefixes=tuple(columns[f"{name}_prefixes"] or ())
+            )
+            for name in GRANT_FIELDS
+        }
+    )
+
+
+def grant_to_columns(grant: Grant) -> dict[str, Any]:
+    columns: dict[str, Any] = {}
+    for name in GRANT_FIELDS:
+        rule: Rule = getattr(grant, name)
+        columns[f"{name}_mode"] = rule.mode
+        columns[f"{name}_prefixes"] = list(rule.prefixes)
+    return columns
+
+
+def declaration_from_row(row: Relationship) -> Declaration:
+    columns = {column: getattr(row, column) for column in GRANT_COLUMNS}
+    return Declaration(
+        alias=row.alias, project_id=row.related_project_id, grant=grant_from_columns(columns)
+    )
+
+
+def declarations_of(project: Project) -> list[Declaration]:
+    return [declaration_from_row(row) for row in project.relationships.order_by("position", "id")]
+
+
+# --- services --------------------------------------------------------------------------------
+
+
+def relationships_set(
+    *, project: Project, declarations: Sequence[Declaration]
+) -> list[Relationship]:
+    """Replace the project's declarations with these, in this order, after validating them.
+
+    Publishes one access-changed event naming the project and every project it declared
+    before or declares now: both directions of each relationship may have changed. An
+    unchanged list writes nothing and publishes nothing.
+    """
+    problems = check_declarations(project_id=project.id, declarations=declarations)
+    if problems:
+        raise problems_error(problems)
+    with transaction.atomic():
+        _lock(project)
+        existing = Relationship.objects.filter(project=project).order_by("position", "id")
+        rows = list(existing)
+        if [declaration_from_row(row) for row in rows] == list(declarations):
+            return rows  # an unchanged list changes nobody's access
+        before = {row.related_project_id for row in rows}
+        existing.delete()
+        rows = Relationship.objects.bulk_create(
+            Relationship(
+                project=project,
+                alias=declaration.alias,
+                related_project_id=declaration.project_id,
+                position=position,
+                **grant_to_columns(declaration.grant),
+            )
+            for position, declaration in enumerate(declarations)
+        )
+        after = {declaration.project_id for declaration in declarations}
+        publish_access_changed(project_ids={project.id, *before, *after})
+    return rows
+
+
+def relationship_declare(
+    *, project: Project, alias: str, project_id: UUID, grant: Grant | None = None
+) -> None:
+    """Add one relationship, or replace the one with this alias, keeping the others."""
+    with transaction.atomic():
+        current = _locked_declarations(project)
+        declaration = Declaration(alias=alias, project_id=project_id, grant=grant or Grant())
+        replaced = [declaration if item.alias == alias else item for item in current]
+        if not any(item.alias == alias for item in current):
+            replaced.append(declaration)
+        relationships_set(project=project, declarations=replaced)
+
+
+def relationship_remove(*, project: Project, alias: str) -> bool:
+    """Remove the relationship with this alias; False when there was none."""
+    with transaction.atomic():
+        current = _locked_declarations(project)
+        kept = [item for item in current if item.alias != alias]
+        if len(kept) == len(current):
+            return False
+        relationships_set(project=project, declarations=kept)
+        return True
+
+
+def _locked_declarations(project: Project) -> list[Declaration]:
+    _lock(project)
+    return declarations_of(project)
+
+
+def _lock(project: Project) -> None:
+    # Changes of one project's declaration list take the project row's lock first, so two
+    # of them serialise instead of one silently undoing (or colliding with) the other.
+    # SQLite has no row locks; its IMMEDIATE transactions already serialise writers.
+    list(Project.objects.select_for_update().filter(pk=project.pk).values_list("pk"))
+
+
+# --- status ----------------------------------------------------------------------------------
+
+
+class RelationshipStatus(StrEnum):
+    CONFIRMED = "confirmed"
+    PENDING = "pending"
+    TARGET_UNKNOWN = "target unknown"
+
+
+def relationship_statuses(
+    *, project_id: UUID, related_project_ids: Iterable[UUID]
+) -> dict[UUID, RelationshipStatus]:
+    """Each declared relationship's live status: confirmed when the related project exists
+    and points back, pending when it exists but does not, else target unknown."""
+    wanted = set(related_project_ids)
+    points_back = Relationship.objects.filter(project=OuterRef("pk"), related_project_id=project_id)
+    found = dict(
+        Project.objects.filter(pk__in=wanted)
+        .annotate(points_back=Exists(points_back))
+        .values_list("pk", "points_back")
+    )
+    return {
+        target: (
+            RelationshipStatus.TARGET_UNKNOWN
+            if target not in found
+            else RelationshipStatus.CONFIRMED
+            if found[target]
+            else RelationshipStatus.PENDING
+        )
+        for target in wanted
+    }

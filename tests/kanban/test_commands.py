@@ -1,0 +1,189 @@
+"""The command-line tools, run the way manage.py runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from kanban.memberships import role_of
+from kanban.models import Project
+from tests.kanban.conftest import MakeProject
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+PASSWORD = "correct horse battery staple"
+
+
+def manage(*argv: str) -> int:
+    """Run a command as manage.py would and return its exit status. (Not through
+    ``ManagementUtility``: that closes every database connection, the test's included.)"""
+    try:
+        call_command(*argv)
+    except CommandError as error:
+        # What BaseCommand.run_from_argv prints before exiting with the error's status.
+        sys.stderr.write(f"CommandError: {error}\n")
+        return error.returncode
+    return 0
+
+
+def write_package(folder: Path, info: dict[str, object]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {"steamHarness": {"projectInfo": info}}
+    (folder / "package.json").write_text(json.dumps(document, indent=2) + "\n")
+    (folder / "index.html").write_text("<!doctype html><title>board</title>")
+    return folder
+
+
+def test_import_and_export_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project_id = str(uuid.uuid4())
+    folder = write_package(
+        tmp_path / "board",
+        {"projectId": project_id, "name": "Board", "type": "kanban", "relatedProjects": []},
+    )
+
+    assert manage("import_project", str(folder)) == 0
+    assert f"Imported Board ({project_id}): kanban, 0 relationship(s), 1 plugin file(s)" in (
+        capsys.readouterr().out
+    )
+
+    assert manage("export_project", project_id, str(tmp_path / "out")) == 0
+    assert (tmp_path / "out" / "package.json").read_text() == (folder / "package.json").read_text()
+    assert (tmp_path / "out" / "index.html").read_text() == (folder / "index.html").read_text()
+
+    assert manage("export_project", project_id, str(tmp_path / "out")) == 1
+    assert "is not empty" in capsys.readouterr().err
+    assert manage("export_project", project_id, str(tmp_path / "out"), "--force") == 0
+
+
+def test_an_invalid_package_prints_each_error_with_its_json_path_and_exits_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = write_package(
+        tmp_path / "board",
+        {
+            "projectId": str(uuid.uuid4()),
+            "name": "Board",
+            "type": "kanban",
+            "relatedProjects": [
+                {"alias": "ok", "projectId": str(uuid.uuid4())},
+                {"alias": "also-ok", "projectId": str(uuid.uuid4())},
+                {"alias": "Not OK", "projectId": "123"},
+            ],
+        },
+    )
+
+    assert manage("import_project", str(folder)) == 1
+
+    err = capsys.readouterr().err
+    assert "steamHarness.projectInfo.relatedProjects[2].alias: alias 'Not OK' must match" in err
+    assert (
+        "steamHarness.projectInfo.relatedProjects[2].projectId: projectId '123' is not a UUID"
+        in (err)
+    )
+    assert "nothing imported" in err
+    assert not Project.objects.exists()
+
+
+def test_adduser_reads_the_password_from_stdin() -> None:
+    call_command("adduser", "dora", "--password-stdin", stdin=io.StringIO(PASSWORD + "\n"))
+
+    dora = User.objects.get(username="dora")
+    assert authenticate(username="dora", password=PASSWORD) == dora
+    assert (dora.is_active, dora.is_staff, dora.is_superuser) == (True, False, False)
+
+
+def test_adduser_makes_staff_and_superusers_or_users_without_a_password() -> None:
+    call_command("adduser", "ops", "--staff", "--password-stdin", stdin=io.StringIO(PASSWORD))
+    call_command("adduser", "root", "--superuser", "--password-stdin", stdin=io.StringIO(PASSWORD))
+    call_command("adduser", "robot")
+
+    flags = {u.username: (u.is_staff, u.is_superuser) for u in User.objects.all()}
+    assert flags == {"ops": (True, False), "root": (True, True), "robot": (False, False)}
+    assert not User.objects.get(username="robot").has_usable_password()
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "message"),
+    [
+        (["adduser", "alice", "--password-stdin"], PASSWORD, "user 'alice' already exists"),
+        (["adduser", "dora", "--password-stdin"], "123", "This password is too short"),
+        (["adduser", "dora", "--password-stdin"], "", "no password on standard input"),
+    ],
+    ids=["exists", "weak", "empty"],
+)
+def test_adduser_refuses_duplicates_and_weak_passwords(
+    alice: AbstractUser, argv: list[str], stdin: str, message: str
+) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command(*argv, stdin=io.StringIO(stdin))
+    assert User.objects.count() == 1
+
+
+def test_membership_sets_changes_and_removes_a_role(
+    make_project: MakeProject, alice: AbstractUser, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = make_project("Board")
+
+    call_command("membership", "alice", str(board.id), "guest")
+    assert role_of(user=alice, project=board) == "guest"
+    call_command("membership", "alice", str(board.id), "owner")
+    assert role_of(user=alice, project=board) == "owner"
+    call_command("membership", "alice", str(board.id), "owner")
+    assert capsys.readouterr().out.splitlines()[-1].endswith("(unchanged)")
+    call_command("membership", "alice", str(board.id), "none")
+    assert role_of(user=alice, project=board) is None
+
+
+def test_membership_refuses_unknown_users_projects_and_roles(
+    make_project: MakeProject, alice: AbstractUser
+) -> None:
+    board = make_project("Board")
+
+    with pytest.raises(CommandError, match="no user 'zed'"):
+        call_command("membership", "zed", str(board.id), "guest")
+    with pytest.raises(CommandError, match="no project"):
+        call_command("membership", "alice", str(uuid.uuid4()), "guest")
+    assert manage("membership", "alice", str(board.id), "admin") != 0
+    assert role_of(user=alice, project=board) is None
+
+
+def test_manage_py_exits_non_zero_on_an_invalid_package(tmp_path: Path) -> None:
+    folder = write_package(
+        tmp_path / "board",
+        {"projectId": "not-a-uuid", "name": "", "type": "kanban", "relatedProjects": []},
+    )
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env["KANBAN_SQLITE_PATH"] = str(tmp_path / "unused.sqlite3")
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_project", str(folder)],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[:2] == [
+        "steamHarness.projectInfo.projectId: projectId 'not-a-uuid' is not a UUID",
+        "steamHarness.projectInfo.name: name must be a non-empty string",
+    ]

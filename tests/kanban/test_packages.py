@@ -1,0 +1,488 @@
+"""Project packages: import from a folder, export back, refuse what is invalid whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+
+from kanban import packages
+from kanban.memberships import membership_set, role_of
+from kanban.models import PluginFile, Project
+from kanban.packages import plugin_file_read, project_export, project_import
+from kanban.relationships import (
+    Declaration,
+    Grant,
+    RelationshipStatus,
+    Rule,
+    declarations_of,
+    relationship_statuses,
+)
+from storage import engine
+from storage.errors import KanbanError
+from storage.namespaces import project_kv
+from storage.writes import set_value
+from tests.kanban.conftest import MakeProject, declare
+
+pytestmark = pytest.mark.django_db
+
+SHOP = "5b0e2f4c-6a53-4f7e-9d0b-1c2d3e4f5a6b"
+WAREHOUSE = "f4ee23d7-abbb-4ba3-8baf-75b7c6c0b964"
+BILLING = "0c9a7b6e-5d4c-4b3a-8f2e-1d0c9b8a7f6e"
+
+
+def package_json(**info: Any) -> dict[str, Any]:
+    """A realistic package.json: npm fields around steamHarness, in an author's key order."""
+    project_info = {
+        "projectId": SHOP,
+        "name": "Corner shop",
+        "type": "kanban",
+        "relatedProjects": [
+            {
+                "alias": "inventory",
+                "projectId": WAREHOUSE,
+                "grantToRelatedProject": {"read": {"mode": "all"}, "write": {"mode": "none"}},
+            },
+            {
+                "alias": "billing",
+                "projectId": BILLING,
+                "grantToRelatedProject": {
+                    "read": {"mode": "prefixes", "prefixes": ["invoice:", "order:"]},
+                    "write": {"mode": "none"},
+                    "knowledge": {"read": {"mode": "all"}, "write": {"mode": "none"}},
+                    "entrypoints": {"mode": "prefixes", "prefixes": ["kb_"]},
+                },
+            },
+        ],
+    }
+    project_info.update(info)
+    return {
+        "name": "corner-shop-board",
+        "version": "1.2.0",
+        "private": True,
+        "scripts": {"build": "vite build"},
+        "steamHarness": {"projectInfo": project_info, "kanban": {"entry": "dist/index.html"}},
+        "devDependencies": {"vite": "^5.0.0"},
+    }
+
+
+def write_package(
+    folder: Path, document: dict[str, Any], files: dict[str, bytes] | None = None
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    for relative, content in (files or {}).items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    return folder
+
+
+PLUGIN_FILES = {
+    "dist/index.html": b"<!doctype html><script src='app.js'></script>",
+    "dist/app.js": b"window.steamHarnessKanban.kv.getValue('x');",
+    "dist/assets/logo.svg": b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+    "dist/assets/fonts/inter.woff2": bytes(range(256)),
+}
+
+
+@pytest.fixture
+def shop_package(tmp_path: Path) -> Path:
+    return write_package(
+        tmp_path / "shop",
+        package_json(),
+        {
+            **PLUGIN_FILES,
+            "dist/.DS_Store": b"finder noise",
+            "dist/.cache/x.js": b"hidden folder",
+            "src/main.ts": b"source outside the entry's folder",
+            "README.md": b"# Corner shop",
+        },
+    )
+
+
+def test_importing_creates_the_project_its_declarations_and_plugin_files(
+    shop_package: Path,
+) -> None:
+    project = project_import(path=shop_package)
+
+    assert (str(project.id), project.name, project.type, project.kanban_entry) == (
+        SHOP,
+        "Corner shop",
+        "kanban",
+        "dist/index.html",
+    )
+    assert declarations_of(project) == [
+        Declaration("inventory", uuid.UUID(WAREHOUSE), Grant()),
+        Declaration(
+            "billing",
+            uuid.UUID(BILLING),
+            Grant(
+                read=Rule("prefixes", ("invoice:", "order:")),
+                knowledge_read=Rule("all"),
+                entrypoints=Rule("prefixes", ("kb_",)),
+            ),
+        ),
+    ]
+    stored = {f.path: f for f in PluginFile.objects.filter(project=project)}
+    assert sorted(stored) == sorted(PLUGIN_FILES)
+    index = stored["dist/index.html"]
+    assert bytes(index.content) == PLUGIN_FILES["dist/index.html"]
+    assert (index.content_type, index.size) == ("text/html", len(PLUGIN_FILES["dist/index.html"]))
+    assert stored["dist/app.js"].content_type == "text/javascript"
+    assert len(index.sha256) == 64
+
+
+def test_import_then_export_round_trips_to_identical_json_and_files(
+    shop_package: Path, tmp_path: Path
+) -> None:
+    project = project_import(path=shop_package)
+
+    exported = project_export(project_id=project.id, path=tmp_path / "out")
+
+    original = (shop_package / "package.json").read_text(encoding="utf-8")
+    assert (exported / "package.json").read_text(encoding="utf-8") == original
+    written = {
+        path.relative_to(exported).as_posix(): path.read_bytes()
+        for path in exported.rglob("*")
+        if path.is_file() and path.name != "package.json"
+    }
+    assert written == PLUGIN_FILES
+
+
+def test_a_minimal_package_round_trips_too(tmp_path: Path) -> None:
+    document = {
+        "steamHarness": {
+            "projectInfo": {
+                "projectId": SHOP,
+                "name": "Flow",
+                "type": "workflow",
+                "relatedProjects": [{"alias": "inventory", "projectId": WAREHOUSE}],
+            }
+        }
+    }
+    folder = write_package(tmp_path / "flow", document, {"index.html": b"not a kanban"})
+
+    project = project_import(path=folder)
+    exported = project_export(project_id=project.id, path=tmp_path / "out")
+
+    assert json.loads((exported / "package.json").read_text()) == document
+    assert not PluginFile.objects.filter(project=project).exists()
+    assert sorted(p.name for p in exported.iterdir()) == ["package.json"]
+
+
+def test_export_writes_what_the_admin_changed_since_the_import(
+    shop_package: Path, tmp_path: Path
+) -> None:
+    project = project_import(path=shop_package)
+    declare(project, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("stock:",))))
+    project.name = "Shop on the corner"
+    project.save()
+
+    exported = project_export(project_id=project.id, path=tmp_path / "out")
+
+    document = json.loads((exported / "package.json").read_text())
+    info = document["steamHarness"]["projectInfo"]
+    assert info["name"] == "Shop on the corner"
+    assert info["relatedProjects"][0] == {
+        "alias": "inventory",
+        "projectId": WAREHOUSE,
+        "grantToRelatedProject": {
+            "read": {"mode": "all"},
+            "write": {"mode": "prefixes", "prefixes": ["stock:"]},
+        },
+    }
+    # The untouched declaration keeps its original spelling, the other fields their place.
+    assert (
+        info["relatedProjects"][1]
+        == package_json()["steamHarness"]["projectInfo"]["relatedProjects"][1]
+    )
+    assert list(document) == list(package_json())
+
+
+def test_a_project_made_in_the_admin_exports_a_fresh_package(
+    make_project: MakeProject, tmp_path: Path
+) -> None:
+    board = make_project("Board")
+    declare(board, "inventory", uuid.UUID(WAREHOUSE))
+
+    exported = project_export(project_id=board.id, path=tmp_path / "out")
+
+    assert json.loads((exported / "package.json").read_text()) == {
+        "steamHarness": {
+            "projectInfo": {
+                "projectId": str(board.id),
+                "name": "Board",
+                "type": "kanban",
+                "relatedProjects": [
+                    {
+                        "alias": "inventory",
+                        "projectId": WAREHOUSE,
+                        "grantToRelatedProject": {
+                            "read": {"mode": "all"},
+                            "write": {"mode": "none"},
+                        },
+                    }
+                ],
+            },
+            "kanban": {"entry": "index.html"},
+        }
+    }
+
+
+def test_importing_again_updates_in_place_and_keeps_memberships(
+    shop_package: Path, alice: AbstractUser
+) -> None:
+    project = project_import(path=shop_package)
+    membership_set(user=alice, project=project, role="developer")
+    document = package_json(name="Renamed shop")
+    document["steamHarness"]["projectInfo"]["relatedProjects"].pop(0)
+    write_package(shop_package, document)
+    (shop_package / "dist/assets/logo.svg").unlink()
+
+    again = project_import(path=shop_package)
+
+    assert again.id == project.id and Project.objects.count() == 1
+    assert again.name == "Renamed shop"
+    assert [d.alias for d in declarations_of(again)] == ["billing"]
+    assert "dist/assets/logo.svg" not in set(
+        PluginFile.objects.filter(project=again).values_list("path", flat=True)
+    )
+    assert role_of(user=alice, project=again) == "developer"
+
+
+def test_an_imported_declaration_is_pending_until_the_other_side_exists_and_points_back(
+    shop_package: Path, make_project: MakeProject, tmp_path: Path
+) -> None:
+    shop = project_import(path=shop_package)
+    warehouse_package = write_package(
+        tmp_path / "warehouse",
+        {
+            "steamHarness": {
+                "projectInfo": {
+                    "projectId": WAREHOUSE,
+                    "name": "Warehouse",
+                    "type": "workflow",
+                    "relatedProjects": [{"alias": "shop", "projectId": SHOP}],
+                }
+            }
+        },
+    )
+
+    def status() -> RelationshipStatus:
+        return relationship_statuses(
+            project_id=shop.id, related_project_ids=[uuid.UUID(WAREHOUSE)]
+        )[uuid.UUID(WAREHOUSE)]
+
+    assert status() == RelationshipStatus.TARGET_UNKNOWN
+    project_import(path=warehouse_package)
+    assert status() == RelationshipStatus.CONFIRMED
+
+
+def test_an_invalid_package_lists_every_problem_with_its_json_path_and_changes_nothing(
+    shop_package: Path,
+) -> None:
+    project = project_import(path=shop_package)
+    before = (declarations_of(project), sorted(project.plugin_files.values_list("sha256", "path")))
+    document = package_json(name="", type="board")
+    related = document["steamHarness"]["projectInfo"]["relatedProjects"]
+    related[1]["alias"] = "Billing Dept"
+    related[1]["grantToRelatedProject"]["write"] = {"mode": "prefixes", "prefixes": []}
+    related.append({"alias": "inventory", "projectId": SHOP})
+    write_package(shop_package, document, {"dist/app.js": b"changed"})
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=shop_package)
+
+    assert caught.value.code == "invalid_argument"
+    assert caught.value.details["problems"] == [
+        {
+            "path": "steamHarness.projectInfo.name",
+            "message": "name must be a non-empty string",
+        },
+        {
+            "path": "steamHarness.projectInfo.type",
+            "message": "type must be one of kanban, workflow, conversation, not 'board'",
+        },
+        {
+            "path": "steamHarness.projectInfo.relatedProjects[1].alias",
+            "message": "alias 'Billing Dept' must match [a-z][a-z0-9_-]{0,63}",
+        },
+        {
+            "path": "steamHarness.projectInfo.relatedProjects[1]"
+            ".grantToRelatedProject.write.prefixes",
+            "message": "write.prefixes needs at least 1 prefix with mode 'prefixes'",
+        },
+        {
+            "path": "steamHarness.projectInfo.relatedProjects[2].alias",
+            "message": "alias 'inventory' is already used by relationship 1",
+        },
+        {
+            "path": "steamHarness.projectInfo.relatedProjects[2].projectId",
+            "message": "projectId must name another project, not this one",
+        },
+    ]
+    project.refresh_from_db()
+    assert project.name == "Corner shop"
+    after = (declarations_of(project), sorted(project.plugin_files.values_list("sha256", "path")))
+    assert after == before
+
+
+@pytest.mark.parametrize(
+    ("document", "where", "message"),
+    [
+        ([1, 2], "package.json", "must hold a JSON object"),
+        ({"name": "x"}, "steamHarness", "must be a JSON object"),
+        (
+            {"steamHarness": {"projectInfo": []}},
+            "steamHarness.projectInfo",
+            "must be a JSON object",
+        ),
+        (
+            {"steamHarness": {"projectInfo": {"projectId": "nope", "name": "x", "type": "kanban"}}},
+            "steamHarness.projectInfo.projectId",
+            "projectId 'nope' is not a UUID",
+        ),
+    ],
+    ids=["array", "no-steamHarness", "projectInfo-array", "bad-uuid"],
+)
+def test_malformed_manifests_are_reported_where_they_go_wrong(
+    tmp_path: Path, document: Any, where: str, message: str
+) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "package.json").write_text(json.dumps(document))
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    assert {"path": where, "message": message} in caught.value.details["problems"]
+    assert not Project.objects.exists()
+
+
+def test_a_folder_without_valid_json_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text("{'not': json}")
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=tmp_path)
+    assert caught.value.details["problems"][0]["path"] == "package.json"
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=tmp_path / "missing")
+    assert caught.value.details["problems"][0]["message"] == "is not a folder"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("../outside/index.html", "must not contain empty, '.' or '..' segments"),
+        ("/etc/index.html", "must be relative, not absolute"),
+        (".hidden/index.html", "names a hidden file"),
+        ("dist\\index.html", "must not contain backslashes or control characters"),
+        ("dist/missing.html", "entry file 'dist/missing.html' is missing"),
+    ],
+)
+def test_plugin_entries_outside_the_package_or_hidden_are_refused(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    document = package_json()
+    document["steamHarness"]["kanban"]["entry"] = entry
+    folder = write_package(tmp_path / "shop", document, PLUGIN_FILES)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    (problem,) = caught.value.details["problems"]
+    assert problem["path"] == "steamHarness.kanban.entry"
+    assert message in problem["message"]
+
+
+def test_links_and_oversized_files_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not part of any plugin")
+    folder = write_package(tmp_path / "shop", package_json(), PLUGIN_FILES)
+    os.symlink(secret, folder / "dist" / "leak.txt")
+    monkeypatch.setattr(packages, "MAX_PLUGIN_FILE_BYTES", 200)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    assert sorted(caught.value.details["problems"], key=lambda p: p["path"]) == [
+        {"path": "dist/assets/fonts/inter.woff2", "message": "is larger than 200 bytes"},
+        {"path": "dist/leak.txt", "message": "only regular files are imported (no links)"},
+    ]
+
+
+def test_too_many_plugin_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = write_package(tmp_path / "shop", package_json(), PLUGIN_FILES)
+    monkeypatch.setattr(packages, "MAX_PLUGIN_FILES", 3)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    assert caught.value.details["problems"][0]["message"].startswith("a plugin is at most 3 files")
+
+
+def test_plugin_files_are_read_by_project_and_path(shop_package: Path) -> None:
+    project = project_import(path=shop_package)
+
+    found = plugin_file_read(project_id=project.id, path="dist/assets/logo.svg")
+
+    assert (found.content_type, bytes(found.content)) == (
+        "image/svg+xml",
+        PLUGIN_FILES["dist/assets/logo.svg"],
+    )
+    for path, code in [
+        ("dist/nothing.js", "not_found"),
+        ("dist/../package.json", "invalid_argument"),
+        ("/dist/app.js", "invalid_argument"),
+        ("dist/.DS_Store", "invalid_argument"),
+    ]:
+        with pytest.raises(KanbanError) as caught:
+            plugin_file_read(project_id=project.id, path=path)
+        assert caught.value.code == code, path
+    with pytest.raises(KanbanError):
+        plugin_file_read(project_id=uuid.uuid4(), path="dist/app.js")
+
+
+def test_export_refuses_a_folder_in_use_unless_told_to_overwrite(
+    shop_package: Path, tmp_path: Path
+) -> None:
+    project = project_import(path=shop_package)
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+
+    with pytest.raises(KanbanError) as caught:
+        project_export(project_id=project.id, path=target)
+    assert caught.value.code == "conflict"
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
+
+    project_export(project_id=project.id, path=target, overwrite=True)
+    assert (target / "notes.txt").read_text() == "mine"
+    assert (target / "dist" / "index.html").is_file()
+
+    with pytest.raises(KanbanError) as caught:
+        project_export(project_id=uuid.uuid4(), path=tmp_path / "other")
+    assert caught.value.code == "not_found"
+
+
+def test_neither_import_nor_export_touches_kv(shop_package: Path, tmp_path: Path) -> None:
+    project = project_import(path=shop_package)
+    address = project_kv(project.id, "stock:1")
+    engine.commit([set_value(address, {"count": 8})])
+
+    exported = project_export(project_id=project.id, path=tmp_path / "out")
+    project_import(path=exported)
+
+    stored = engine.get_value(address)
+    assert stored is not None and stored.value == {"count": 8}
+    assert "count" not in "".join(
+        path.read_text(errors="replace") for path in exported.rglob("*") if path.is_file()
+    )
