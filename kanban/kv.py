@@ -30,9 +30,7 @@ class Origin:
     run_id: str | None = None
 
 
-def _dataset(
-    access: Access, domain: Domain, conversation_id: str | None
-) -> kv.Dataset:
+def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.Dataset:
     if access.alias is not None and (domain != "kv" or conversation_id is not None):
         raise invalid_argument("related projects offer project-scope KV only")
     return kv.Dataset(access.target_id, domain, conversation_id)
@@ -66,9 +64,7 @@ def project_kv_get(
     domain: Domain = "kv",
     conversation_id: str | None = None,
 ) -> kv.Entry | None:
-    access = access_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key
-    )
+    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key)
     return kv.kv_get(dataset=_dataset(access, domain, conversation_id), key=key)
 
 
@@ -82,19 +78,15 @@ def project_kv_set(
     alias: str | None = None,
     domain: Domain = "kv",
     conversation_id: str | None = None,
-    expected_revision: str | None | object = ANY,
+    expected_revision: str | object | None = ANY,
 ) -> str:
     """Write; with ``expected_revision`` (None = must be absent) as compare-and-set.
 
     A mismatch raises ``conflict`` carrying the current entry when the caller may read it.
     """
-    access = access_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=Op.SET, key=key
-    )
+    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.SET, key=key)
     dataset = _dataset(access, domain, conversation_id)
-    source = write_source(
-        user=user, access=access, origin=origin, conversation_id=conversation_id
-    )
+    source = write_source(user=user, access=access, origin=origin, conversation_id=conversation_id)
     try:
         return kv.kv_set(
             dataset=dataset,
@@ -128,7 +120,5 @@ def project_kv_delete(
     domain: Domain = "kv",
     conversation_id: str | None = None,
 ) -> bool:
-    access = access_project_data(
-        user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key
-    )
+    access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
     return kv.kv_delete(dataset=_dataset(access, domain, conversation_id), key=key)

@@ -32,7 +32,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @login_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "kanban/dashboard.html", {"boards": boards.boards_for_user(user=request.user)})
+    return render(
+        request, "kanban/dashboard.html", {"boards": boards.boards_for_user(user=request.user)}
+    )
 
 
 @login_required

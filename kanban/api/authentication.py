@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
@@ -29,3 +30,13 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    """Describes the bearer token in the OpenAPI schema."""
+
+    target_class = "kanban.api.authentication.BearerTokenAuthentication"
+    name = "bearerToken"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "`manage.py create_token`"}

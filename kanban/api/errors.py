@@ -48,7 +48,9 @@ def _translate(exc: Exception) -> KanbanError | None:
         return KanbanError(ErrorCode.NOT_FOUND, "not found")
     if isinstance(exc, exceptions.Throttled):
         return KanbanError(
-            ErrorCode.RATE_LIMITED, "too many requests", retryAfter=exc.wait and int(exc.wait)
+            ErrorCode.RATE_LIMITED,
+            "too many requests",
+            retryAfter=int(getattr(exc, "wait", 0) or 0),
         )
     if isinstance(exc, RequestDataTooBig):
         return KanbanError(ErrorCode.TOO_LARGE, "request body is too large")

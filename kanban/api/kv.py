@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any, ClassVar
-from uuid import UUID
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -129,5 +128,3 @@ class RelatedKvView(EntryView):
 
     related = True
     http_method_names = ["get", "put", "options"]
-
-

@@ -53,7 +53,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
-            await database_sync_to_async(service.access_board)(user=user, project_id=self.consumer_id)
+            await database_sync_to_async(service.access_board)(
+                user=user, project_id=self.consumer_id
+            )
         except (KanbanError, ValueError):
             await self.close()  # before accept: the handshake is refused with 403
             return
@@ -144,5 +146,3 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             del self.subscriptions[sub.alias]
         await self.hub.release(sub, None)
         await self.reply(frames.invalidated_event(sub.alias, str(code)))
-
-

@@ -158,17 +158,17 @@ class Hub:
     def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
         project_ids = {UUID(p) for p in projects}
         user_ids = set(users)
-        affected: dict[Socket, list[Subscription]] = defaultdict(list)
+        affected: dict[Socket, list[Subscription]] = {}
         for socket in self.sockets:
             if socket.user_id in user_ids or socket.consumer_id in project_ids:
-                affected[socket]  # noqa: B018 - the socket itself needs a re-check
-        for target, subs in self.by_target.items():
-            for sub in subs:
+                affected.setdefault(socket, [])  # the socket itself needs a re-check
+        for target, target_subs in self.by_target.items():
+            for sub in target_subs:
                 if target in project_ids or sub.socket in affected:
                     sub.held = sub.held or []  # hold events until the re-check decides
                     affected[sub.socket].append(sub)
-        for socket, subs in affected.items():
-            task = asyncio.create_task(socket.recheck(subs))
+        for socket, socket_subs in affected.items():
+            task = asyncio.create_task(socket.recheck(socket_subs))
             self._tasks.append(task)
             task.add_done_callback(self._tasks.remove)
 
@@ -223,4 +223,3 @@ def publish_access_changed(projects: Iterable[UUID], users: Iterable[int]) -> No
             "users": list(users),
         },
     )
-

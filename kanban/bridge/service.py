@@ -7,10 +7,9 @@ access function; tests call these directly as well.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 from uuid import UUID
-
-from importlib import import_module
 
 from django.conf import settings
 from django.contrib.auth import get_user_model

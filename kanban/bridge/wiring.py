@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from django.contrib.auth import get_user_model, user_logged_out
-from django.db.models.signals import post_save
+from django.contrib.auth import user_logged_out
 
 from kanban import access_events
 from kanban.bridge import hub
@@ -34,14 +33,7 @@ def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> Non
         access_events.publish_access_changed(user_ids=[user.pk])
 
 
-def _user_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
-    # Deactivation (or any change of the user) makes that user's sockets re-check.
-    if not created and set(kwargs.get("update_fields") or ()) != {"last_login"}:
-        access_events.publish_access_changed(user_ids=[instance.pk])
-
-
 def connect() -> None:
     add_kv_listener(_forward_kv)
     access_events.add_access_listener(_forward_access)
     user_logged_out.connect(_user_logged_out, dispatch_uid="kanban.bridge.logout")
-    post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="kanban.bridge.user")

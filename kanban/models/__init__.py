@@ -13,10 +13,12 @@ from kanban.models.projects import (
     Role,
     RuleMode,
 )
+from kanban.models.tokens import ApiToken
 
 __all__ = [
     "DEFAULT_KANBAN_ENTRY",
     "ROLE_RANK",
+    "ApiToken",
     "Membership",
     "PluginFile",
     "Project",

@@ -63,4 +63,3 @@ def client_for(user: Any | None, *, token: bool = True) -> APIClient:
         else:
             client.force_login(user)
     return client
-

@@ -159,9 +159,7 @@ def test_key_of_1024_is_accepted_and_1025_refused(people: People, board: Project
     assert_error(put(bob, kv_url(board, "k" * 1025), {"value": 1}), 400, "invalid_argument")
 
 
-def test_value_size_limit_is_exact_over_rest(
-    people: People, board: Project, settings: Any
-) -> None:
+def test_value_size_limit_is_exact_over_rest(people: People, board: Project, settings: Any) -> None:
     settings.KANBAN_MAX_VALUE_BYTES = 4096
     bob = client_for(people.bob)
     at_limit = "x" * 4094
@@ -205,7 +203,9 @@ def test_malformed_bodies_are_invalid_argument_and_write_nothing(
 
 def test_depth_64_is_accepted_and_65_refused_over_rest(people: People, board: Project) -> None:
     bob = client_for(people.bob)
-    assert put(bob, kv_url(board, "d"), {"value": json.loads("[" * 64 + "]" * 64)}).status_code == 200
+    assert (
+        put(bob, kv_url(board, "d"), {"value": json.loads("[" * 64 + "]" * 64)}).status_code == 200
+    )
     deeper = put(bob, kv_url(board, "d2"), {"value": json.loads("[" * 65 + "]" * 65)})
     assert_error(deeper, 400, "invalid_argument")
 
