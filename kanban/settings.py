@@ -223,6 +223,8 @@ SPECTACULAR_SETTINGS = {
 
 # Product limits (issue 4): a value is at most this many bytes of compact UTF-8 JSON.
 KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", str(1024 * 1024)))
+# A Knowledge document body is the one value allowed past that limit, up to this many bytes.
+KANBAN_MAX_DOCUMENT_BYTES = int(os.environ.get("KANBAN_MAX_DOCUMENT_BYTES", str(8 * 1024 * 1024)))
 # The bridge websocket: per-connection message rate, burst, and largest frame.
 KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
 KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))

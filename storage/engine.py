@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from typing import Any, Literal
 from django.db import connections, transaction
 
 from storage import events, jsoncodec
-from storage.addresses import Value, ValueList
+from storage.addresses import MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
 from storage.backends import Dialect, dialect_for
 from storage.errors import Conflict, invalid_argument
 from storage.writes import ANY, AppendList, DeleteList, DeleteValue, SetValue, Write
@@ -53,6 +54,36 @@ class WriteResult:
         return self.seq is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One read the engine served: ``op`` is get, scan or list; ``address`` what it named."""
+
+    op: Literal["get", "scan", "list"]
+    address: Value | ValueList
+
+
+#: Reads of the current thread or task, while ``recording_reads`` is active. The engine runs
+#: on the raw driver cursor, which Django's query capture does not see.
+_read_log: ContextVar[list[Read] | None] = ContextVar("storage_read_log", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[list[Read]]:
+    """Collect every read this thread or task makes (for tests proving what a call touched)."""
+    log: list[Read] = []
+    token = _read_log.set(log)
+    try:
+        yield log
+    finally:
+        _read_log.reset(token)
+
+
+def _record(op: Literal["get", "scan", "list"], address: Value | ValueList) -> None:
+    log = _read_log.get()
+    if log is not None:
+        log.append(Read(op, address))
+
+
 @contextmanager
 def _cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
     connection = connections[using]
@@ -87,6 +118,7 @@ def _stored(dialect: Dialect, address: Value, row: tuple[Any, ...]) -> StoredVal
 def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
     if not isinstance(address, Value):
         raise invalid_argument("get_value needs a Value address")
+    _record("get", address)
     with _cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_value, (address.namespace, address.key))
         row = cursor.fetchone()
@@ -126,6 +158,7 @@ def scan_values(
     exclusive = start_after is not None and start_after >= low
     if exclusive:
         low = start_after  # type: ignore[assignment]
+    _record("scan", prefix)
     with _cursor(using) as (dialect, cursor):
         rows = dialect.scan(cursor, prefix.namespace, low, high, size, low_exclusive=exclusive)
     result = []
@@ -152,6 +185,7 @@ def read_list(
     if cursor is not None and (type(cursor) is not int or cursor < 0):
         raise invalid_argument("cursor must be a non-negative integer seq", field="cursor")
     size = _check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+    _record("list", address)
     with _cursor(using) as (dialect, db):
         if order == "asc":
             bound = 0 if cursor is None else cursor
@@ -161,6 +195,20 @@ def read_list(
             db.execute(dialect.read_list_desc, (address.namespace, address.key, bound, size))
         rows = db.fetchall()
     return [ListElement(int(seq), jsoncodec.decode(text)) for seq, text in rows]
+
+
+def lock_namespace(namespace: str, *, using: str = "default") -> None:
+    """Serialize writers of ``namespace`` until the current transaction ends.
+
+    For read-modify-write sequences spanning several values (an index and its pages), where
+    per-value compare-and-set alone would make concurrent writers retry in a loop. Must run
+    inside ``transaction.atomic``: outside one the lock would be released at once.
+    """
+    check_text(namespace, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
+    if not connections[using].in_atomic_block:
+        raise RuntimeError("lock_namespace must be called inside transaction.atomic")
+    with _cursor(using) as (dialect, cursor):
+        dialect.lock_namespace(cursor, namespace)
 
 
 def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResult]:

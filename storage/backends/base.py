@@ -32,6 +32,11 @@ class Dialect(ABC):
         """Take the next value of the global sequence inside the current transaction."""
 
     @abstractmethod
+    def lock_namespace(self, cursor: Any, namespace: str) -> None:
+        """Block until no other transaction holds ``namespace``'s lock; hold it until this
+        transaction ends."""
+
+    @abstractmethod
     def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
         """Set (namespace, key, value, source, written_at); return the new seq."""
 

@@ -7,6 +7,7 @@ key's revisions strictly increase in commit order even when writers race. Keys u
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -83,6 +84,9 @@ class PostgresDialect(Dialect):
         cursor.execute(f"SELECT {_NEXT}", prepare=True)
         return int(cursor.fetchone()[0])
 
+    def lock_namespace(self, cursor: Any, namespace: str) -> None:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_lock_id(namespace),))
+
     def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
         cursor.execute(self._upsert, params, prepare=True)
         return int(cursor.fetchone()[0])
@@ -155,3 +159,12 @@ class PostgresDialect(Dialect):
     def from_db_time(self, raw: Any) -> datetime:
         assert isinstance(raw, datetime)
         return raw
+
+
+def advisory_lock_id(namespace: str) -> int:
+    """A stable signed 64-bit id for a namespace (``hash()`` differs between processes).
+
+    Two namespaces sharing an id only serialize each other's writers; nothing breaks.
+    """
+    digest = hashlib.blake2b(namespace.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)

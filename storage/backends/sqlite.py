@@ -64,6 +64,12 @@ class SqliteDialect(Dialect):
         cursor.execute("UPDATE storage_sequence SET last = last + 1 WHERE id = 1 RETURNING last")
         return int(cursor.fetchone()[0])
 
+    def lock_namespace(self, cursor: Any, namespace: str) -> None:
+        # SQLite has one writer at a time, so the database write lock is every namespace's
+        # lock. IMMEDIATE transactions hold it from BEGIN; this no-op write takes it at once
+        # even on a connection running DEFERRED transactions.
+        cursor.execute("UPDATE storage_sequence SET last = last WHERE id = 1")
+
     def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
         seq = self.allocate_seq(cursor)
         namespace, key, value, source, written_at = params

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import math
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connections, transaction
 
 from storage import dump, engine, events
 from storage.addresses import value, value_list
@@ -382,6 +384,51 @@ def test_a_delete_that_removes_nothing_publishes_nothing(
     with committing():
         engine.commit([delete_value(value("app.state", "ghost"))], using=using)
     assert published == []
+
+
+# --- namespace locks -----------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_namespace_lock_holds_other_writers_of_it_until_the_holder_commits() -> None:
+    """On the default database (the extra in-memory SQLite alias cannot be shared by threads)."""
+    with pytest.raises(RuntimeError):
+        engine.lock_namespace("app.locked")  # outside a transaction it would protect nothing
+    held = threading.Event()
+    order: list[str] = []
+
+    def holder() -> None:
+        try:
+            with transaction.atomic():
+                engine.lock_namespace("app.locked")
+                held.set()
+                time.sleep(0.3)
+                order.append("holder commits")
+        finally:
+            connections["default"].close()
+
+    def waiter() -> None:
+        try:
+            held.wait(5)
+            with transaction.atomic():
+                engine.lock_namespace("app.locked")
+                order.append("waiter holds the lock")
+        finally:
+            connections["default"].close()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=waiter)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert order == ["holder commits", "waiter holds the lock"]
+
+
+def test_a_namespace_lock_is_taken_inside_a_transaction(using: str) -> None:
+    with transaction.atomic(using=using):
+        engine.lock_namespace("app.locked", using=using)
+        put(using, value("app.locked", "k"), 1)
+    assert engine.get_value(value("app.locked", "k"), using=using) is not None
 
 
 # --- dump and load -------------------------------------------------------------------------

@@ -1,0 +1,198 @@
+"""The project Knowledge base as a user sees it: every call asks the one access function,
+then calls the storage service, recording who wrote, through what, from where.
+
+Access is decided per key (seed 000, "Generic relationships"). A call naming one document
+is decided by that document's key, ``knowledge.document.<id>``, so a prefix grant can open
+named documents. A call naming none (listing, searching every document, creating under an
+id the server picks) works on the index all documents share, ``knowledge.documents``, and
+needs the whole rule: under a prefix grant it is refused with that key named, whatever the
+prefixes are. Reads check ``knowledge.read``, writes ``knowledge.write``; a KV grant alone
+opens nothing here. Roles follow KV: guest on both projects to read, developer to write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from kanban.access import Access, Op, access_project_data
+from kanban.kv import Origin, write_source
+from storage import knowledge
+from storage.errors import ErrorCode, KanbanError
+from storage.knowledge import INDEX_KEY, document_key
+from storage.writes import ANY
+
+
+def access_knowledge(
+    *, user: Any, project_id: UUID, alias: str | None, op: Op, document_id: str | None
+) -> Access:
+    """Fetch-and-authorize for one Knowledge call: by the document's key when it names one,
+    else by the index key under a rule that must be ``all``."""
+    key = INDEX_KEY if document_id is None else document_key(document_id)
+    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
+    rule = access.knowledge_read if op is Op.KNOWLEDGE_READ else access.knowledge_write
+    if document_id is None and rule.mode != "all":
+        raise KanbanError(
+            ErrorCode.FORBIDDEN,
+            f"{key!r} is shared by every document, and a prefix grant through {alias!r} "
+            "opens named documents only; listing, searching and creating without an id "
+            "need the whole knowledge grant",
+            alias=alias,
+            key=key,
+        )
+    return access
+
+
+def _source(user: Any, access: Access, origin: Origin) -> dict[str, Any]:
+    return write_source(user=user, access=access, origin=origin, conversation_id=None)
+
+
+def project_knowledge_list(
+    *, user: Any, project_id: UUID, alias: str | None = None, cursor: str | None = None
+) -> knowledge.DocumentPage:
+    access = access_knowledge(
+        user=user, project_id=project_id, alias=alias, op=Op.KNOWLEDGE_READ, document_id=None
+    )
+    return knowledge.knowledge_list(project_id=access.target_id, cursor=cursor)
+
+
+def project_knowledge_get(
+    *, user: Any, project_id: UUID, document_id: str, alias: str | None = None
+) -> knowledge.Document:
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_READ,
+        document_id=document_id,
+    )
+    return knowledge.knowledge_get(project_id=access.target_id, document_id=document_id)
+
+
+def project_knowledge_create(
+    *,
+    user: Any,
+    project_id: UUID,
+    title: str,
+    markdown: str,
+    origin: Origin,
+    alias: str | None = None,
+    document_id: str | None = None,
+) -> knowledge.DocumentSummary:
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_WRITE,
+        document_id=document_id,
+    )
+    return knowledge.knowledge_create(
+        project_id=access.target_id,
+        title=title,
+        markdown=markdown,
+        document_id=document_id,
+        source=_source(user, access, origin),
+    )
+
+
+def project_knowledge_edit(
+    *,
+    user: Any,
+    project_id: UUID,
+    document_id: str,
+    origin: Origin,
+    alias: str | None = None,
+    title: str | None = None,
+    markdown: str | None = None,
+    expected_revision: str | object = ANY,
+) -> knowledge.DocumentSummary:
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_WRITE,
+        document_id=document_id,
+    )
+    # A stale ``expected_revision`` raises ``conflict`` carrying no current state, so a
+    # write-only grant cannot read through it.
+    return knowledge.knowledge_edit(
+        project_id=access.target_id,
+        document_id=document_id,
+        title=title,
+        markdown=markdown,
+        expected_revision=expected_revision,
+        source=_source(user, access, origin),
+    )
+
+
+def project_knowledge_delete(
+    *,
+    user: Any,
+    project_id: UUID,
+    document_id: str,
+    origin: Origin,
+    alias: str | None = None,
+) -> bool:
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_WRITE,
+        document_id=document_id,
+    )
+    return knowledge.knowledge_delete(
+        project_id=access.target_id,
+        document_id=document_id,
+        source=_source(user, access, origin),
+    )
+
+
+def project_knowledge_search(
+    *,
+    user: Any,
+    project_id: UUID,
+    query: str,
+    alias: str | None = None,
+    document_id: str | None = None,
+    before_lines: int = 0,
+    after_lines: int = 0,
+) -> knowledge.SearchResult:
+    """Search every document (an index read), or only ``document_id`` (that document's)."""
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_READ,
+        document_id=document_id,
+    )
+    return knowledge.knowledge_search(
+        project_id=access.target_id,
+        query=query,
+        document_id=document_id,
+        before_lines=before_lines,
+        after_lines=after_lines,
+    )
+
+
+def project_knowledge_read_lines(
+    *,
+    user: Any,
+    project_id: UUID,
+    document_id: str,
+    start_line: int,
+    end_line: int | None = None,
+    alias: str | None = None,
+) -> knowledge.DocumentLines:
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_READ,
+        document_id=document_id,
+    )
+    return knowledge.knowledge_read_lines(
+        project_id=access.target_id,
+        document_id=document_id,
+        start_line=start_line,
+        end_line=end_line,
+    )
