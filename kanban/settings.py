@@ -45,9 +45,17 @@ def database_from_url(url: str) -> dict[str, Any]:
         "PASSWORD": unquote(parts.password or ""),
         "HOST": parts.hostname or "",
         "PORT": str(parts.port or ""),
-        "CONN_MAX_AGE": int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-        "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": options,
+        # Under ASGI every worker thread would keep its own persistent connection; a pool
+        # bounds connections per process instead (Django requires CONN_MAX_AGE 0 with it).
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {
+            "pool": {
+                "min_size": int(os.environ.get("DATABASE_POOL_MIN", "2")),
+                "max_size": int(os.environ.get("DATABASE_POOL_MAX", "12")),
+                "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
+            },
+            **options,
+        },
         "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
     }
 

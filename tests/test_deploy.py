@@ -59,7 +59,8 @@ def test_database_url_is_parsed_into_django_settings() -> None:
     assert parsed["ENGINE"] == "django.db.backends.postgresql"
     assert (parsed["USER"], parsed["PASSWORD"]) == ("kb", "p@ss")
     assert (parsed["HOST"], parsed["PORT"], parsed["NAME"]) == ("db.internal", "6543", "boards")
-    assert parsed["OPTIONS"] == {"sslmode": "require"}
+    assert parsed["OPTIONS"]["sslmode"] == "require"
+    assert parsed["OPTIONS"]["pool"]["max_size"] >= 1, "connections are pooled per process"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ sides declare each other, prefix grants, and a guest role that may read but not 
 It stands in for the Django consumer so the plugins can be checked on their own; the
 real server's browser tests exercise the same pages through Django.
 
-Run: ``/work/main/.venv/bin/python -m pytest bridge_js/tests/plugins -q``
+Run: ``.venv/bin/python -m pytest tests/bridge_js/test_plugins_browser.py -q``
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from websockets.sync.server import Server, ServerConnection, serve
 
 pytestmark = pytest.mark.browser
 
-BRIDGE = Path(__file__).resolve().parents[2]
+BRIDGE = Path(__file__).resolve().parents[2] / "bridge_js"
 DIST = BRIDGE / "dist"
 PLUGINS = BRIDGE / "plugins"
 SCREENSHOTS = BRIDGE.parent / "var" / "screenshots"
