@@ -10,9 +10,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from kanban import boards
+from kanban import boards, configurations
 from kanban.security import host_csp, plugin_csp
 from storage.errors import ErrorCode, KanbanError
 
@@ -40,6 +41,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @never_cache
+@ensure_csrf_cookie  # the configuration picker writes through the API with X-CSRFToken
 def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
     try:
         project = boards.access_board(user=request.user, project_id=project_id)
@@ -47,13 +49,14 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
         if error.code == ErrorCode.FORBIDDEN:
             raise Http404("no such board") from None
         raise Http404(error.message) from None
+    active = configurations.configuration_active(user=request.user, project_id=project.id)
     context = {
         "project": project,
         "board_data": {
             "projectId": str(project.id),
             "name": project.name,
             "pluginUrl": f"/plugins/{project.id}/{project.kanban_entry}",
-            "configuration": {"id": "", "name": "Default", "values": {}},
+            "configuration": active.for_bridge(),
         },
     }
     response = render(request, "kanban/board.html", context)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kanban.models.configurations import Configuration
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_KANBAN_ENTRY",
     "ROLE_RANK",
     "ApiToken",
+    "Configuration",
     "Membership",
     "PluginFile",
     "Project",

@@ -1,4 +1,5 @@
-// Board host page: wires the sandboxed plugin iframe to the bridge relay (host.js).
+// Board host page: wires the sandboxed plugin iframe to the bridge relay (host.js) and the
+// configuration picker (configurations.js) to the relay.
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("board-data").textContent);
@@ -18,5 +19,11 @@
       statusEl.textContent = labels[status] || status;
     },
   });
-  window.kanbanBoard = { host, data };
+  const picker = window.KanbanConfigurations.mount({
+    root: document.getElementById("config-picker"),
+    projectId: data.projectId,
+    active: data.configuration,
+    onSwitch: (configuration) => host.setConfiguration(configuration),
+  });
+  window.kanbanBoard = { host, data, picker };
 })();

@@ -1,0 +1,237 @@
+"""REST endpoints for the caller's own named configurations of a board. Thin: parse, call
+one service from ``kanban.configurations``, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban import configurations as services
+from kanban.api.kv import ERRORS
+from kanban.configurations import DEFAULT_ID, UNSET, NamedConfiguration
+from storage.errors import invalid_argument
+
+#: How a URL names the default configuration, whose id ("") cannot be a path segment.
+DEFAULT_IN_URL = "default"
+
+
+def configuration_id_from_url(raw: str) -> str:
+    return DEFAULT_ID if raw == DEFAULT_IN_URL else raw
+
+
+def check_body(
+    data: Any, *, allowed: tuple[str, ...], required: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A JSON object with only ``allowed`` fields; absent fields are left out (not None)."""
+    if not isinstance(data, dict):
+        raise invalid_argument("the body must be a JSON object")
+    extra = sorted(set(data) - set(allowed))
+    if extra:
+        raise invalid_argument(f"unknown field {extra[0]!r}", field=extra[0])
+    for name in required:
+        if name not in data:
+            raise invalid_argument(f"the body needs {name!r}", field=name)
+    return {name: data[name] for name in allowed if name in data}
+
+
+def render_configuration(configuration: NamedConfiguration) -> dict[str, Any]:
+    def when(moment: Any) -> str | None:
+        return None if moment is None else moment.isoformat()
+
+    return {
+        "id": configuration.id,
+        "name": configuration.name,
+        "values": configuration.values,
+        "active": configuration.active,
+        "createdAt": when(configuration.created_at),
+        "updatedAt": when(configuration.updated_at),
+    }
+
+
+# --- OpenAPI ---------------------------------------------------------------------------------
+
+
+# These serializers only document the responses; ``render_configuration`` renders them.
+
+
+class ConfigurationSerializer(serializers.Serializer[Any]):
+    """One of the caller's named configurations of a board."""
+
+    id = serializers.CharField(help_text='a UUID; "" for the built-in default')
+    name = serializers.CharField(max_length=100)
+    values = serializers.DictField(help_text="a JSON object of at most 64 KiB")
+    active = serializers.BooleanField()
+    createdAt = serializers.DateTimeField(allow_null=True)
+    updatedAt = serializers.DateTimeField(allow_null=True)
+
+
+class ConfigurationListSerializer(serializers.Serializer[Any]):
+    """The default (id "") first, then the caller's own by name."""
+
+    activeId = serializers.CharField()
+    configurations = ConfigurationSerializer(many=True)
+
+
+class ConfigurationDeletedSerializer(serializers.Serializer[Any]):
+    """`active` is the default when the deleted configuration was the active one."""
+
+    deleted = serializers.BooleanField()
+    active = ConfigurationSerializer()
+
+
+ONE = OpenApiResponse(response=ConfigurationSerializer, description="one configuration")
+NAME = {"type": "string", "minLength": 1, "maxLength": 100}
+VALUES = {"type": "object", "description": "a JSON object of at most 64 KiB"}
+
+
+def _body(*, required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
+    return {
+        "application/json": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": list(required),
+            "properties": properties,
+        }
+    }
+
+
+CONFIGURATION_ID = OpenApiParameter(
+    "configuration_id",
+    str,
+    OpenApiParameter.PATH,
+    description=f"a configuration id, or `{DEFAULT_IN_URL}` for the built-in default",
+)
+TAGS = ["configurations"]
+
+
+# --- views -----------------------------------------------------------------------------------
+
+
+class ConfigurationListView(APIView):
+    """The caller's configurations of one board."""
+
+    @extend_schema(
+        operation_id="configurations_list",
+        tags=TAGS,
+        responses={200: ConfigurationListSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project_id: Any) -> Response:
+        found = services.configuration_list(user=request.user, project_id=project_id)
+        active = next(item.id for item in found if item.active)
+        return Response(
+            {"activeId": active, "configurations": [render_configuration(c) for c in found]}
+        )
+
+    @extend_schema(
+        operation_id="configurations_create",
+        tags=TAGS,
+        request=_body(required=("name",), name=NAME, values=VALUES),
+        responses={201: ONE, **ERRORS},
+    )
+    def post(self, request: Request, project_id: Any) -> Response:
+        body = check_body(request.data, allowed=("name", "values"), required=("name",))
+        created = services.configuration_create(
+            user=request.user,
+            project_id=project_id,
+            name=body["name"],
+            values=body.get("values", UNSET),
+        )
+        return Response(render_configuration(created), status=201)
+
+
+class ConfigurationView(APIView):
+    """One of the caller's configurations; another person's id is simply not found."""
+
+    http_method_names = ["get", "patch", "delete", "options"]
+
+    @extend_schema(
+        operation_id="configuration_get",
+        tags=TAGS,
+        parameters=[CONFIGURATION_ID],
+        responses={200: ONE, **ERRORS},
+    )
+    def get(self, request: Request, project_id: Any, configuration_id: str) -> Response:
+        found = services.configuration_get(
+            user=request.user,
+            project_id=project_id,
+            configuration_id=configuration_id_from_url(configuration_id),
+        )
+        return Response(render_configuration(found))
+
+    @extend_schema(
+        operation_id="configuration_update",
+        tags=TAGS,
+        parameters=[CONFIGURATION_ID],
+        request=_body(name=NAME, values=VALUES),
+        responses={200: ONE, **ERRORS},
+    )
+    def patch(self, request: Request, project_id: Any, configuration_id: str) -> Response:
+        body = check_body(request.data, allowed=("name", "values"))
+        updated = services.configuration_update(
+            user=request.user,
+            project_id=project_id,
+            configuration_id=configuration_id_from_url(configuration_id),
+            name=body.get("name", UNSET),
+            values=body.get("values", UNSET),
+        )
+        return Response(render_configuration(updated))
+
+    @extend_schema(
+        operation_id="configuration_delete",
+        tags=TAGS,
+        parameters=[CONFIGURATION_ID],
+        responses={200: ConfigurationDeletedSerializer, **ERRORS},
+    )
+    def delete(self, request: Request, project_id: Any, configuration_id: str) -> Response:
+        active = services.configuration_delete(
+            user=request.user,
+            project_id=project_id,
+            configuration_id=configuration_id_from_url(configuration_id),
+        )
+        return Response({"deleted": True, "active": render_configuration(active)})
+
+
+class ConfigurationDuplicateView(APIView):
+    @extend_schema(
+        operation_id="configuration_duplicate",
+        tags=TAGS,
+        parameters=[CONFIGURATION_ID],
+        request=_body(name=NAME),
+        responses={201: ONE, **ERRORS},
+    )
+    def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
+        body = check_body(request.data, allowed=("name",))
+        copy = services.configuration_duplicate(
+            user=request.user,
+            project_id=project_id,
+            configuration_id=configuration_id_from_url(configuration_id),
+            name=body.get("name", UNSET),
+        )
+        return Response(render_configuration(copy), status=201)
+
+
+class ConfigurationActivateView(APIView):
+    @extend_schema(
+        operation_id="configuration_activate",
+        tags=TAGS,
+        parameters=[CONFIGURATION_ID],
+        request=None,
+        responses={200: ONE, **ERRORS},
+    )
+    def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
+        check_body(request.data, allowed=())
+        active = services.configuration_activate(
+            user=request.user,
+            project_id=project_id,
+            configuration_id=configuration_id_from_url(configuration_id),
+        )
+        return Response(render_configuration(active))

@@ -1,0 +1,282 @@
+// The board's configuration picker: the person's own named configurations of this board.
+//
+// The selected entry is always the active configuration. Switching tells the server first
+// (so the choice survives a reload), then the plugin through the host relay, without a
+// page reload. New and Duplicate switch to what they create; deleting the active one falls
+// back to Default, as the server does.
+//
+// window.KanbanConfigurations.mount({root, projectId, active, onSwitch}) wires the markup
+// in templates/kanban/board.html; onSwitch({id, name, values}) is called on every change
+// of the active configuration (board.js passes host.setConfiguration).
+(function () {
+  "use strict";
+
+  const DEFAULT_IN_URL = "default"; // the default's id is "", which a URL cannot carry
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]*)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  class ApiError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.code = code;
+    }
+  }
+
+  async function request(method, url, body) {
+    const headers = { Accept: "application/json" };
+    const init = { method, headers, credentials: "same-origin" };
+    if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(url, init);
+    } catch {
+      throw new ApiError("unavailable", "the server cannot be reached");
+    }
+    let data = null;
+    try {
+      data = await response.json();
+    } catch {
+      // A proxy's HTML error page: fall through to the status line.
+    }
+    if (!response.ok) {
+      const code = data && typeof data.code === "string" ? data.code : "unavailable";
+      const message = data && typeof data.message === "string" ? data.message : "";
+      throw new ApiError(code, message || `the request failed (${response.status})`);
+    }
+    return data;
+  }
+
+  const forBridge = (c) => ({ id: c.id, name: c.name, values: c.values });
+
+  function mount({ root, projectId, active, onSwitch }) {
+    const base = "/api/v1/projects/" + encodeURIComponent(projectId) + "/configurations/";
+    const urlOf = (id, action) =>
+      base + encodeURIComponent(id || DEFAULT_IN_URL) + "/" + (action ? action + "/" : "");
+
+    const select = root.querySelector("select");
+    const message = root.querySelector(".config-message");
+    const buttons = {};
+    for (const button of root.querySelectorAll("button[data-action]")) {
+      buttons[button.dataset.action] = button;
+    }
+    const nameDialog = root.querySelector('dialog[data-dialog="name"]');
+    const deleteDialog = root.querySelector('dialog[data-dialog="delete"]');
+
+    // What the plugin has now, and every configuration the server listed.
+    let current = forBridge(active);
+    let items = [{ ...current, active: true }];
+    let loaded = false;
+
+    const say = (text, kind) => {
+      message.textContent = text;
+      message.dataset.kind = kind || "info";
+    };
+
+    function render() {
+      select.replaceChildren(
+        ...items.map((item) => {
+          const option = document.createElement("option");
+          option.value = item.id;
+          option.textContent = item.name;
+          option.selected = item.id === current.id;
+          return option;
+        }),
+      );
+      select.disabled = !loaded;
+      buttons.new.disabled = buttons.duplicate.disabled = !loaded;
+      // The built-in default cannot be renamed or deleted.
+      buttons.rename.disabled = buttons.delete.disabled = !loaded || current.id === "";
+    }
+
+    // The server's answer is the truth: remember it and hand it to the plugin. A new
+    // configuration is appended here; the next refresh() puts it in the server's order.
+    function apply(configuration) {
+      current = forBridge(configuration);
+      const known = items.some((item) => item.id === current.id);
+      items = (known ? items : [...items, configuration]).map((item) =>
+        item.id === current.id ? { ...configuration, active: true } : { ...item, active: false },
+      );
+      render();
+      onSwitch(current);
+    }
+
+    async function refresh() {
+      try {
+        const listed = await request("GET", base);
+        items = listed.configurations;
+        loaded = true;
+        const serverActive = items.find((item) => item.active);
+        if (serverActive && serverActive.id !== current.id) apply(serverActive);
+        else render();
+      } catch (err) {
+        say("Configurations could not be loaded: " + err.message, "error");
+      }
+    }
+
+    // Switches are sent one at a time and only the last choice reaches the plugin, so
+    // quick arrow-key browsing through the list cannot end on a stale configuration.
+    let wanted = null;
+    let switching = false;
+    async function switchTo(id) {
+      wanted = id;
+      if (switching) return;
+      switching = true;
+      try {
+        while (wanted !== null) {
+          const target = wanted;
+          wanted = null;
+          try {
+            const switched = await request("POST", urlOf(target, "activate"));
+            if (wanted === null) {
+              apply(switched);
+              say("Switched to " + switched.name + ".");
+            }
+          } catch (err) {
+            if (wanted !== null) continue;
+            say("Could not switch: " + err.message, "error");
+            render();
+            if (err.code === "not_found") await refresh();
+          }
+        }
+      } finally {
+        switching = false;
+      }
+    }
+
+    // --- dialogs --------------------------------------------------------------------------
+
+    let opener = null;
+    let submitHandler = null;
+
+    function openDialog(dialog, onSubmit) {
+      opener = document.activeElement;
+      submitHandler = onSubmit;
+      dialog.querySelector(".config-error").textContent = "";
+      dialog.querySelector("[data-submit]").disabled = false;
+      dialog.showModal();
+    }
+
+    function closeDialog(dialog) {
+      if (dialog.open) dialog.close();
+    }
+
+    for (const dialog of [nameDialog, deleteDialog]) {
+      const form = dialog.querySelector("form");
+      const error = dialog.querySelector(".config-error");
+      const submit = dialog.querySelector("[data-submit]");
+      dialog.querySelector("[data-close]").addEventListener("click", () => closeDialog(dialog));
+      // Escape closes a modal dialog natively (a "cancel" event); focus goes back to the
+      // button that opened it either way.
+      dialog.addEventListener("close", () => {
+        submitHandler = null;
+        const back = opener && opener.isConnected && !opener.disabled ? opener : select;
+        opener = null;
+        back.focus();
+      });
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        if (!submitHandler || submit.disabled) return;
+        submit.disabled = true;
+        error.textContent = "";
+        try {
+          await submitHandler();
+          closeDialog(dialog);
+        } catch (err) {
+          error.textContent = err.message;
+          submit.disabled = false;
+          const input = dialog.querySelector("input");
+          if (input) input.focus();
+        }
+      });
+    }
+
+    // One dialog asks for a name for New, Rename and Duplicate.
+    function askName({ title, action, value, placeholder, optional, run }) {
+      const input = nameDialog.querySelector("input");
+      nameDialog.querySelector("h2").textContent = title;
+      nameDialog.querySelector("[data-submit]").textContent = action;
+      input.value = value || "";
+      input.placeholder = placeholder || "";
+      input.required = !optional;
+      openDialog(nameDialog, async () => {
+        const name = input.value.trim();
+        if (!name && !optional) throw new ApiError("invalid_argument", "Enter a name.");
+        await run(name);
+      });
+      input.select();
+    }
+
+    buttons.new.addEventListener("click", () =>
+      askName({
+        title: "New configuration",
+        action: "Create",
+        run: async (name) => {
+          const created = await request("POST", base, { name });
+          await switchTo(created.id);
+          await refresh();
+        },
+      }),
+    );
+
+    buttons.rename.addEventListener("click", () =>
+      askName({
+        title: "Rename " + current.name,
+        action: "Rename",
+        value: current.name,
+        run: async (name) => {
+          const renamed = await request("PATCH", urlOf(current.id), { name });
+          apply(renamed);
+          say("Renamed to " + renamed.name + ".");
+        },
+      }),
+    );
+
+    buttons.duplicate.addEventListener("click", () =>
+      askName({
+        title: "Duplicate " + current.name,
+        action: "Duplicate",
+        placeholder: "Leave empty for an automatic name",
+        optional: true,
+        run: async (name) => {
+          const copy = await request("POST", urlOf(current.id, "duplicate"), name ? { name } : {});
+          await switchTo(copy.id);
+          await refresh();
+        },
+      }),
+    );
+
+    buttons.delete.addEventListener("click", () => {
+      const doomed = current;
+      deleteDialog.querySelector("#config-delete-text").textContent =
+        "Delete \u201c" + doomed.name + "\u201d? The board switches back to Default.";
+      openDialog(deleteDialog, async () => {
+        const result = await request("DELETE", urlOf(doomed.id));
+        items = items.filter((item) => item.id !== doomed.id);
+        apply(result.active);
+        say("Deleted " + doomed.name + ".");
+      });
+    });
+
+    select.addEventListener("change", () => switchTo(select.value));
+
+    render();
+    const ready = refresh();
+    return {
+      ready,
+      refresh,
+      switchTo,
+      get current() {
+        return current;
+      },
+    };
+  }
+
+  window.KanbanConfigurations = { mount };
+})();

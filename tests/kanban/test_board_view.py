@@ -1,0 +1,61 @@
+"""The board host page opens with the person's active configuration."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from kanban.configurations import configuration_activate, configuration_create
+from kanban.memberships import membership_set
+from kanban.models import Project
+from tests.kanban.conftest import MakeProject
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def board(make_project: MakeProject, alice: Any, bob: Any) -> Project:
+    project = make_project("Roadmap")
+    membership_set(user=alice, project=project, role="owner")
+    membership_set(user=bob, project=project, role="guest")
+    return project
+
+
+def board_data(user: Any, board: Project) -> dict[str, Any]:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/boards/{board.id}/")
+    assert response.status_code == 200
+    assert response.cookies["csrftoken"].value, "the picker needs the CSRF cookie"
+    found = re.search(
+        r'<script id="board-data" type="application/json">(.*?)</script>',
+        response.content.decode(),
+        re.S,
+    )
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_the_board_opens_with_the_default_when_nothing_is_active(
+    alice: Any, board: Project
+) -> None:
+    assert board_data(alice, board)["configuration"] == {"id": "", "name": "Default", "values": {}}
+
+
+def test_the_board_opens_with_the_persons_own_active_configuration(
+    alice: Any, bob: Any, board: Project
+) -> None:
+    values = {"wip": 3, "note": "</script><script>alert(1)</script>"}
+    made = configuration_create(user=alice, project_id=board.id, name="Sprint", values=values)
+    configuration_activate(user=alice, project_id=board.id, configuration_id=made.id)
+    assert board_data(alice, board)["configuration"] == {
+        "id": made.id,
+        "name": "Sprint",
+        "values": values,
+    }
+    assert board_data(bob, board)["configuration"]["id"] == ""
