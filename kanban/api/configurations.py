@@ -94,14 +94,14 @@ VALUES = {"type": "object", "description": "a JSON object of at most 64 KiB"}
 
 
 def _body(*, required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
-    return {
-        "application/json": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": list(required),
-            "properties": properties,
-        }
+    schema: dict[str, Any] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
     }
+    if required:  # OpenAPI 3.0 forbids an empty "required" list
+        schema["required"] = list(required)
+    return {"application/json": schema}
 
 
 CONFIGURATION_ID = OpenApiParameter(

@@ -60,7 +60,7 @@ PUT_BODY = {
         "additionalProperties": False,
         "properties": {
             "value": {"description": "any JSON value"},
-            "expectedRevision": {"type": ["string", "null"]},
+            "expectedRevision": {"type": "string", "nullable": True},
         },
     }
 }

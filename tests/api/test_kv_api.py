@@ -311,3 +311,13 @@ def test_the_openapi_schema_and_docs_are_served_without_a_cdn(db: None) -> None:
     html = docs.content.decode()
     assert "/static/drf_spectacular_sidecar/" in html
     assert "cdn" not in html.lower()
+
+
+def test_the_openapi_schema_is_valid_openapi_3_with_no_warnings(db: None) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=out, stderr=out)
+    assert "openapi: 3" in out.getvalue()
