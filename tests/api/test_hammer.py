@@ -1,4 +1,4 @@
-"""Lost updates under real concurrency on PostgreSQL: 4 processes × 8 clients × N increments
+"""Lost updates under real concurrency on PostgreSQL: 4 processes x 8 clients x N increments
 of one key, over HTTP against two daphne workers with compare-and-set retries, and through the
 service's update loop. A naive read-then-write control in the same test must lose updates,
 which proves the test can fail.
