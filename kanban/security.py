@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from django.http import HttpRequest
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
 
 SDK_PATH = "/static/bridge/kanban.js"
 
@@ -57,3 +59,32 @@ def host_csp(request: HttpRequest) -> str:
             "frame-ancestors 'none'",
         ]
     )
+
+
+#: Every page that sets no policy of its own (login, dashboard, admin, API docs, errors).
+DEFAULT_CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+
+class DefaultContentSecurityPolicyMiddleware:
+    """Gives every response without its own Content-Security-Policy the default one, so no
+    page type is left unprotected by accident."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = DEFAULT_CSP
+        return response

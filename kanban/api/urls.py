@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kanban.api import configurations, kv
 
@@ -42,7 +42,7 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[]),
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[]),
         name="api-docs",
     ),
 ]

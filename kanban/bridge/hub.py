@@ -207,12 +207,26 @@ def get_hub() -> Hub:
     return hub
 
 
+_pending_sends: set[asyncio.Task[None]] = set()
+
+
 def _group_send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(group, message)
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    try:
+        if loop is None:
+            async_to_sync(layer.group_send)(group, message)
+        else:
+            # Called from a thread that runs an event loop (sync code inside async code):
+            # async_to_sync cannot run here, so hand the send to that loop.
+            task = loop.create_task(layer.group_send(group, message))
+            _pending_sends.add(task)
+            task.add_done_callback(_pending_sends.discard)
     except Exception:
         # Delivery is at-most-once; plugins re-read after reconnects. Never fail the write.
         logger.warning("could not publish %s to %s", message.get("type"), group, exc_info=True)
