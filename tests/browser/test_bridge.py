@@ -22,28 +22,27 @@ from uuid import UUID
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.test import Client
 from playwright.sync_api import BrowserContext, expect
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from kanban.memberships import membership_set
 from kanban.models import Project
 from kanban.packages import project_import
 from kanban.relationships import Grant, Rule, declarations_of
-from storage.kv import Dataset, kv_get, kv_scan
+from storage.kv import Dataset, Entry, kv_get, kv_scan
 from tests.browser.boards import (
     ABSENT,
     INVENTORY_ID,
     PLUGINS,
     PROBE_ID,
     RAW_ID,
-    Board,
     Refused,
     open_board,
 )
 from tests.browser.helpers import log_in_by_cookie, login, screenshot
-from tests.kanban.conftest import make_user
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,27 +76,27 @@ def projects() -> Projects:
 
 
 @pytest.fixture
-def alice(projects: Projects) -> AbstractUser:
+def alice(projects: Projects) -> User:
     """A developer on every board and on the inventory."""
-    alice = make_user("alice")
+    alice = User.objects.create_user("alice")
     for project in (projects.probe, projects.inventory, projects.raw):
         membership_set(user=alice, project=project, role="developer")
     return alice
 
 
 @pytest.fixture
-def bob(projects: Projects) -> AbstractUser:
+def bob(projects: Projects) -> User:
     """A developer on the probe board and the inventory."""
-    bob = make_user("bob")
+    bob = User.objects.create_user("bob")
     for project in (projects.probe, projects.inventory):
         membership_set(user=bob, project=project, role="developer")
     return bob
 
 
 @pytest.fixture
-def charlie(db: None) -> AbstractUser:
+def charlie(db: None) -> User:
     """The administrator; he never opens a board."""
-    return make_user("charlie", is_staff=True, is_superuser=True)
+    return User.objects.create_superuser("charlie")
 
 
 @pytest.fixture
@@ -113,18 +112,28 @@ def person(
     """``person(user, worker=0)``: a browser profile signed in as ``user``, talking to one
     of the workers."""
 
-    def sign_in(user: AbstractUser, worker: int = 0) -> BrowserContext:
+    def sign_in(user: User, worker: int = 0) -> BrowserContext:
         server = workers[worker % len(workers)]
         context = new_context(base_url=server.url)
-        log_in_by_cookie(context, user, server.url)  # type: ignore[arg-type]
+        log_in_by_cookie(context, user, server.url)
         return context
 
     return sign_in
 
 
 def stored(project_id: UUID, key: str) -> Any:
-    entry = kv_get(dataset=Dataset(project_id), key=key)
-    return ABSENT if entry is None else entry.value
+    found = kv_get(dataset=Dataset(project_id), key=key)
+    return ABSENT if found is None else found.value
+
+
+def entry(project_id: UUID, key: str) -> Entry:
+    found = kv_get(dataset=Dataset(project_id), key=key)
+    assert found is not None, f"{key!r} is not stored in {project_id}"
+    return found
+
+
+def revision_of(project_id: UUID, key: str) -> str:
+    return entry(project_id, key).revision
 
 
 def keys_of(project_id: UUID) -> list[str]:
@@ -136,7 +145,7 @@ def keys_of(project_id: UUID) -> list[str]:
 
 @pytest.mark.browser
 def test_alice_logs_in_and_her_plugin_uses_its_own_project_and_the_related_one(
-    new_context: Callable[..., BrowserContext], workers: list[LiveServer], alice: AbstractUser
+    alice: User, new_context: Callable[..., BrowserContext], workers: list[LiveServer]
 ) -> None:
     alice.set_password(PASSWORD)
     alice.save()
@@ -165,17 +174,15 @@ def test_alice_logs_in_and_her_plugin_uses_its_own_project_and_the_related_one(
     assert stored(PROBE_ID, "cards") == ["write the tests"]
     assert stored(PROBE_ID, "done") == 3
     assert stored(INVENTORY_ID, "stock") == {"bolts": 10}
-    source = kv_get(dataset=Dataset(INVENTORY_ID), key="stock").source  # type: ignore[union-attr]
+    source = entry(INVENTORY_ID, "stock").source
     assert source is not None
     assert (source["user"], source["via"], source["alias"]) == ("alice", "bridge", "inventory")
     assert source["consumerProject"] == str(PROBE_ID)
 
     own = plugin.wait_for("revision", alias=None, count=3)
     related = plugin.wait_for("revision", alias="inventory", count=2)
-    assert own[-1]["revision"] == kv_get(dataset=Dataset(PROBE_ID), key="done").revision  # type: ignore[union-attr]
-    assert related[-1]["revision"] == kv_get(
-        dataset=Dataset(INVENTORY_ID), key="restocks"
-    ).revision  # type: ignore[union-attr]
+    assert own[-1]["revision"] == revision_of(PROBE_ID, "done")
+    assert related[-1]["revision"] == revision_of(INVENTORY_ID, "restocks")
     assert plugin.seen("invalidated") == []
     expect(board.status).to_have_text("Live")
     screenshot(board.page, "board-probe")
@@ -183,7 +190,7 @@ def test_alice_logs_in_and_her_plugin_uses_its_own_project_and_the_related_one(
 
 @pytest.mark.browser
 def test_alice_and_bob_see_each_others_writes_through_subscribe(
-    person: Callable[..., BrowserContext], alice: AbstractUser, bob: AbstractUser
+    alice: User, bob: User, person: Callable[..., BrowserContext]
 ) -> None:
     alices = open_board(person(alice, worker=0), PROBE_ID).plugin
     bobs = open_board(person(bob, worker=1), PROBE_ID).plugin
@@ -194,12 +201,12 @@ def test_alice_and_bob_see_each_others_writes_through_subscribe(
 
     bobs.set("cards", ["from bob"])
     (event,) = alices.wait_for("revision", alias=None)
-    assert event["revision"] == kv_get(dataset=Dataset(PROBE_ID), key="cards").revision  # type: ignore[union-attr]
+    assert event["revision"] == revision_of(PROBE_ID, "cards")
     assert alices.get("cards") == ["from bob"]
 
     alices.add("stock", 5, alias="inventory")
     (event,) = bobs.wait_for("revision", alias="inventory")
-    assert event["revision"] == kv_get(dataset=Dataset(INVENTORY_ID), key="stock").revision  # type: ignore[union-attr]
+    assert event["revision"] == revision_of(INVENTORY_ID, "stock")
     assert bobs.get("stock", alias="inventory") == 5
 
     # Each saw the other's write and its own, once each.
@@ -210,9 +217,7 @@ def test_alice_and_bob_see_each_others_writes_through_subscribe(
 
 @pytest.mark.browser
 def test_an_admin_narrowing_the_grant_invalidates_the_subscription_and_later_calls_are_refused(
-    person: Callable[..., BrowserContext],
-    alice: AbstractUser,
-    charlie: AbstractUser,
+    alice: User, charlie: User, person: Callable[..., BrowserContext]
 ) -> None:
     board = open_board(person(alice, worker=0), PROBE_ID)
     plugin = board.plugin
@@ -258,7 +263,7 @@ _SANDBOX_FACTS = """async () => {
     try { touch(); return "allowed"; } catch (error) { return error.name; }
   };
   const violations = [];
-  document.addEventListener("securitypolicyviolation", (e) => violations.push(e.effectiveDirective));
+  addEventListener("securitypolicyviolation", (e) => violations.push(e.effectiveDirective));
   let fetched;
   try {
     const response = await fetch("/api/v1/schema/");
@@ -280,7 +285,7 @@ _SANDBOX_FACTS = """async () => {
 
 @pytest.mark.browser
 def test_the_plugin_runs_in_an_opaque_origin_that_reaches_nothing_but_the_bridge(
-    person: Callable[..., BrowserContext], alice: AbstractUser
+    alice: User, person: Callable[..., BrowserContext]
 ) -> None:
     board = open_board(person(alice), PROBE_ID)
     board.plugin.wait_until_ready()
@@ -342,7 +347,7 @@ _IMPERSONATE = """() => new Promise((resolve) => {
 
 @pytest.mark.browser
 def test_a_foreign_sandboxed_frame_on_the_board_gets_no_port_and_nothing_relayed(
-    person: Callable[..., BrowserContext], alice: AbstractUser
+    alice: User, person: Callable[..., BrowserContext]
 ) -> None:
     board = open_board(person(alice), PROBE_ID)
     plugin = board.plugin
@@ -370,7 +375,7 @@ def test_a_foreign_sandboxed_frame_on_the_board_gets_no_port_and_nothing_relayed
 
 @pytest.mark.browser
 def test_the_host_refuses_frames_naming_a_project_scope_target_or_path_and_sends_none(
-    person: Callable[..., BrowserContext], alice: AbstractUser
+    alice: User, person: Callable[..., BrowserContext]
 ) -> None:
     board = open_board(person(alice), RAW_ID)
     assert board.frame.evaluate("() => raw.connected")
@@ -398,7 +403,7 @@ def test_the_host_refuses_frames_naming_a_project_scope_target_or_path_and_sends
 
 
 def test_the_server_refuses_the_same_frames_sent_over_a_hand_opened_websocket(
-    live_server: LiveServer, alice: AbstractUser
+    live_server: LiveServer, alice: User
 ) -> None:
     client = Client()
     client.force_login(alice)
@@ -406,7 +411,7 @@ def test_the_server_refuses_the_same_frames_sent_over_a_hand_opened_websocket(
 
     with connect(
         f"{live_server.ws_url}/ws/boards/{RAW_ID}/",
-        origin=live_server.url,  # type: ignore[arg-type]
+        origin=Origin(live_server.url),
         additional_headers={"Cookie": f"{settings.SESSION_COOKIE_NAME}={session}"},
         open_timeout=10,
     ) as socket:
@@ -434,7 +439,7 @@ def test_the_server_refuses_the_same_frames_sent_over_a_hand_opened_websocket(
 
 @pytest.mark.browser
 def test_reloading_the_plugin_gives_the_new_document_a_working_channel(
-    person: Callable[..., BrowserContext], alice: AbstractUser
+    alice: User, person: Callable[..., BrowserContext]
 ) -> None:
     board = open_board(person(alice), PROBE_ID)
     first = board.plugin
@@ -449,11 +454,10 @@ def test_reloading_the_plugin_gives_the_new_document_a_working_channel(
     second.subscribe()
     second.set("cards", ["after the reload"])
     (event,) = second.wait_for("revision", alias=None)
-    assert event["revision"] == kv_get(dataset=Dataset(PROBE_ID), key="cards").revision  # type: ignore[union-attr]
+    assert event["revision"] == revision_of(PROBE_ID, "cards")
     # The old document's subscription went with it; the host's websocket did not.
     unsubscribes = [frame for frame in board.sent if frame["op"] == "unsubscribe"]
     assert [frame.get("alias") for frame in unsubscribes] == ["inventory"]
     assert len(board.sockets) == 1
     assert not board.sockets[0].is_closed()
     expect(board.status).to_have_text("Live")
-
