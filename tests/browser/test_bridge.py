@@ -100,20 +100,30 @@ def charlie(db: None) -> User:
 
 
 @pytest.fixture
-def workers(live_servers: Callable[..., list[LiveServer]]) -> list[LiveServer]:
-    """Two workers when Redis joins them, else one (in-memory layers do not cross)."""
-    return live_servers(2 if os.environ.get("REDIS_URL") else 1)
+def worker(live_servers: Callable[..., list[LiveServer]]) -> Callable[[int], LiveServer]:
+    """``worker(n)``: the n-th daphne worker, started when first asked for. Without Redis
+    every n is the one worker, since in-memory channel layers do not cross processes."""
+    started: list[LiveServer] = []
+    count = 2 if os.environ.get("REDIS_URL") else 1
+
+    def nth(index: int) -> LiveServer:
+        index = min(index, count - 1)
+        while len(started) <= index:
+            started.extend(live_servers(1))
+        return started[index]
+
+    return nth
 
 
 @pytest.fixture
 def person(
-    new_context: Callable[..., BrowserContext], workers: list[LiveServer]
+    new_context: Callable[..., BrowserContext], worker: Callable[[int], LiveServer]
 ) -> Callable[..., BrowserContext]:
-    """``person(user, worker=0)``: a browser profile signed in as ``user``, talking to one
-    of the workers."""
+    """``person(user, on_worker=0)``: a browser profile signed in as ``user``, talking to
+    ``worker(on_worker)``."""
 
-    def sign_in(user: User, worker: int = 0) -> BrowserContext:
-        server = workers[worker % len(workers)]
+    def sign_in(user: User, *, on_worker: int = 0) -> BrowserContext:
+        server = worker(on_worker)
         context = new_context(base_url=server.url)
         log_in_by_cookie(context, user, server.url)
         return context
@@ -145,11 +155,11 @@ def keys_of(project_id: UUID) -> list[str]:
 
 @pytest.mark.browser
 def test_alice_logs_in_and_her_plugin_uses_its_own_project_and_the_related_one(
-    alice: User, new_context: Callable[..., BrowserContext], workers: list[LiveServer]
+    alice: User, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> None:
     alice.set_password(PASSWORD)
     alice.save()
-    context = new_context(base_url=workers[0].url)
+    context = new_context(base_url=live_server.url)
     login(context.new_page(), "alice", PASSWORD)
 
     board = open_board(context, PROBE_ID)
@@ -192,8 +202,8 @@ def test_alice_logs_in_and_her_plugin_uses_its_own_project_and_the_related_one(
 def test_alice_and_bob_see_each_others_writes_through_subscribe(
     alice: User, bob: User, person: Callable[..., BrowserContext]
 ) -> None:
-    alices = open_board(person(alice, worker=0), PROBE_ID).plugin
-    bobs = open_board(person(bob, worker=1), PROBE_ID).plugin
+    alices = open_board(person(alice, on_worker=0), PROBE_ID).plugin
+    bobs = open_board(person(bob, on_worker=1), PROBE_ID).plugin
     for plugin in (alices, bobs):
         plugin.wait_until_ready()
         plugin.subscribe()
@@ -219,7 +229,7 @@ def test_alice_and_bob_see_each_others_writes_through_subscribe(
 def test_an_admin_narrowing_the_grant_invalidates_the_subscription_and_later_calls_are_refused(
     alice: User, charlie: User, person: Callable[..., BrowserContext]
 ) -> None:
-    board = open_board(person(alice, worker=0), PROBE_ID)
+    board = open_board(person(alice, on_worker=0), PROBE_ID)
     plugin = board.plugin
     plugin.wait_until_ready()
     plugin.subscribe()
@@ -227,7 +237,7 @@ def test_an_admin_narrowing_the_grant_invalidates_the_subscription_and_later_cal
     plugin.set("stock", 7, alias="inventory")
     plugin.wait_for("revision", alias="inventory")
 
-    admin = person(charlie, worker=1).new_page()
+    admin = person(charlie, on_worker=1).new_page()
     admin.goto(f"/admin/kanban/project/{INVENTORY_ID}/change/")
     expect(admin.locator('input[name="relationships-0-alias"]')).to_have_value("board")
     expect(admin.locator(".relationship-status-confirmed")).to_be_visible()
