@@ -26,7 +26,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.db import connections
+from django.test import Client
 
+from kanban.memberships import membership_set
+from kanban.projects import project_create
 from storage import engine
 from storage.addresses import value
 from storage.writes import set_value
@@ -173,10 +176,17 @@ def test_a_worker_that_cannot_start_fails_the_test_with_its_own_output(
 # --- websockets --------------------------------------------------------------------------------
 
 
-async def handshake_status(url: str, origin: str | None) -> int:
+async def handshake_status(
+    url: str, origin: str | None, headers: dict[str, str] | None = None
+) -> int:
     """The HTTP status a refused handshake got; fails the test if it was accepted."""
     with pytest.raises(websockets.InvalidStatus) as excinfo:
-        async with websockets.connect(url, origin=origin, open_timeout=10):  # type: ignore[arg-type]
+        async with websockets.connect(
+            url,
+            origin=origin,  # type: ignore[arg-type]
+            additional_headers=headers,
+            open_timeout=10,
+        ):
             pass
     return excinfo.value.response.status_code
 
@@ -195,6 +205,37 @@ async def test_a_websocket_from_a_foreign_origin_is_refused_before_routing(
     assert await handshake_status(url, origin=None) == 403, "no Origin is not a pass"
     await asyncio.sleep(0.2)  # let the worker finish its log lines
     assert "No route found" not in live_server.output()
+
+
+def session_cookie_of(user: User) -> dict[str, str]:
+    client = Client()
+    client.force_login(user)
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return {"Cookie": f"{settings.SESSION_COOKIE_NAME}={session}"}
+
+
+async def test_the_bridge_websocket_opens_only_from_the_boards_own_origin(
+    live_server: LiveServer, alice: User
+) -> None:
+    """A page elsewhere must not ride alice's session cookie into her boards' bridge."""
+    board = await sync_to_async(project_create)(name="Board", type="kanban")
+    await sync_to_async(membership_set)(user=alice, project=board, role="developer")
+    alices_cookie = await sync_to_async(session_cookie_of)(alice)
+    url = f"{live_server.ws_url}/ws/boards/{board.id}/"
+
+    for origin in ("http://evil.example", "null", None):
+        assert await handshake_status(url, origin, alices_cookie) == 403, origin
+
+    # From the board's origin the same cookie opens the bridge and it answers.
+    async with websockets.connect(
+        url,
+        origin=live_server.url,  # type: ignore[arg-type]
+        additional_headers=alices_cookie,
+        open_timeout=10,
+    ) as socket:
+        await socket.send(json.dumps({"v": 1, "id": 1, "op": "get", "key": "cards"}))
+        reply = json.loads(await asyncio.wait_for(socket.recv(), 10))
+    assert reply == {"v": 1, "id": 1, "ok": True, "result": {"found": False}}
 
 
 # --- several workers -------------------------------------------------------------------------
