@@ -7,9 +7,8 @@ plugin folder and the SDK, and may open no connection at all: the bridge is thei
 
 from __future__ import annotations
 
-from uuid import UUID
-
 from collections.abc import Callable
+from uuid import UUID
 
 from django.http import HttpRequest, HttpResponse
 

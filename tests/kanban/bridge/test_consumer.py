@@ -26,6 +26,7 @@ from kanban.relationships import NONE, Grant, Rule, relationship_declare, relati
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
+HOST = (b"host", b"127.0.0.1")
 SOURCE = Origin(via="api")
 
 
@@ -79,7 +80,7 @@ async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None 
     communicator = WebsocketCommunicator(
         application,
         f"/ws/boards/{project.id}/",
-        headers=headers if headers is not None else [ORIGIN, (b"cookie", cookie)],
+        headers=headers if headers is not None else [ORIGIN, HOST, (b"cookie", cookie)],
     )
     connected, code = await communicator.connect()
     return communicator, connected, code
@@ -130,17 +131,22 @@ async def test_a_member_connects_and_an_outsider_or_anonymous_is_refused(
     await communicator.disconnect()
     _, connected, _ = await open_bridge(world["board"], world["dave"])
     assert not connected
-    anonymous = WebsocketCommunicator(application, f"/ws/boards/{world['board'].id}/", [ORIGIN])
+    anonymous = WebsocketCommunicator(
+        application, f"/ws/boards/{world['board'].id}/", [ORIGIN, HOST]
+    )
     connected, _ = await anonymous.connect()
     assert not connected
 
 
-@pytest.mark.parametrize("origin", [b"http://evil.example", b"null", None])
+@pytest.mark.parametrize(
+    "origin",
+    [b"http://evil.example", b"http://127.0.0.1:1", b"https://127.0.0.1:8443", b"null", None],
+)
 async def test_a_foreign_null_or_missing_origin_is_refused(
     world: dict[str, Any], origin: bytes | None
 ) -> None:
     cookie = await database_sync_to_async(session_cookie)(world["bob"])
-    headers = [(b"cookie", cookie)] + ([(b"origin", origin)] if origin else [])
+    headers = [HOST, (b"cookie", cookie)] + ([(b"origin", origin)] if origin else [])
     _, connected, _ = await open_bridge(world["board"], world["bob"], headers=headers)
     assert not connected
 
