@@ -14,12 +14,13 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from kanban.bodylimit import RequestBodyLimit  # noqa: E402
 from kanban.bridge.origin import SameOriginWebsocketValidator  # noqa: E402
 from kanban.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": RequestBodyLimit(django_asgi_app),
         # Host must be allowed AND the Origin must be exactly the page's own origin.
         "websocket": AllowedHostsOriginValidator(
             SameOriginWebsocketValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))

@@ -27,7 +27,10 @@ def test_a_thousand_cross_user_probes_leak_nothing(people: People, board: Any) -
     ]
     for n in range(100):
         project_kv_set(
-            user=people.alice, project_id=board.id, key=f"secret:{n}", value=n,
+            user=people.alice,
+            project_id=board.id,
+            key=f"secret:{n}",
+            value=n,
             origin=Origin(via="api"),
         )
     bob = APIClient()

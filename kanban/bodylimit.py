@@ -1,0 +1,81 @@
+"""Bounds every HTTP request body before Django reads it.
+
+Django's ASGI handler spools a body of any size to disk when no Content-Length bounds it, and
+DRF treats a body without Content-Length as empty. This layer refuses a declared oversize body
+at once, and buffers an undeclared (chunked) one up to the limit, handing Django a real
+Content-Length, so both kinds get the same exact limit and the same ``too_large`` error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+
+TOO_LARGE = json.dumps(
+    {"code": "too_large", "message": "request body is larger than this server accepts"}
+).encode()
+
+
+def max_request_bytes() -> int:
+    largest = max(int(settings.KANBAN_MAX_VALUE_BYTES), int(settings.KANBAN_MAX_DOCUMENT_BYTES))
+    return largest + 64 * 1024
+
+
+class RequestBodyLimit:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = max_request_bytes()
+        headers = scope.get("headers") or []
+        declared = [v for k, v in headers if k == b"content-length"]
+        if declared:
+            try:
+                size = int(declared[0])
+            except ValueError:
+                size = limit + 1
+            if size > limit:
+                return await _refuse(send)
+            return await self.app(scope, receive, send)
+        if scope.get("method") in {"GET", "HEAD", "OPTIONS"}:
+            return await self.app(scope, receive, send)
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > limit:
+                return await _refuse(send)
+            if not message.get("more_body"):
+                break
+        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        delivered = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal delivered
+            if delivered:
+                return await receive()
+            delivered = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
+async def _refuse(send: Any) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(TOO_LARGE)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": TOO_LARGE})
