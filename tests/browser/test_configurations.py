@@ -156,7 +156,9 @@ def test_rename_duplicate_and_delete_from_the_keyboard(
 
     # A refused name keeps the dialog open with the server's reason.
     page.keyboard.press("Enter")
-    page.keyboard.type("Default")
+    name_field = dialog.get_by_label("Name")
+    expect(name_field).to_be_focused()
+    name_field.fill("Default")  # typing could race the dialog selecting its current text
     page.keyboard.press("Enter")
     expect(dialog.get_by_role("alert")).to_contain_text("built-in")
     expect(dialog.get_by_label("Name")).to_be_focused()
