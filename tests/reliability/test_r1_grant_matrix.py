@@ -1,0 +1,152 @@
+"""R1: the grant matrix through the transports. Every combination of rule (none, all, prefix
+hit / miss / boundary) x reciprocity x consumer role x target role is set up for real, and
+get / set / update (and subscribe, websocket only) are sent over REST and over the bridge
+websocket; each outcome is compared with the independent oracle table of
+tests/kanban/test_access.py. Refusals must not tell "no such project" from "no grant"."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections import Counter, defaultdict
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from kanban.asgi import application
+from kanban.memberships import membership_set
+from kanban.projects import project_create
+from kanban.relationships import Grant, Rule
+from storage.kv import Dataset, kv_set
+from tests.kanban.bridge.test_consumer import HOST, ORIGIN, session_cookie
+from tests.kanban.conftest import declare
+from tests.kanban.test_access import RECIPROCITY, ROLES, RULE_CASES, expected
+
+pytestmark = pytest.mark.django_db(transaction=True)
+KV_OPS = ["get", "set", "update"]
+
+
+def build(rule_case: str, reciprocity: str, consumer_role: Any, target_role: Any, user: Any) -> Any:
+    case = RULE_CASES[rule_case]
+    consumer, target, elsewhere = (project_create(name=n) for n in ("A", "B", "C"))
+    grant = Grant(case.rule, case.rule, case.rule, case.rule, case.rule)
+    nothing = Grant(Rule("none"), Rule("none"), Rule("none"), Rule("none"), Rule("none"))
+    if reciprocity in {"confirmed", "only-consumer-declares", "target-points-elsewhere"}:
+        declare(consumer, "inventory", target, nothing)
+    if reciprocity in {"confirmed", "only-target-declares"}:
+        declare(target, "shop", consumer, grant)
+    if reciprocity == "target-points-elsewhere":
+        declare(target, "other", elsewhere, grant)
+    if reciprocity == "target-missing":
+        declare(consumer, "inventory", uuid.uuid4(), nothing)
+    for project, role in ((consumer, consumer_role), (target, target_role)):
+        membership_set(user=user, project=project, role=None)
+        if role:
+            membership_set(user=user, project=project, role=role)
+    kv_set(dataset=Dataset(target.id), key=case.key, value=1, source={"via": "test"})
+    return consumer, case.key
+
+
+def rest_outcomes(client: APIClient, consumer: Any, key: str) -> tuple[dict[str, str], list[str]]:
+    url = f"/api/v1/projects/{consumer.id}/related/inventory/kv/{key}"
+    messages = []
+
+    def code(response: Any) -> str:
+        if response.status_code == 200:
+            return "ok"
+        body = response.json()
+        messages.append(f"{body['code']}:{body['message']}")
+        return str(body["code"])
+
+    got = code(client.get(url))
+    put = code(client.put(url, {"value": 2}, format="json"))
+    update = got
+    if got == "ok":
+        revision = client.get(url).json()["revision"]
+        update = code(client.put(url, {"value": 3, "expectedRevision": revision}, format="json"))
+    return {"get": got, "set": put, "update": update}, messages
+
+
+async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
+    communicator = WebsocketCommunicator(
+        application, f"/ws/boards/{consumer.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
+    )
+    connected, _ = await communicator.connect()
+    if not connected:
+        # The socket is refused before any frame: the same verdict as "no such project".
+        return dict.fromkeys([*KV_OPS, "subscribe"], "not_found")
+    next_id = 0
+
+    async def call(op: str, **fields: Any) -> dict[str, Any]:
+        nonlocal next_id
+        next_id += 1
+        frame = {"v": 1, "id": next_id, "op": op, "alias": "inventory", **fields}
+        await communicator.send_to(text_data=json.dumps(frame))
+        return json.loads(await communicator.receive_from(timeout=5))
+
+    def code(reply: dict[str, Any]) -> str:
+        return "ok" if reply["ok"] else str(reply["error"]["code"])
+
+    try:
+        got = await call("get", key=key)
+        outcomes = {"get": code(got), "set": code(await call("set", key=key, value=2))}
+        outcomes["update"] = outcomes["get"]
+        if got["ok"]:
+            fresh = await call("get", key=key)
+            revision = fresh["result"]["revision"]
+            outcomes["update"] = code(
+                await call("set", key=key, value=3, expectedRevision=revision)
+            )
+        outcomes["subscribe"] = code(await call("subscribe"))
+    finally:
+        await communicator.disconnect()
+    return outcomes
+
+
+async def test_the_grant_matrix_holds_on_rest_and_websocket() -> None:
+    user = await database_sync_to_async(get_user_model().objects.create_user)("alice")
+    client = APIClient()
+    await database_sync_to_async(client.force_login)(user)
+    cookie = await database_sync_to_async(session_cookie)(user)
+    cases = mismatches = 0
+    failures = []
+    forbidden_messages: dict[str, set[str]] = defaultdict(set)
+    tally: Counter[str] = Counter()
+    combos = itertools.product(RULE_CASES, RECIPROCITY, ROLES, ROLES)
+    for rule_case, reciprocity, consumer_role, target_role in combos:
+        consumer, key = await database_sync_to_async(build)(
+            rule_case, reciprocity, consumer_role, target_role, user
+        )
+        rest, messages = await database_sync_to_async(rest_outcomes)(client, consumer, key)
+        ws = await ws_outcomes(consumer, key, cookie)
+        for transport, outcomes in (("rest", rest), ("ws", ws)):
+            for op, got in outcomes.items():
+                want = expected(rule_case, reciprocity, consumer_role, target_role, op)
+                cases += 1
+                tally[got] += 1
+                if got != want:
+                    mismatches += 1
+                    failures.append(
+                        (
+                            transport,
+                            rule_case,
+                            reciprocity,
+                            consumer_role,
+                            target_role,
+                            op,
+                            got,
+                            want,
+                        )
+                    )
+        for message in messages:
+            if message.startswith("forbidden:"):
+                forbidden_messages[message.split("through")[0]].add(message)
+    print(f"\nR1: {cases} cases over REST and websocket, {mismatches} mismatches; {dict(tally)}")
+    assert failures == []
+    for variants in forbidden_messages.values():
+        assert len(variants) == 1, f"refusals differ, leaking why: {variants}"
