@@ -332,3 +332,5 @@ class AccessAwareUserAdmin(UserAdmin):
 if admin.site.is_registered(User):
     admin.site.unregister(User)
 admin.site.register(User, AccessAwareUserAdmin)
+
+from kanban import admin_tokens  # noqa: E402,F401 - registers the API token admin

@@ -1,0 +1,53 @@
+"""Administrators list API tokens and revoke them; a revoked token stops working at once."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from rest_framework.test import APIClient
+
+from kanban.models import ApiToken
+from kanban.tokens import token_create
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_admin_lists_and_revokes_a_token_and_it_stops_working() -> None:
+    users = get_user_model().objects
+    root = users.create_superuser("root", password="root-pw-123!")
+    bob = users.create_user("bob")
+    token, plaintext = token_create(user=bob, name="deploy script")
+    admin = Client()
+    admin.force_login(root)
+    listing = admin.get("/admin/kanban/apitoken/").content.decode()
+    assert token.prefix in listing and "deploy script" in listing
+    assert plaintext not in listing, "the plaintext is never shown"
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert api.get("/api/v1/projects/00000000-0000-4000-8000-000000000000/kv/k").status_code == 404
+    response = admin.post(
+        "/admin/kanban/apitoken/",
+        {"action": "revoke", "_selected_action": [token.pk]},
+        follow=True,
+    )
+    assert "Revoked 1 token(s)." in response.content.decode()
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is not None
+    denied = api.get("/api/v1/projects/00000000-0000-4000-8000-000000000000/kv/k")
+    assert denied.status_code == 401 and denied.json()["code"] == "unauthenticated"
+
+
+def test_create_token_prints_the_token_alone() -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    get_user_model().objects.create_user("carol")
+    out = StringIO()
+    call_command("create_token", "carol", stdout=out)
+    printed = out.getvalue().strip()
+    assert printed.startswith("kb_") and "\n" not in printed
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {printed}")
+    response = api.get("/api/v1/projects/00000000-0000-4000-8000-000000000000/kv/k")
+    assert response.json()["code"] == "not_found", "authenticated, just not a member"
