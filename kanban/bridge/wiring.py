@@ -29,8 +29,14 @@ def _forward_access(event: access_events.AccessChanged) -> None:
 
 
 def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
-    if user is not None:
-        access_events.publish_access_changed(user_ids=[user.pk])
+    if user is None:
+        return
+    session = getattr(request, "session", None)
+    if session is not None:
+        # Django flushes the session only after sending this signal; a socket re-checked
+        # in between would still find it alive, so end it before anyone is told.
+        session.flush()
+    access_events.publish_access_changed(user_ids=[user.pk])
 
 
 def connect() -> None:
