@@ -283,11 +283,20 @@ def test_carol_the_guest_sees_the_board_but_cannot_change_it(
     carol.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').column === 'todo'")
     expect(carol.plugin.get_by_test_id("add-card-todo")).to_have_count(0)
 
+    console: list[str] = []
+    carol.page.on("console", lambda message: console.append(message.text))
     forced = carol.frame.evaluate(
         """() => steamHarnessKanban.kv.setValue("card:c1", {id: "c1", title: "Mine now"})
               .then(() => "written", (err) => err.code)"""
     )
     assert forced == "forbidden"
+    # The SDK tells the developer why, in the plugin's console, with a hint.
+    hint = "(your role or the target project's grant does not allow this)"
+    expect(carol.plugin.get_by_test_id("readonly-note")).to_be_visible()
+    assert any(
+        line.startswith("steamHarnessKanban: forbidden: ") and line.endswith(hint)
+        for line in console
+    ), console
     assert stored(demo, "card:c1")["title"] == "Write the onboarding guide"
     assert stored(demo, "card:c1")["column"] == "todo"
 
