@@ -15,6 +15,7 @@ import json
 import mimetypes
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -24,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
+from kanban.plugin_events import publish_plugin_changed
 from kanban.projects import check_project_name, check_project_type, project_create
 from kanban.relationships import (
     Declaration,
@@ -126,6 +128,25 @@ def plugin_file_read(*, project_id: UUID, path: str) -> PluginFile:
     if found is None:
         raise KanbanError(ErrorCode.NOT_FOUND, f"no plugin file {path!r}")
     return found
+
+
+def plugin_versions(*, project_ids: Iterable[UUID]) -> dict[UUID, str]:
+    """A digest of each existing project's plugin: its entry and every file's path and
+    content hash. It changes exactly when what a board loads changes (an identical
+    re-import keeps it); projects that do not exist are left out."""
+    digests = {}
+    for project_id, entry in Project.objects.filter(pk__in=set(project_ids)).values_list(
+        "id", "kanban_entry"
+    ):
+        digests[project_id] = hashlib.sha256(f"entry {entry}\n".encode())
+    rows = (
+        PluginFile.objects.filter(project_id__in=list(digests))
+        .order_by("project_id", "path")
+        .values_list("project_id", "path", "sha256")
+    )
+    for project_id, path, sha256 in rows:
+        digests[project_id].update(f"{path}\0{sha256}\n".encode())
+    return {project_id: digest.hexdigest() for project_id, digest in digests.items()}
 
 
 def plugin_files_replace(*, project: Project, files: tuple[PluginSource, ...]) -> None:
@@ -331,6 +352,7 @@ def project_import(*, path: str | os.PathLike[str]) -> Project:
     package = read_package(Path(path))
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=package.project_id).first()
+        before = plugin_versions(project_ids=[package.project_id]).get(package.project_id)
         if project is None:
             project = project_create(
                 name=package.name, type=package.type, project_id=package.project_id
@@ -342,6 +364,10 @@ def project_import(*, path: str | os.PathLike[str]) -> Project:
         project.save(update_fields=["name", "type", "kanban_entry", "package_json", "updated_at"])
         relationships_set(project=project, declarations=package.declarations)
         plugin_files_replace(project=project, files=package.files)
+        after = plugin_versions(project_ids=[project.id])[project.id]
+        if before is not None and after != before:
+            # Open boards of this project load the new files (kanban.bridge.hub).
+            publish_plugin_changed(project_id=project.id, version=after)
     return project
 
 

@@ -350,6 +350,8 @@ toPlugin({v:V,event:"revision",alias,revision:String(f.revision)});
 }else if(f.event==="invalidated"){
 subscriptions.delete(alias);
 toPlugin({v:V,event:"invalidated",alias,code:wireError(f).code});
+}else if(f.event==="reload"){
+iframe.src=iframe.src;
 }
 };
 const open=()=>{

@@ -357,6 +357,16 @@ current=isPlain(err.current)?err.current:await call({op:"get",...target,key});
 }
 }
 };
+const updateTails=new Map();
+const queuedUpdate=(target,key,updater)=>{
+const slot=(target.alias||"")+"\n"+key;
+const previous=updateTails.get(slot);
+const run=previous?previous.then(()=>update(target,key,updater)):update(target,key,updater);
+const tail=run.then(()=>{},()=>{});
+updateTails.set(slot,tail);
+tail.then(()=>updateTails.get(slot)===tail&&updateTails.delete(slot));
+return run;
+};
 const kvFor=(alias)=>{
 const target=alias===null?{}:{alias};
 return{
@@ -364,7 +374,7 @@ getValue:(key)=>
 pub(call({op:"get",...target,key}).then((r)=>(r.found?r.value:undefined))),
 setValue:(key,value)=>
 pub(call({op:"set",...target,key,value}).then(()=>undefined)),
-updateValue:(key,updater)=>pub(update(target,key,updater)),
+updateValue:(key,updater)=>pub(queuedUpdate(target,key,updater)),
 subscribe:(listener)=>subscribe(alias,target,listener),
 };
 };

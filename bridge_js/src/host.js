@@ -109,6 +109,10 @@ export function createHost(env) {
       } else if (f.event === "invalidated") {
         subscriptions.delete(alias);
         toPlugin({ v: V, event: "invalidated", alias, code: wireError(f).code });
+      } else if (f.event === "reload") {
+        // The plugin's files were re-imported: load the new ones. The plugin never sees
+        // this event; its new document says hello and replaces the channel.
+        iframe.src = iframe.src;
       }
     };
 

@@ -127,6 +127,19 @@ export function createKanban(env) {
     }
   };
 
+  // One page's updates of one key run one after another. Run together they would only make
+  // each other retry: fifty at once would cost over a thousand writes and exhaust attempts.
+  const updateTails = new Map();
+  const queuedUpdate = (target, key, updater) => {
+    const slot = (target.alias || "") + "\n" + key;
+    const previous = updateTails.get(slot);
+    const run = previous ? previous.then(() => update(target, key, updater)) : update(target, key, updater);
+    const tail = run.then(() => {}, () => {});
+    updateTails.set(slot, tail);
+    tail.then(() => updateTails.get(slot) === tail && updateTails.delete(slot));
+    return run;
+  };
+
   const kvFor = (alias) => {
     const target = alias === null ? {} : { alias };
     return {
@@ -134,7 +147,7 @@ export function createKanban(env) {
         pub(call({ op: "get", ...target, key }).then((r) => (r.found ? r.value : undefined))),
       setValue: (key, value) =>
         pub(call({ op: "set", ...target, key, value }).then(() => undefined)),
-      updateValue: (key, updater) => pub(update(target, key, updater)),
+      updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
       subscribe: (listener) => subscribe(alias, target, listener),
     };
   };

@@ -244,6 +244,22 @@ describe("events", () => {
     assert.deepEqual(p.events("mystery"), []);
   });
 
+  test("a reload event reloads the iframe's document and never reaches the plugin", async () => {
+    const b = await board();
+    const p = await b.plugin();
+    const assigned = [];
+    let src = "/plugins/" + PROJECT + "/index.html";
+    Object.defineProperty(b.page.iframe, "src", {
+      get: () => src,
+      set: (value) => assigned.push((src = value)),
+    });
+    b.ws().receive({ v: 1, event: "reload" });
+    await flush();
+    assert.deepEqual(assigned, ["/plugins/" + PROJECT + "/index.html"]);
+    assert.deepEqual(p.events("reload"), []);
+    assert.deepEqual(p.inbox.filter((f) => f.event !== "status" && f.event !== "configuration"), []);
+  });
+
   test("setConfiguration sends the new configuration to the plugin", async () => {
     const b = await board();
     const p = await b.plugin();

@@ -279,6 +279,44 @@ describe("kv.updateValue", () => {
     assert.equal(await done, 42);
   });
 
+  test("one page's updates of one key run one after another; other keys do not wait", async () => {
+    const p = await plugin();
+    const first = p.sdk.kv.updateValue("count", (n) => n + 1);
+    const second = p.sdk.kv.updateValue("count", (n) => n + 10);
+    const other = p.sdk.kv.updateValue("other", () => "x");
+    const get1 = await p.next();
+    const getOther = await p.next();
+    assert.deepEqual([get1.key, getOther.key], ["count", "other"]);
+    assert.equal(await p.next(), undefined, "the second update of count waits");
+    await p.reply(get1, { found: true, value: 1, revision: "1" });
+    const set1 = await p.next();
+    assert.equal(set1.value, 2);
+    await p.reply(set1, { revision: "2" });
+    assert.equal(await first, 2);
+    const get2 = await p.next();
+    assert.deepEqual([get2.op, get2.key], ["get", "count"]);
+    await p.reply(get2, { found: true, value: 2, revision: "2" });
+    const set2 = await p.next();
+    assert.deepEqual([set2.value, set2.expectedRevision], [12, "2"]);
+    await p.reply(set2, { revision: "3" });
+    assert.equal(await second, 12);
+    await p.reply(getOther, { found: false });
+    await p.reply(await p.next(), { revision: "4" });
+    assert.equal(await other, "x");
+  });
+
+  test("a failed update does not stop the next one of the same key", async () => {
+    const p = await plugin();
+    const first = p.sdk.kv.updateValue("count", () => 1);
+    first.catch(() => {});
+    const second = p.sdk.kv.updateValue("count", () => 2);
+    await p.fail(await p.next(), "forbidden", "no");
+    await assert.rejects(first, { code: "forbidden" });
+    await p.reply(await p.next(), { found: false });
+    await p.reply(await p.next(), { revision: "1" });
+    assert.equal(await second, 2);
+  });
+
   test("an absent key gives the updater undefined and expects absence", async () => {
     const p = await plugin();
     const seen = [];

@@ -122,3 +122,8 @@ def revision_event(alias: str | None, revision: str) -> dict[str, Any]:
 
 def invalidated_event(alias: str | None, code: str) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "event": "invalidated", "alias": alias, "code": code}
+
+
+def reload_event() -> dict[str, Any]:
+    """Host-only: the plugin's files changed; the host reloads the iframe."""
+    return {"v": PROTOCOL_VERSION, "event": "reload"}

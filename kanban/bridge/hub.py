@@ -5,6 +5,11 @@ while at least one local socket subscribes to it, so a write costs one layer mes
 interested process rather than one per subscriber; the hub then fans out locally, encoding
 each event once per alias. Access changes reach every process through one shared group, and
 each hub re-checks only its affected subscriptions.
+
+A re-imported plugin reloads the open boards of its project: the hub joins a board's group
+while a local socket shows that board, and sends each such socket a host-only ``reload``.
+The in-memory layer cannot hear another process (``import_project --watch`` runs in its
+own), so with it the hub also polls the plugin versions of its open boards.
 """
 
 from __future__ import annotations
@@ -22,20 +27,28 @@ from uuid import UUID
 
 from asgiref.sync import async_to_sync
 from channels import DEFAULT_CHANNEL_LAYER
+from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 
 from kanban.access import Rule
 from kanban.bridge import frames
+from kanban.packages import plugin_versions
 
 logger = logging.getLogger(__name__)
 
 ACCESS_GROUP = "kanban.access"
 #: channels_redis forgets group membership after a day; re-join well before that.
 GROUP_REFRESH_SECONDS = 3600.0
+#: How often a hub on the in-memory layer looks for re-imported plugins of its open boards.
+PLUGIN_POLL_SECONDS = 1.0
 
 
 def project_group(project_id: UUID) -> str:
     return f"kanban.kv.{project_id}"
+
+
+def board_group(project_id: UUID) -> str:
+    return f"kanban.board.{project_id}"
 
 
 class Socket(Protocol):
@@ -63,6 +76,10 @@ class Hub:
         self.channel: str | None = None
         self.by_target: dict[UUID, set[Subscription]] = defaultdict(set)
         self.sockets: set[Socket] = set()
+        #: Open boards (consumer projects) -> their local sockets, and the plugin version
+        #: each board's sockets were last told about.
+        self.boards: dict[UUID, set[Socket]] = defaultdict(set)
+        self.plugin_versions: dict[UUID, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Lock()
 
@@ -76,14 +93,32 @@ class Hub:
                     asyncio.create_task(self._listen()),
                     asyncio.create_task(self._refresh_groups()),
                 ]
+                if isinstance(self.layer, InMemoryChannelLayer):
+                    self._tasks.append(asyncio.create_task(self._poll_plugins()))
             return self.channel
 
     async def add_socket(self, socket: Socket) -> None:
-        await self._ensure_started()
+        channel = await self._ensure_started()
         self.sockets.add(socket)
+        board = socket.consumer_id
+        first = not self.boards[board]
+        self.boards[board].add(socket)
+        if first:
+            await self.layer.group_add(board_group(board), channel)
+            versions = await database_sync_to_async(plugin_versions)(project_ids=[board])
+            if board in versions and self.boards.get(board):
+                self.plugin_versions.setdefault(board, versions[board])
 
     async def remove_socket(self, socket: Socket) -> None:
         self.sockets.discard(socket)
+        board = self.boards.get(socket.consumer_id)
+        if board is not None and socket in board:
+            board.discard(socket)
+            if not board:
+                del self.boards[socket.consumer_id]
+                self.plugin_versions.pop(socket.consumer_id, None)
+                if self.channel is not None:
+                    await self.layer.group_discard(board_group(socket.consumer_id), self.channel)
         mine = [s for subs in self.by_target.values() for s in subs if s.socket is socket]
         for sub in mine:
             await self.unsubscribe(sub)
@@ -123,6 +158,8 @@ class Hub:
                     await self._deliver(UUID(message["project"]), message["changes"])
                 elif message.get("type") == "access.changed":
                     self._access_changed(message.get("projects", ()), message.get("users", ()))
+                elif message.get("type") == "plugin.changed":
+                    await self._plugin_changed(UUID(message["project"]), message["version"])
             except Exception:
                 logger.exception("hub failed to handle %r", message.get("type"))
 
@@ -134,6 +171,32 @@ class Hub:
                 await self.layer.group_add(ACCESS_GROUP, self.channel)
                 for target in list(self.by_target):
                     await self.layer.group_add(project_group(target), self.channel)
+                for board in list(self.boards):
+                    await self.layer.group_add(board_group(board), self.channel)
+
+    async def _poll_plugins(self) -> None:
+        while True:
+            await asyncio.sleep(PLUGIN_POLL_SECONDS)
+            if not self.boards:
+                continue
+            try:
+                versions = await database_sync_to_async(plugin_versions)(
+                    project_ids=list(self.boards)
+                )
+                for board, version in versions.items():
+                    await self._plugin_changed(board, version)
+            except Exception:
+                logger.warning("plugin poll failed; retrying", exc_info=True)
+
+    async def _plugin_changed(self, board: UUID, version: str) -> None:
+        """Reload the board's open iframes once per new version: the message and the poll
+        may both report the same import."""
+        sockets = self.boards.get(board)
+        if not sockets or self.plugin_versions.get(board) == version:
+            return
+        self.plugin_versions[board] = version
+        text = json.dumps(frames.reload_event())
+        await asyncio.gather(*(s.send_text(text) for s in list(sockets)), return_exceptions=True)
 
     async def _deliver(self, target: UUID, changes: Sequence[Sequence[str]]) -> None:
         subs = self.by_target.get(target)
@@ -236,6 +299,13 @@ def publish_kv_changes(project_id: UUID, changes: Sequence[tuple[str, str]]) -> 
     _group_send(
         project_group(project_id),
         {"type": "kv.changed", "project": str(project_id), "changes": [list(c) for c in changes]},
+    )
+
+
+def publish_plugin_changed(project_id: UUID, version: str) -> None:
+    _group_send(
+        board_group(project_id),
+        {"type": "plugin.changed", "project": str(project_id), "version": version},
     )
 
 

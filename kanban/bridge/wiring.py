@@ -10,7 +10,7 @@ from uuid import UUID
 
 from django.contrib.auth import user_logged_out
 
-from kanban import access_events
+from kanban import access_events, plugin_events
 from kanban.bridge import hub
 from storage.kv import KvChange, add_kv_listener
 
@@ -42,4 +42,5 @@ def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> Non
 def connect() -> None:
     add_kv_listener(_forward_kv)
     access_events.add_access_listener(_forward_access)
+    plugin_events.add_plugin_listener(hub.publish_plugin_changed)
     user_logged_out.connect(_user_logged_out, dispatch_uid="kanban.bridge.logout")

@@ -1,4 +1,5 @@
-"""``manage.py import_project PATH``: create or update a project from its package folder."""
+"""``manage.py import_project PATH [--watch]``: create or update a project from its package
+folder; with ``--watch``, again after every change to its files."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from kanban.models import Project
 from kanban.packages import project_import
+from kanban.plugin_workflow import WATCH_INTERVAL, project_import_watch
 from storage.errors import KanbanError
 
 
@@ -18,19 +21,46 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="the package folder (holding package.json)")
+        parser.add_argument(
+            "--watch",
+            action="store_true",
+            help=(
+                f"keep running: look for changed files every {WATCH_INTERVAL} s, import "
+                "again and reload open boards of the project (Ctrl+C stops)"
+            ),
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        path = options["path"]
+        if not options["watch"]:
+            try:
+                project = project_import(path=path)
+            except KanbanError as error:
+                self.report_problems(error)
+                raise CommandError(f"{path}: nothing imported") from None
+            self.report_import(project)
+            return
+        self.stdout.write(f"Watching {path} for changes (Ctrl+C stops).")
         try:
-            project = project_import(path=options["path"])
-        except KanbanError as error:
-            problems = error.details.get("problems") or [{"path": "", "message": error.message}]
-            for problem in problems:
-                where = f"{problem['path']}: " if problem["path"] else ""
-                self.stderr.write(f"{where}{problem['message']}")
-            raise CommandError(f"{options['path']}: nothing imported") from None
+            for attempt in project_import_watch(path=path):
+                if attempt.error is not None:
+                    self.report_problems(attempt.error)
+                    self.stderr.write(f"{path}: nothing imported; still watching")
+                elif attempt.project is not None:
+                    self.report_import(attempt.project)
+        except KeyboardInterrupt:
+            self.stdout.write("Stopped watching.")
+
+    def report_import(self, project: Project) -> None:
         relationships = project.relationships.count()
         files = project.plugin_files.count()
         self.stdout.write(
             f"Imported {project.name} ({project.id}): {project.type}, "
             f"{relationships} relationship(s), {files} plugin file(s)"
         )
+
+    def report_problems(self, error: KanbanError) -> None:
+        problems = error.details.get("problems") or [{"path": "", "message": error.message}]
+        for problem in problems:
+            where = f"{problem['path']}: " if problem["path"] else ""
+            self.stderr.write(f"{where}{problem['message']}")

@@ -1,0 +1,62 @@
+// __PLUGIN_NAME__: a counter kept in this board's KV, live for everyone who has it open.
+// Everything goes through window.steamHarnessKanban (the SDK loaded by index.html).
+(function () {
+  "use strict";
+
+  const kanban = window.steamHarnessKanban;
+  const KEY = "counter";
+  const byId = (id) => document.getElementById(id);
+
+  // Each configuration may set its own step in its values, e.g. {"step": 5}.
+  function step() {
+    const wanted = kanban.getConfiguration().values.step;
+    return Number.isSafeInteger(wanted) && wanted > 0 ? wanted : 1;
+  }
+
+  function showConfiguration() {
+    byId("configuration").textContent = kanban.getConfiguration().name || "Default";
+    byId("step").textContent = String(step());
+  }
+
+  function show(count) {
+    byId("count").textContent = String(typeof count === "number" ? count : 0);
+  }
+
+  function showError(err) {
+    // The SDK logs every failed call to the console with its code and a hint, too.
+    byId("message").textContent = err.code === "forbidden" ? "Read only: your role cannot change this board." : err.code + ": " + err.message;
+  }
+
+  // Only the latest read may paint, so a slow answer cannot overwrite a newer one.
+  let generation = 0;
+  async function refresh() {
+    const mine = ++generation;
+    try {
+      const count = await kanban.kv.getValue(KEY);
+      if (mine === generation) show(count);
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  byId("increment").addEventListener("click", async () => {
+    const by = step();
+    try {
+      // updateValue retries on conflict, so simultaneous clicks all count. Keep it pure.
+      generation++;
+      show(await kanban.kv.updateValue(KEY, (count) => (typeof count === "number" ? count : 0) + by));
+      byId("message").textContent = "";
+    } catch (err) {
+      showError(err);
+    }
+  });
+
+  kanban.ready.then(() => {
+    showConfiguration();
+    // Events carry no value: re-read. Someone else's click arrives here too.
+    const unsubscribe = kanban.kv.subscribe(refresh);
+    addEventListener("pagehide", unsubscribe);
+    refresh();
+  });
+  kanban.onConfigurationChange(showConfiguration);
+})();

@@ -1,0 +1,143 @@
+"""The plugin developer's workflow: ``startplugin`` writes a working plugin package, and
+``import_project --watch`` imports it again whenever one of its files changes (open boards
+then reload, see ``kanban.plugin_events``)."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from django.conf import settings
+
+from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
+from kanban.packages import PACKAGE_FILE, project_import
+from kanban.projects import check_project_name
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "plugin_skeleton"
+#: Files copied from the skeleton, with ``__PLUGIN_*__`` and ``__PROJECT_ID__`` filled in.
+SKELETON_FILES: Final = ("index.html", "app.js", "style.css", "README.md")
+WATCH_INTERVAL: Final = 0.5
+
+
+# --- startplugin ------------------------------------------------------------------------------
+
+
+def _package_name(name: str) -> str:
+    """An npm-style package name from the display name: lowercase, dashes."""
+    slug = "".join(char if char.isalnum() else "-" for char in name.lower())
+    return "-".join(part for part in slug.split("-") if part) or "kanban-plugin"
+
+
+def plugin_start(*, name: str, path: str | os.PathLike[str] | None = None) -> Path:
+    """Write a new plugin package named ``name`` into ``path`` (default ``./<name>``), which
+    must be missing or empty. The package gets a fresh project id and no relationships."""
+    name = check_project_name(name)
+    if path is None:
+        if Path(name).name != name or name.startswith("."):
+            raise invalid_argument(f"{name!r} cannot be a folder name; give DIR explicitly")
+        path = name
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise invalid_argument(f"{folder} is not a folder")
+    if folder.exists() and any(folder.iterdir()):
+        raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
+    project_id = str(uuid.uuid4())
+    package = {
+        "name": _package_name(name),
+        "version": "0.1.0",
+        "private": True,
+        "steamHarness": {
+            "projectInfo": {
+                "projectId": project_id,
+                "name": name,
+                "type": ProjectType.KANBAN.value,
+                "relatedProjects": [],
+            },
+            "kanban": {"entry": DEFAULT_KANBAN_ENTRY},
+        },
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(package, indent=2, ensure_ascii=False) + "\n"
+    (folder / PACKAGE_FILE).write_text(text, encoding="utf-8")
+    for filename in SKELETON_FILES:
+        template = (SKELETON / filename).read_text(encoding="utf-8")
+        title = html.escape(name) if filename.endswith(".html") else name
+        filled = (
+            template.replace("__PLUGIN_TITLE__", title)
+            .replace("__PLUGIN_NAME__", name)
+            .replace("__PROJECT_ID__", project_id)
+        )
+        (folder / filename).write_text(filled, encoding="utf-8")
+    return folder
+
+
+# --- import_project --watch -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WatchImport:
+    """One import attempt: the project, or the error that left everything unchanged."""
+
+    project: Project | None
+    error: KanbanError | None = None
+
+
+#: relative path -> (mtime in ns, size); hidden files and folders are not part of a package.
+Snapshot = dict[str, tuple[int, int]]
+
+
+def package_snapshot(folder: Path) -> Snapshot:
+    found: Snapshot = {}
+    for current, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for filename in filenames:
+            if filename.startswith("."):
+                continue
+            file_path = Path(current) / filename
+            try:
+                info = file_path.stat()
+            except FileNotFoundError:
+                continue  # removed while we looked; the next poll sees it gone
+            found[file_path.relative_to(folder).as_posix()] = (info.st_mtime_ns, info.st_size)
+    return found
+
+
+def _attempt(folder: Path) -> WatchImport:
+    try:
+        return WatchImport(project=project_import(path=folder))
+    except KanbanError as error:
+        return WatchImport(project=None, error=error)
+
+
+def project_import_watch(
+    *,
+    path: str | os.PathLike[str],
+    polls: int | None = None,
+    interval: float = WATCH_INTERVAL,
+    wait: Callable[[float], None] = time.sleep,
+) -> Iterator[WatchImport]:
+    """Import the package now, then look at its files every ``interval`` seconds and import
+    it again after any change (a file added, removed or saved), yielding every attempt.
+
+    A failed import changed nothing (``project_import`` is all or nothing); watching goes
+    on, and the next change is tried again. ``polls`` bounds the number of looks (``None``:
+    forever); ``wait`` is how the time between two looks passes."""
+    folder = Path(path)
+    seen = package_snapshot(folder)
+    yield _attempt(folder)
+    done = 0
+    while polls is None or done < polls:
+        wait(interval)
+        done += 1
+        now = package_snapshot(folder)
+        if now != seen:
+            seen = now
+            yield _attempt(folder)

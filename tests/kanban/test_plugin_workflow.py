@@ -1,0 +1,223 @@
+"""A plugin developer's loop: ``startplugin`` writes a package that imports as is, and
+``import_project --watch`` imports it again after each change (reporting, and changing
+nothing for, a broken package), announcing each change of the plugin to open boards."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from kanban.models import PluginFile, Project
+from kanban.packages import plugin_versions, project_import, read_package
+from kanban.plugin_events import add_plugin_listener
+from kanban.plugin_workflow import plugin_start, project_import_watch
+from storage.errors import ErrorCode, KanbanError
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def plugin_changes() -> Iterator[list[tuple[UUID, str]]]:
+    seen: list[tuple[UUID, str]] = []
+    remove = add_plugin_listener(lambda project_id, version: seen.append((project_id, version)))
+    yield seen
+    remove()
+
+
+def edits(*steps: Callable[[], None]) -> Callable[[float], None]:
+    """A ``wait`` for the watcher: while it waits before each look, the developer does the
+    next step (then nothing)."""
+    pending = list(steps)
+
+    def wait(seconds: float) -> None:
+        if pending:
+            pending.pop(0)()
+
+    return wait
+
+
+# --- startplugin ---------------------------------------------------------------------------
+
+
+def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None:
+    folder = plugin_start(name="Team counter", path=tmp_path / "counter")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README.md",
+        "app.js",
+        "index.html",
+        "package.json",
+        "style.css",
+    ]
+    document = json.loads((folder / "package.json").read_text())
+    info = document["steamHarness"]["projectInfo"]
+    assert document["name"] == "team-counter"
+    assert UUID(info["projectId"]).version == 4
+    assert (info["name"], info["type"], info["relatedProjects"]) == ("Team counter", "kanban", [])
+    assert document["steamHarness"]["kanban"] == {"entry": "index.html"}
+
+    html = (folder / "index.html").read_text()
+    assert '<script src="/static/bridge/kanban.js"></script>' in html
+    assert '<script src="app.js"></script>' in html
+    assert "<script>" not in html, "the plugin CSP forbids inline scripts"
+    app = (folder / "app.js").read_text()
+    for call in ("kv.updateValue", "kv.subscribe", "getConfiguration()"):
+        assert call in app
+    assert info["projectId"] in (folder / "README.md").read_text()
+
+    project = project_import(path=folder)
+    assert (project.id, project.name) == (UUID(info["projectId"]), "Team counter")
+    assert set(project.plugin_files.values_list("path", flat=True)) == {
+        "README.md",
+        "app.js",
+        "index.html",
+        "style.css",
+    }
+
+
+def test_every_plugin_gets_its_own_project_id(tmp_path: Path) -> None:
+    first = read_package(plugin_start(name="One", path=tmp_path / "one"))
+    second = read_package(plugin_start(name="One", path=tmp_path / "two"))
+    assert first.project_id != second.project_id
+
+
+def test_startplugin_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(KanbanError) as refused:
+        plugin_start(name="Counter", path=tmp_path)
+    assert refused.value.code == ErrorCode.CONFLICT
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert plugin_start(name="Counter", path=empty) == empty
+
+
+def test_startplugin_defaults_to_a_folder_named_after_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    call_command("startplugin", "counter")
+    project_id = read_package(tmp_path / "counter").project_id
+    out = capsys.readouterr().out
+    assert "import_project counter --watch" in out
+    assert f"membership YOUR_USERNAME {project_id} developer" in out
+    with pytest.raises(CommandError, match="is not empty"):
+        call_command("startplugin", "counter")
+    with pytest.raises(CommandError, match="cannot be a folder name"):
+        call_command("startplugin", "../elsewhere")
+
+
+# --- import_project --watch ----------------------------------------------------------------
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    return plugin_start(name="Counter", path=tmp_path / "counter")
+
+
+def project_of(package: Path) -> Project:
+    return Project.objects.get(pk=read_package(package).project_id)
+
+
+def app_js(project: Project) -> bytes:
+    return bytes(PluginFile.objects.get(project=project, path="app.js").content)
+
+
+def test_watch_imports_at_once_then_after_each_change(
+    package: Path, plugin_changes: list[tuple[UUID, str]]
+) -> None:
+    app = package / "app.js"
+    attempts = project_import_watch(
+        path=package,
+        polls=4,
+        wait=edits(
+            lambda: app.write_text("// first edit\n"),
+            lambda: None,  # nothing changed: no import
+            lambda: (package / "extra.css").write_text("p {}\n"),
+        ),
+    )
+    imported = [attempt.project for attempt in attempts]
+    assert len(imported) == 3
+    assert all(project is not None and project.name == "Counter" for project in imported)
+    project = project_of(package)
+    assert app_js(project) == b"// first edit\n"
+    assert project.plugin_files.filter(path="extra.css").exists()
+    # The first import created the project (no board could show it yet); the two changes
+    # after it are announced, each with the version it produced.
+    assert [project_id for project_id, _ in plugin_changes] == [project.id, project.id]
+    assert plugin_changes[-1][1] == plugin_versions(project_ids=[project.id])[project.id]
+    assert plugin_changes[0][1] != plugin_changes[1][1]
+
+
+def test_a_broken_package_is_reported_changes_nothing_and_watching_goes_on(
+    package: Path, plugin_changes: list[tuple[UUID, str]]
+) -> None:
+    manifest = package / "package.json"
+    good = manifest.read_text()
+    attempts = list(
+        project_import_watch(
+            path=package,
+            polls=2,
+            wait=edits(
+                lambda: (
+                    (package / "app.js").write_text("// half done\n"),
+                    manifest.write_text(good.replace('"kanban"', '"spreadsheet"')),
+                ),
+                lambda: manifest.write_text(good),
+            ),
+        )
+    )
+    assert [attempt.error is None for attempt in attempts] == [True, False, True]
+    broken = attempts[1].error
+    assert broken is not None and broken.code == ErrorCode.INVALID_ARGUMENT
+    assert broken.details["problems"][0]["path"] == "steamHarness.projectInfo.type"
+    project = project_of(package)
+    assert app_js(project) == b"// half done\n", "the fixed package was imported in full"
+    assert len(plugin_changes) == 1, "the broken attempt announced nothing"
+
+
+def test_an_identical_reimport_announces_nothing(
+    package: Path, plugin_changes: list[tuple[UUID, str]]
+) -> None:
+    project_import(path=package)
+    project_import(path=package)
+    assert plugin_changes == []
+    (package / "style.css").write_text("body { color: red; }\n")
+    project = project_import(path=package)
+    assert plugin_changes == [(project.id, plugin_versions(project_ids=[project.id])[project.id])]
+
+
+def test_the_watch_command_prints_each_import_and_each_problem(
+    package: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kanban.management.commands.import_project as command
+
+    manifest = package / "package.json"
+    original = command.project_import_watch
+
+    def bounded(**options: object) -> object:
+        return original(
+            **options,  # type: ignore[arg-type]
+            polls=1,
+            wait=edits(lambda: manifest.write_text("{not json")),
+        )
+
+    monkeypatch.setattr(command, "project_import_watch", bounded)
+    call_command("import_project", str(package), "--watch")
+    captured = capsys.readouterr()
+    assert f"Watching {package}" in captured.out
+    assert "Imported Counter (" in captured.out
+    assert "package.json:" in captured.err
+    assert "nothing imported; still watching" in captured.err
+
+
+def test_plugin_versions_leave_out_projects_that_do_not_exist(package: Path) -> None:
+    project = project_import(path=package)
+    missing = uuid.uuid4()
+    assert set(plugin_versions(project_ids=[project.id, missing])) == {project.id}
