@@ -1,0 +1,1 @@
+"""B8: placeholder until written."""
