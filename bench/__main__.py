@@ -100,7 +100,9 @@ def main(argv: list[str]) -> int:
 
     runners: dict[str, Callable[[], list[Figure]]] = {
         "B1": lambda: engine_bench.b1(rounds=plan.rounds, count=plan.b1_count, namespace=namespace),
-        "B2": lambda: asyncio.run(bridge_bench.b2(rounds=plan.rounds, count=plan.b2_count, scene=scene)),
+        "B2": lambda: asyncio.run(
+            bridge_bench.b2(rounds=plan.rounds, count=plan.b2_count, scene=scene)
+        ),
         "B3": lambda: asyncio.run(
             bridge_bench.b3(
                 rounds=plan.rounds, seconds=plan.b3_seconds, connections=20, scene=scene
@@ -145,7 +147,9 @@ def main(argv: list[str]) -> int:
     print()
     print(report.table(figures))
     recorded = {"plan": asdict(plan), "quick": args.quick}
-    recorded.update({k: v for k, v in settings.items() if k in ("REDIS_URL", "KANBAN_REDIS_PREFIX")})
+    recorded.update(
+        {k: v for k, v in settings.items() if k in ("REDIS_URL", "KANBAN_REDIS_PREFIX")}
+    )
     report.write_json(figures, errors, recorded, args.out)
     report.write_chart(figures, args.out.with_suffix(".png"))
     print(f"\nwrote {args.out} and {args.out.with_suffix('.png')}")

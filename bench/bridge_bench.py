@@ -11,6 +11,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -237,6 +238,28 @@ async def _collect(
     return [t - started for t in arrivals], len(sockets) - len(arrivals)
 
 
+@dataclass
+class _FanOut:
+    """One side of B4: sockets waiting for an event, and what makes the event happen."""
+
+    sockets: list[ClientConnection]
+    trigger: Callable[[], Awaitable[float]]
+    writes: int
+    lost: int = 0
+
+    async def round(self) -> list[float]:
+        samples: list[float] = []
+        for _ in range(self.writes):
+            got, missing = await _collect(self.sockets, self.trigger, 5.0)
+            samples += got
+            self.lost += missing
+        return samples
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
 async def b4(
     *, rounds: int, fanouts: list[int], writes: int, scene: Scene, redis_url: str
 ) -> list[Figure]:
@@ -247,44 +270,32 @@ async def b4(
     with env.daphne() as worker, env.baseline("broadcast", redis_url, channel) as bare:
         writer_socket = await open_bridge(worker, scene)
         writer = Wire(writer_socket)
+
+        async def write() -> float:
+            started = time.perf_counter()
+            await writer.call("set", key="b4", value={"title": "Bench card"})
+            return started
+
+        async def publish() -> float:
+            started = time.perf_counter()
+            await asyncio.to_thread(publisher.publish, channel, event)
+            return started
+
         for n in fanouts:
             listeners = await open_many(n, lambda: open_bridge(worker, scene))
             for socket in listeners:
                 await Wire(socket).call("subscribe")
             bare_listeners = await open_many(n, lambda: open_bare(bare))
             await asyncio.sleep(0.5)
-            lost = {"bridge": 0, "bare": 0}
-
-            async def write() -> float:
-                started = time.perf_counter()
-                await writer.call("set", key="b4", value={"title": "Bench card"})
-                return started
-
-            async def publish() -> float:
-                started = time.perf_counter()
-                await asyncio.to_thread(publisher.publish, channel, event)
-                return started
-
-            async def bridge_round() -> list[float]:
-                samples: list[float] = []
-                for _ in range(writes):
-                    got, missing = await _collect(listeners, write, 5.0)
-                    samples += got
-                    lost["bridge"] += missing
-                return samples
-
-            async def bare_round() -> list[float]:
-                samples: list[float] = []
-                for _ in range(writes):
-                    got, missing = await _collect(bare_listeners, publish, 5.0)
-                    samples += got
-                    lost["bare"] += missing
-                return samples
-
-            await bridge_round()
-            await bare_round()
-            lost = {"bridge": 0, "bare": 0}
-            pairs = await interleave_async(rounds, bridge_round, bare_round)
+            bridge, floor = (
+                _FanOut(listeners, write, writes),
+                _FanOut(bare_listeners, publish, writes),
+            )
+            await bridge.round()  # warm up
+            await floor.round()
+            bridge.lost = floor.lost = 0
+            pairs = await interleave_async(rounds, bridge.round, floor.round)
+            p50_ms = [percentile(a, 0.5) * 1e3 for a, _ in pairs]
             p99_ms = [percentile(a, 0.99) * 1e3 for a, _ in pairs]
             figures += [
                 Figure(
@@ -293,7 +304,7 @@ async def b4(
                     "x",
                     at_most(2.0),
                     [percentile(a, 0.5) / percentile(b, 0.5) for a, b in pairs],
-                    note=f"bridge p50 {sorted(percentile(a, 0.5) for a, _ in pairs)[len(pairs) // 2] * 1e3:.1f} ms",
+                    note=f"bridge p50 {_median(p50_ms):.1f} ms",
                 ),
                 Figure(
                     f"B4 N={n} p99",
@@ -301,15 +312,15 @@ async def b4(
                     "x",
                     at_most(2.0),
                     [percentile(a, 0.99) / percentile(b, 0.99) for a, b in pairs],
-                    note=f"bridge p99 {sorted(p99_ms)[len(p99_ms) // 2]:.1f} ms",
+                    note=f"bridge p99 {_median(p99_ms):.1f} ms",
                 ),
                 Figure(
                     f"B4 N={n} lost",
                     f"events lost over {rounds} rounds x {writes} writes x {n} subscribers",
                     "events",
                     at_most(0),
-                    [float(lost["bridge"])],
-                    note=f"bare lost {lost['bare']}",
+                    [float(bridge.lost)],
+                    note=f"bare lost {floor.lost}",
                 ),
             ]
             if n >= 1000:

@@ -181,7 +181,7 @@ def daphne() -> Server:
     )
     try:
         server.wait_for_port()
-        with urllib.request.urlopen(server.url + "/healthz", timeout=10) as response:
+        with urllib.request.urlopen(server.url + "/healthz", timeout=10) as response:  # noqa: S310
             health = json.load(response)
         if health.get("status") != "ok":
             raise RuntimeError(f"daphne /healthz answered {health!r}")

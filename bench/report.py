@@ -79,7 +79,10 @@ def write_chart(figures: Sequence[Figure], path: Path) -> None:
         if f.target.comparison == "<=":
             scale = [v / f.target.limit for v in (f.median, min(f.rounds), max(f.rounds))]
         else:
-            scale = [f.target.limit / v if v else float("inf") for v in (f.median, max(f.rounds), min(f.rounds))]
+            scale = [
+                f.target.limit / v if v else float("inf")
+                for v in (f.median, max(f.rounds), min(f.rounds))
+            ]
         labels.append(f"{f.id}  ({f.target}{'x' if f.unit == 'x' else ' ' + f.unit})")
         medians.append(scale[0])
         lows.append(max(0.0, scale[0] - scale[1]))
@@ -92,7 +95,7 @@ def write_chart(figures: Sequence[Figure], path: Path) -> None:
     ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
     ax.set_yticks(positions, labels, fontsize=8)
     ax.set_xscale("log")
-    ax.set_xlabel("median / target (≤ 1 meets the target; whiskers: min–max over rounds)")
+    ax.set_xlabel("median / target (≤ 1 meets the target; whiskers: min-max over rounds)")
     ax.set_title("Kanban bench: ratios against same-run baselines")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
