@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 from channels.db import database_sync_to_async
@@ -26,8 +26,6 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 #: Close codes (4000-4999 are application-defined).
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
-
-T = TypeVar("T")
 
 
 class TokenBucket:
@@ -47,15 +45,6 @@ class TokenBucket:
         return True
 
 
-def _in_pool(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """Run a service call on the thread pool rather than the process's one shared sync
-    thread. Each call is a whole unit of work on a pooled connection, so nothing ties it to
-    a thread, and sockets no longer queue behind each other's database round trips (the
-    bench's B3 found every request of a worker serialized there). One socket's frames are
-    still handled one at a time, in order."""
-    return database_sync_to_async(fn, thread_sensitive=False)
-
-
 class BridgeConsumer(AsyncWebsocketConsumer):
     user_id: int
     consumer_id: UUID
@@ -67,7 +56,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
-            await _in_pool(service.access_board)(user=user, project_id=self.consumer_id)
+            await database_sync_to_async(service.access_board)(
+                user=user, project_id=self.consumer_id
+            )
         except (KanbanError, ValueError):
             await self.close()  # before accept: the handshake is refused with 403
             return
@@ -119,12 +110,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             if sub is not None:
                 await self.hub.unsubscribe(sub)
             return {"subscribed": False}
-        return await _in_pool(service.bridge_call)(
+        return await database_sync_to_async(service.bridge_call)(
             user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
         )
 
     async def subscribe(self, alias: str | None) -> dict[str, Any]:
-        access = await _in_pool(service.access_subscription)(
+        access = await database_sync_to_async(service.access_subscription)(
             user=self.user, consumer_id=self.consumer_id, alias=alias
         )
         if alias not in self.subscriptions:
