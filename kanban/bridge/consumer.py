@@ -48,6 +48,9 @@ class TokenBucket:
 class BridgeConsumer(AsyncWebsocketConsumer):
     user_id: int
     consumer_id: UUID
+    #: No per-socket channel on the layer: events reach sockets through the process's hub,
+    #: and a channel per socket cost a pending layer receive (memory, Redis work) each.
+    channel_layer_alias = "kanban.bridge.consumer-has-no-channel"
 
     async def connect(self) -> None:
         user = self.scope.get("user")

@@ -1,0 +1,167 @@
+"""``python -m bench [--quick] [--only B1,B2,...]``
+
+Needs PostgreSQL and Redis on localhost (``DATABASE_URL``, default the ``kanban_bench``
+database; ``REDIS_URL``, default db 0 with the ``bench`` prefix). Starts its own daphne
+workers and baseline servers, prints a table, writes ``bench/results/latest.json`` and
+``bench/results/latest.png``.
+
+Exit status: 2 when a measure failed to run; 1 when a full run missed a target; 0 otherwise.
+``--quick`` checks that the harness works, not the numbers: it never fails on a target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bench import env
+from bench.stats import Figure
+
+MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8")
+
+
+@dataclass(frozen=True)
+class Plan:
+    rounds: int
+    b1_count: int
+    b2_count: int
+    b3_seconds: float
+    b4_fanouts: tuple[int, ...]
+    b4_writes: int
+    b6_connections: int
+    b7_seconds: float
+    b7_clients: tuple[int, ...]
+    b8_calls: int
+
+
+FULL = Plan(
+    rounds=5,
+    b1_count=2000,
+    b2_count=1000,
+    b3_seconds=3.0,
+    b4_fanouts=(10, 100, 1000),
+    b4_writes=10,
+    b6_connections=5000,
+    b7_seconds=3.0,
+    b7_clients=(1, 4, 16),
+    b8_calls=2000,
+)
+QUICK = Plan(
+    rounds=2,
+    b1_count=200,
+    b2_count=100,
+    b3_seconds=0.5,
+    b4_fanouts=(10, 100),
+    b4_writes=2,
+    b6_connections=100,
+    b7_seconds=1.0,
+    b7_clients=(4,),
+    b8_calls=200,
+)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small counts, 2 rounds (CI)")
+    parser.add_argument("--only", default=",".join(MEASURES), help="comma-separated ids")
+    parser.add_argument("--rounds", type=int, help="override the number of rounds")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent / "results" / "latest.json"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    plan = QUICK if args.quick else FULL
+    if args.rounds:
+        plan = Plan(**{**asdict(plan), "rounds": args.rounds})
+    wanted = [m.strip().upper() for m in args.only.split(",") if m.strip()]
+    unknown = sorted(set(wanted) - set(MEASURES))
+    if unknown:
+        print(f"unknown measures: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    settings = env.configure_environment()
+    env.raise_open_files(4096)
+    print(f"bench: {'quick' if args.quick else 'full'} run of {', '.join(wanted)}", flush=True)
+    env.migrate()
+    env.setup_django()
+    scene = env.make_scene()
+    namespace = f"bench.{os.urandom(4).hex()}"
+
+    from bench import bridge_bench, engine_bench, sdk_bench
+
+    runners: dict[str, Callable[[], list[Figure]]] = {
+        "B1": lambda: engine_bench.b1(rounds=plan.rounds, count=plan.b1_count, namespace=namespace),
+        "B2": lambda: asyncio.run(
+            bridge_bench.b2(rounds=plan.rounds, count=plan.b2_count, scene=scene)
+        ),
+        "B3": lambda: asyncio.run(
+            bridge_bench.b3(
+                rounds=plan.rounds, seconds=plan.b3_seconds, connections=20, scene=scene
+            )
+        ),
+        "B4": lambda: asyncio.run(
+            bridge_bench.b4(
+                rounds=plan.rounds,
+                fanouts=list(plan.b4_fanouts),
+                writes=plan.b4_writes,
+                scene=scene,
+                redis_url=settings["REDIS_URL"],
+            )
+        ),
+        "B6": lambda: asyncio.run(
+            bridge_bench.b6(rounds=plan.rounds, connections=plan.b6_connections, scene=scene)
+        ),
+        "B7": lambda: engine_bench.b7(
+            rounds=plan.rounds,
+            seconds=plan.b7_seconds,
+            namespace=namespace + ".b7",
+            client_counts=list(plan.b7_clients),
+        ),
+        "B8": lambda: sdk_bench.b8(rounds=plan.rounds, calls=plan.b8_calls),
+    }
+    figures: list[Figure] = []
+    errors: dict[str, str] = {}
+    for measure in wanted:
+        started = time.monotonic()
+        print(f"-- {measure} ...", flush=True)
+        try:
+            got = runners[measure]()
+        except Exception:
+            errors[measure] = traceback.format_exc()
+            print(f"-- {measure} FAILED\n{errors[measure]}", file=sys.stderr, flush=True)
+            continue
+        figures += got
+        print(f"-- {measure} done in {time.monotonic() - started:.0f} s", flush=True)
+
+    from bench import report
+
+    print()
+    print(report.table(figures))
+    recorded = {"plan": asdict(plan), "quick": args.quick}
+    recorded.update(
+        {k: v for k, v in settings.items() if k in ("REDIS_URL", "KANBAN_REDIS_PREFIX")}
+    )
+    report.write_json(figures, errors, recorded, args.out)
+    report.write_chart(figures, args.out.with_suffix(".png"))
+    print(f"\nwrote {args.out} and {args.out.with_suffix('.png')}")
+    if errors:
+        print(f"errors in: {', '.join(errors)}", file=sys.stderr)
+        return 2
+    missed = [f.id for f in figures if f.met is False]
+    if missed:
+        print(f"targets missed: {', '.join(missed)}")
+        return 0 if args.quick else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

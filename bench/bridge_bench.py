@@ -1,0 +1,379 @@
+"""B2 (bridge get/set latency against raw psycopg), B3 (requests per second against a bare
+echo server), B4 (one write fanned out to N subscribers against a bare Redis broadcaster)
+and B6 (memory per idle socket against a bare server)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import redis
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench import env
+from bench.env import Scene, Server
+from bench.stats import Figure, at_least, at_most, interleave_async, percentile
+
+OPEN_BATCH = 100
+
+
+async def open_bridge(server: Server, scene: Scene) -> ClientConnection:
+    return await connect(
+        f"{server.ws_url}/ws/boards/{scene.board_id}/",
+        additional_headers=[("Cookie", scene.cookie)],
+        origin=server.url,  # type: ignore[arg-type]
+        compression=None,
+        max_queue=None,
+        open_timeout=60,
+        ping_interval=None,
+    )
+
+
+async def open_bare(server: Server) -> ClientConnection:
+    return await connect(
+        server.ws_url, compression=None, max_queue=None, open_timeout=60, ping_interval=None
+    )
+
+
+async def open_many(
+    count: int, opener: Callable[[], Awaitable[ClientConnection]]
+) -> list[ClientConnection]:
+    sockets: list[ClientConnection] = []
+    for start in range(0, count, OPEN_BATCH):
+        batch = min(OPEN_BATCH, count - start)
+        sockets.extend(await asyncio.gather(*(opener() for _ in range(batch))))
+    return sockets
+
+
+async def close_all(sockets: list[ClientConnection]) -> None:
+    await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
+
+
+class Wire:
+    """Sequential request/reply on one bridge socket."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        self.socket = socket
+        self.ids = itertools.count(1)
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        rid = next(self.ids)
+        await self.socket.send(json.dumps({"v": 1, "id": rid, "op": op, **fields}))
+        while True:
+            reply = json.loads(await self.socket.recv())
+            if reply.get("id") == rid:
+                if not reply.get("ok"):
+                    raise RuntimeError(f"bridge refused {op}: {reply}")
+                return reply
+
+
+# B2 ---------------------------------------------------------------------------------------
+
+
+async def _bridge_latencies(wire: Wire, op: str, count: int) -> list[float]:
+    samples = []
+    for index in range(count):
+        fields: dict[str, Any] = {"key": "b2"}
+        if op == "set":
+            fields["value"] = {"n": index, "title": "Bench card"}
+        start = time.perf_counter()
+        await wire.call(op, **fields)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def _raw_latencies(raw: psycopg.Connection[Any], op: str, count: int, scene: Scene) -> list[float]:
+    from storage import jsoncodec
+    from storage.backends.postgresql import PostgresDialect
+    from storage.namespaces import project_kv
+
+    dialect = PostgresDialect()
+    address = project_kv(scene.board_id, "b2")
+    samples = []
+    for index in range(count):
+        start = time.perf_counter()
+        with raw.cursor() as cursor:
+            if op == "get":
+                cursor.execute(dialect.get_value, (address.namespace, address.key))
+                jsoncodec.decode(cursor.fetchone()[1])  # type: ignore[index]
+            else:
+                text = jsoncodec.encode({"n": index, "title": "Bench card"})
+                with raw.transaction():
+                    cursor.execute(
+                        dialect._upsert,
+                        (address.namespace, address.key, text, None, datetime.now(UTC)),
+                        prepare=True,
+                    )
+                    cursor.fetchone()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def b2(*, rounds: int, count: int, scene: Scene) -> list[Figure]:
+    raw = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
+    figures = []
+    with env.daphne() as server:
+        socket = await open_bridge(server, scene)
+        wire = Wire(socket)
+        await wire.call("set", key="b2", value={"title": "Bench card"})
+        for op, p50_target in (("get", 3.0), ("set", 1.8)):
+            await _bridge_latencies(wire, op, max(20, count // 10))
+            _raw_latencies(raw, op, max(20, count // 10), scene)
+
+            async def bridge(op: str = op) -> list[float]:
+                return await _bridge_latencies(wire, op, count)
+
+            async def baseline(op: str = op) -> list[float]:
+                return _raw_latencies(raw, op, count, scene)
+
+            pairs = await interleave_async(rounds, bridge, baseline)
+            p50 = [percentile(a, 0.5) / percentile(b, 0.5) for a, b in pairs]
+            p99 = [percentile(a, 0.99) / percentile(b, 0.99) for a, b in pairs]
+            tail = [percentile(a, 0.99) / percentile(a, 0.5) for a, _ in pairs]
+            ms = sorted(percentile(a, 0.5) for a, _ in pairs)[len(pairs) // 2] * 1e3
+            figures += [
+                Figure(
+                    f"B2 {op} p50",
+                    f"bridge {op} round trip p50 / raw psycopg p50",
+                    "x",
+                    at_most(p50_target),
+                    p50,
+                    note=f"bridge p50 {ms:.2f} ms",
+                ),
+                Figure(
+                    f"B2 {op} p99",
+                    f"bridge {op} p99 / raw psycopg p99",
+                    "x",
+                    at_most(p50_target),
+                    p99,
+                ),
+                Figure(
+                    f"B2 {op} p99/p50",
+                    f"bridge {op} tail: its own p99 / p50",
+                    "x",
+                    at_most(1.5),
+                    tail,
+                ),
+            ]
+        await socket.close()
+    raw.close()
+    return figures
+
+
+# B3 ---------------------------------------------------------------------------------------
+
+
+async def _throughput(sockets: list[ClientConnection], seconds: float, frame: str) -> float:
+    """Replies per second with every socket keeping one request in flight."""
+    stop = time.perf_counter() + seconds
+    counts = [0] * len(sockets)
+
+    async def drive(index: int, socket: ClientConnection) -> None:
+        while time.perf_counter() < stop:
+            await socket.send(frame)
+            await socket.recv()
+            counts[index] += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(drive(i, s) for i, s in enumerate(sockets)))
+    return sum(counts) / (time.perf_counter() - start)
+
+
+async def b3(*, rounds: int, seconds: float, connections: int, scene: Scene) -> list[Figure]:
+    frame = json.dumps({"v": 1, "id": 1, "op": "get", "key": "b3"})
+    with env.daphne() as worker, env.baseline("echo") as echo:
+        bridge_sockets = await open_many(connections, lambda: open_bridge(worker, scene))
+        await Wire(bridge_sockets[0]).call("set", key="b3", value={"title": "Bench card"})
+        bare_sockets = await open_many(connections, lambda: open_bare(echo))
+        await _throughput(bridge_sockets, 1.0, frame)
+        await _throughput(bare_sockets, 1.0, frame)
+        pairs = await interleave_async(
+            rounds,
+            lambda: _throughput(bridge_sockets, seconds, frame),
+            lambda: _throughput(bare_sockets, seconds, frame),
+        )
+        await close_all(bridge_sockets + bare_sockets)
+    rate = sorted(a for a, _ in pairs)[len(pairs) // 2]
+    return [
+        Figure(
+            "B3 rps",
+            f"bridge get requests/s, one worker, {connections} connections / bare echo",
+            "x",
+            at_least(0.5),
+            [a / b for a, b in pairs],
+            note=f"bridge {rate:.0f} req/s",
+        )
+    ]
+
+
+# B4 ---------------------------------------------------------------------------------------
+
+
+async def _collect(
+    sockets: list[ClientConnection], trigger: Callable[[], Awaitable[float]], timeout: float
+) -> tuple[list[float], int]:
+    """Latencies from ``trigger``'s start time to each socket's first event, and losses."""
+    arrivals: list[float] = []
+
+    async def wait(socket: ClientConnection) -> None:
+        try:
+            await asyncio.wait_for(socket.recv(), timeout)
+        except TimeoutError:
+            return
+        arrivals.append(time.perf_counter())
+
+    waiters = [asyncio.create_task(wait(s)) for s in sockets]
+    await asyncio.sleep(0)
+    started = await trigger()
+    await asyncio.gather(*waiters)
+    return [t - started for t in arrivals], len(sockets) - len(arrivals)
+
+
+@dataclass
+class _FanOut:
+    """One side of B4: sockets waiting for an event, and what makes the event happen."""
+
+    sockets: list[ClientConnection]
+    trigger: Callable[[], Awaitable[float]]
+    writes: int
+    lost: int = 0
+
+    async def round(self) -> list[float]:
+        samples: list[float] = []
+        for _ in range(self.writes):
+            got, missing = await _collect(self.sockets, self.trigger, 5.0)
+            samples += got
+            self.lost += missing
+        return samples
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+async def b4(
+    *, rounds: int, fanouts: list[int], writes: int, scene: Scene, redis_url: str
+) -> list[Figure]:
+    figures = []
+    channel = f"bench.b4.{os.urandom(4).hex()}"
+    publisher = redis.Redis.from_url(redis_url)
+    event = json.dumps({"v": 1, "event": "revision", "alias": None, "revision": "123456"})
+    with env.daphne() as worker, env.baseline("broadcast", redis_url, channel) as bare:
+        writer_socket = await open_bridge(worker, scene)
+        writer = Wire(writer_socket)
+
+        async def write() -> float:
+            started = time.perf_counter()
+            await writer.call("set", key="b4", value={"title": "Bench card"})
+            return started
+
+        async def publish() -> float:
+            started = time.perf_counter()
+            await asyncio.to_thread(publisher.publish, channel, event)
+            return started
+
+        for n in fanouts:
+            listeners = await open_many(n, lambda: open_bridge(worker, scene))
+            for socket in listeners:
+                await Wire(socket).call("subscribe")
+            bare_listeners = await open_many(n, lambda: open_bare(bare))
+            await asyncio.sleep(0.5)
+            bridge, floor = (
+                _FanOut(listeners, write, writes),
+                _FanOut(bare_listeners, publish, writes),
+            )
+            await bridge.round()  # warm up
+            await floor.round()
+            bridge.lost = floor.lost = 0
+            pairs = await interleave_async(rounds, bridge.round, floor.round)
+            p50_ms = [percentile(a, 0.5) * 1e3 for a, _ in pairs]
+            p99_ms = [percentile(a, 0.99) * 1e3 for a, _ in pairs]
+            figures += [
+                Figure(
+                    f"B4 N={n} p50",
+                    f"write -> {n} subscribers notified, p50 / bare Redis broadcast p50",
+                    "x",
+                    at_most(2.0),
+                    [percentile(a, 0.5) / percentile(b, 0.5) for a, b in pairs],
+                    note=f"bridge p50 {_median(p50_ms):.1f} ms",
+                ),
+                Figure(
+                    f"B4 N={n} p99",
+                    f"write -> {n} subscribers notified, p99 / bare p99",
+                    "x",
+                    at_most(2.0),
+                    [percentile(a, 0.99) / percentile(b, 0.99) for a, b in pairs],
+                    note=f"bridge p99 {_median(p99_ms):.1f} ms",
+                ),
+                Figure(
+                    f"B4 N={n} lost",
+                    f"events lost over {rounds} rounds x {writes} writes x {n} subscribers",
+                    "events",
+                    at_most(0),
+                    [float(bridge.lost)],
+                    note=f"bare lost {floor.lost}",
+                ),
+            ]
+            if n >= 1000:
+                figures.append(
+                    Figure(
+                        f"B4 N={n} p99 abs",
+                        f"write -> {n} subscribers, p99 latency",
+                        "ms",
+                        at_most(50),
+                        p99_ms,
+                    )
+                )
+            await close_all(listeners + bare_listeners)
+        await writer_socket.close()
+    publisher.close()
+    return figures
+
+
+# B6 ---------------------------------------------------------------------------------------
+
+
+async def _memory_per_socket(
+    start: Callable[[], Server], opener: Callable[[Server], Awaitable[ClientConnection]], n: int
+) -> float:
+    with start() as server:
+        # One connection first, so lazily built state (hub, pools) is not counted per socket.
+        first = await opener(server)
+        await asyncio.sleep(0.5)
+        before = server.rss_kib()
+        sockets = await open_many(n, lambda: opener(server))
+        await asyncio.sleep(1.0)
+        after = server.rss_kib()
+        await close_all([first, *sockets])
+    gc.collect()
+    return (after - before) * 1024 / n
+
+
+async def b6(*, rounds: int, connections: int, scene: Scene) -> list[Figure]:
+    env.raise_open_files(2 * connections + 1024)
+    pairs = await interleave_async(
+        rounds,
+        lambda: _memory_per_socket(env.daphne, lambda s: open_bridge(s, scene), connections),
+        lambda: _memory_per_socket(lambda: env.baseline("echo"), open_bare, connections),
+    )
+    per = sorted(a for a, _ in pairs)[len(pairs) // 2]
+    bare = sorted(b for _, b in pairs)[len(pairs) // 2]
+    return [
+        Figure(
+            "B6 memory",
+            f"RSS per idle websocket, {connections} connections / bare websockets server",
+            "x",
+            at_most(1.5),
+            [a / b for a, b in pairs],
+            note=f"bridge {per / 1024:.1f} KiB/socket, bare {bare / 1024:.1f} KiB",
+        )
+    ]
