@@ -226,6 +226,13 @@ def max_document_bytes() -> int:
     return int(settings.KANBAN_MAX_DOCUMENT_BYTES)
 
 
+def _max_body_bytes() -> int:
+    """The stored body's bound. The markdown limit is checked exactly by ``check_markdown``;
+    the body around it adds the title and timestamps, and JSON escaping can grow a control
+    character to six bytes, so a document at the limit must not fail here instead."""
+    return 6 * max_document_bytes() + MAX_TITLE_LENGTH * 6 + 1024
+
+
 def check_markdown(markdown: object) -> tuple[str, int]:
     """The markdown and its size in UTF-8 bytes, or ``invalid_argument`` / ``too_large``."""
     if not isinstance(markdown, str):
@@ -423,7 +430,7 @@ def knowledge_create(
             document_key(document_id),
             body_value(document_id, title, markdown, when, when),
             body_seq,
-            max_bytes=max_document_bytes(),
+            max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(Abstract.from_value(abstract), when, revision)
@@ -491,7 +498,7 @@ def knowledge_edit(
             document_key(document_id),
             body_value(document_id, title_now, markdown_now, created_at, when),
             stored.seq,
-            max_bytes=max_document_bytes(),
+            max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(Abstract.from_value(abstract), created_at, revision)
