@@ -66,6 +66,7 @@ __all__ = [
     "knowledge_delete",
     "knowledge_edit",
     "knowledge_get",
+    "knowledge_last_write",
     "knowledge_list",
     "knowledge_read_lines",
     "knowledge_search",
@@ -715,3 +716,12 @@ def knowledge_read_lines(
         )
     end = total if end_line is None else min(end_line, total)
     return DocumentLines(document_id, start_line, end, total, tuple(lines[start_line - 1 : end]))
+
+
+def knowledge_last_write(
+    *, project_id: UUID, document_id: str, using: str = "default"
+) -> engine.LastWrite | None:
+    """Who last wrote a document's body, and when (the viewer's "last write source"),
+    without reading the body."""
+    address = _dataset(project_id).address(document_key(document_id))
+    return engine.get_last_write(address, using=using)

@@ -63,12 +63,18 @@ def knowledge_call(*, user: Any, consumer_id: UUID, page: str, request: Request)
     return _CALLS[request.op](request, arguments, common, origin)
 
 
+def _document_id(request: Request) -> str:
+    if request.key is None:  # _arguments refused this already; here for the type
+        raise invalid_argument(f"{request.op} needs the document id in 'key'", field="key")
+    return request.key
+
+
 def _list(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
     return knowledge.project_knowledge_list(cursor=args.get("cursor"), **common).as_dict()
 
 
 def _get(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
-    return knowledge.project_knowledge_get(document_id=request.key, **common).as_dict()
+    return knowledge.project_knowledge_get(document_id=_document_id(request), **common).as_dict()
 
 
 def _create(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
@@ -83,7 +89,7 @@ def _create(request: Request, args: Mapping[str, Any], common: Any, origin: Orig
 
 def _edit(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
     return knowledge.project_knowledge_edit(
-        document_id=request.key,
+        document_id=_document_id(request),
         title=args.get("title"),
         markdown=args.get("markdown"),
         origin=origin,
@@ -92,7 +98,9 @@ def _edit(request: Request, args: Mapping[str, Any], common: Any, origin: Origin
 
 
 def _delete(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
-    deleted = knowledge.project_knowledge_delete(document_id=request.key, origin=origin, **common)
+    deleted = knowledge.project_knowledge_delete(
+        document_id=_document_id(request), origin=origin, **common
+    )
     return {"deleted": deleted}
 
 
@@ -108,7 +116,7 @@ def _search(request: Request, args: Mapping[str, Any], common: Any, origin: Orig
 
 def _read_lines(request: Request, args: Mapping[str, Any], common: Any, origin: Origin) -> Any:
     return knowledge.project_knowledge_read_lines(
-        document_id=request.key,
+        document_id=_document_id(request),
         start_line=_required(args, "start"),
         end_line=args.get("end"),
         **common,
