@@ -22,8 +22,6 @@ from kanban.bridge.hub import ReadRules
 from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
 
-BRIDGE_OPS_NOT_YET = "this bridge operation is not available on this server yet"
-
 
 def access_board(*, user: Any, project_id: UUID) -> Project:
     """A board the user may open: a kanban project where they are at least a guest."""
@@ -65,7 +63,7 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
         return knowledge_calls.knowledge_call(
             user=user, consumer_id=consumer_id, page=page, request=request
         )
-    raise KanbanError(ErrorCode.INVALID_ARGUMENT, BRIDGE_OPS_NOT_YET, field="op")
+    raise KanbanError(ErrorCode.INVALID_ARGUMENT, "unknown op", field="op")
 
 
 @dataclass

@@ -17,6 +17,7 @@ from kanban.models import Project
 from kanban.packages import project_import
 from storage.knowledge import knowledge_last_write
 from tests.browser.helpers import log_in_by_cookie, screenshot
+from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -39,10 +40,10 @@ def projects(bob: User) -> tuple[Project, Project]:
 
 
 def test_a_plugin_creates_a_document_in_a_related_project_and_reads_it_back(
-    bob: User, projects: tuple[Project, Project], page: Page, live_server: object
+    bob: User, projects: tuple[Project, Project], page: Page, live_server: LiveServer
 ) -> None:
     board, wiki = projects
-    log_in_by_cookie(page.context, bob, getattr(live_server, "url"))
+    log_in_by_cookie(page.context, bob, live_server.url)
     page.goto(f"/boards/{board.id}/")
     expect(page.locator("#bridge-status")).to_have_text("Live")
     plugin = page.frame_locator("#plugin-frame")
