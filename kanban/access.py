@@ -40,13 +40,17 @@ class Op(StrEnum):
 #: The grant rules each operation must pass on a related project.
 _RULES: Final[dict[Op, tuple[str, ...]]] = {
     Op.GET: ("read",),
-    Op.SUBSCRIBE: ("read",),
+    # A subscription hears KV writes under ``read`` and document writes under
+    # ``knowledge_read``: either one opening something is enough (see ``_ANY_RULE``).
+    Op.SUBSCRIBE: ("read", "knowledge_read"),
     Op.SET: ("write",),
     Op.UPDATE: ("read", "write"),
     Op.KNOWLEDGE_READ: ("knowledge_read",),
     Op.KNOWLEDGE_WRITE: ("knowledge_write",),
 }
 _WRITES: Final = frozenset({Op.SET, Op.UPDATE, Op.KNOWLEDGE_WRITE})
+#: Operations allowed when any one of their rules allows; the others need every rule.
+_ANY_RULE: Final = frozenset({Op.SUBSCRIBE})
 _GERUND: Final[dict[Op, str]] = {
     Op.GET: "reading",
     Op.SUBSCRIBE: "subscribing",
@@ -138,10 +142,11 @@ def access_project_data(
     target_role = Role.OWNER if superuser else back["target_role"]
     grant = grant_from_columns(back)
     rules = [getattr(grant, name) for name in _RULES[op]]
+    combine = any if op in _ANY_RULE else all
     allowed = (
         target_role is not None
         and ROLE_RANK[target_role] >= ROLE_RANK[needed]
-        and all((not rule.is_none) if key is None else rule.allows(key) for rule in rules)
+        and combine((not rule.is_none) if key is None else rule.allows(key) for rule in rules)
     )
     if not allowed:
         # One message for every reason on the target's side (no membership there, too low a

@@ -16,9 +16,11 @@ from django.db.models import Model, QuerySet
 from django.forms.formsets import DELETION_FIELD_NAME
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
+from django.urls import URLPattern, path
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from kanban import admin_viewers
 from kanban.access_events import publish_access_changed
 from kanban.memberships import membership_set
 from kanban.models import Membership, PluginFile, Project, Relationship
@@ -283,6 +285,25 @@ class ProjectAdmin(admin.ModelAdmin):
     fields = ("id", "name", "type", "kanban_entry", "created_at", "updated_at")
     readonly_fields = ("id", "kanban_entry", "created_at", "updated_at")
     inlines = (MembershipInline, RelationshipInline, PluginFileInline)
+    change_form_template = "admin/kanban/project/change_form.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        """The staff data viewers, under ``/admin/kanban/project/`` and staff only."""
+        wrap = self.admin_site.admin_view
+        viewers = [
+            path("kv-viewer/", wrap(admin_viewers.kv_viewer), name="kanban_kv_viewer"),
+            path(
+                "<uuid:project_id>/documents/",
+                wrap(admin_viewers.documents_browser),
+                name="kanban_documents",
+            ),
+            path(
+                "<uuid:project_id>/documents/<str:document_id>/",
+                wrap(admin_viewers.document_view),
+                name="kanban_document",
+            ),
+        ]
+        return viewers + super().get_urls()
 
     def save_model(self, request: HttpRequest, obj: Project, form: Any, change: bool) -> None:
         if change:
@@ -328,6 +349,9 @@ class AccessAwareUserAdmin(UserAdmin):
         super().delete_queryset(request, queryset)
         publish_access_changed(user_ids=user_ids)
 
+
+# The data viewers are linked from the admin index too.
+admin.site.index_template = "admin/kanban/index.html"
 
 if admin.site.is_registered(User):
     admin.site.unregister(User)

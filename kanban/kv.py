@@ -15,6 +15,7 @@ from uuid import UUID
 from kanban.access import Access, Op, access_project_data
 from storage import kv
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+from storage.knowledge_format import RESERVED_PREFIX
 from storage.namespaces import Domain
 from storage.writes import ANY
 
@@ -34,6 +35,17 @@ def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.
     if access.alias is not None and (domain != "kv" or conversation_id is not None):
         raise invalid_argument("related projects offer project-scope KV only")
     return kv.Dataset(access.target_id, domain, conversation_id)
+
+
+def check_raw_write(domain: Domain, conversation_id: str | None, key: str) -> None:
+    """The Knowledge base owns its keys in the project's PersistentValue: a raw write there
+    could corrupt its index, so only ``kanban.knowledge`` writes them."""
+    if domain == "persistentValue" and conversation_id is None and key.startswith(RESERVED_PREFIX):
+        raise invalid_argument(
+            f"keys starting with {RESERVED_PREFIX!r} are reserved for the Knowledge base; "
+            "use the knowledge operations",
+            field="key",
+        )
 
 
 def write_source(
@@ -86,6 +98,7 @@ def project_kv_set(
     """
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.SET, key=key)
     dataset = _dataset(access, domain, conversation_id)
+    check_raw_write(domain, conversation_id, key)
     source = write_source(user=user, access=access, origin=origin, conversation_id=conversation_id)
     try:
         return kv.kv_set(
@@ -121,4 +134,6 @@ def project_kv_delete(
     conversation_id: str | None = None,
 ) -> bool:
     access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
-    return kv.kv_delete(dataset=_dataset(access, domain, conversation_id), key=key)
+    dataset = _dataset(access, domain, conversation_id)
+    check_raw_write(domain, conversation_id, key)
+    return kv.kv_delete(dataset=dataset, key=key)

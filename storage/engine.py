@@ -56,9 +56,10 @@ class WriteResult:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """One read the engine served: ``op`` is get, scan or list; ``address`` what it named."""
+    """One read the engine served: ``op`` is get, scan or list (or last_write: a value's
+    seq and source without the value); ``address`` what it named."""
 
-    op: Literal["get", "scan", "list"]
+    op: Literal["get", "scan", "list", "last_write"]
     address: Value | ValueList
 
 
@@ -78,7 +79,7 @@ def recording_reads() -> Iterator[list[Read]]:
         _read_log.reset(token)
 
 
-def _record(op: Literal["get", "scan", "list"], address: Value | ValueList) -> None:
+def _record(op: Literal["get", "scan", "list", "last_write"], address: Value | ValueList) -> None:
     log = _read_log.get()
     if log is not None:
         log.append(Read(op, address))
@@ -123,6 +124,32 @@ def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
         cursor.execute(dialect.get_value, (address.namespace, address.key))
         row = cursor.fetchone()
     return None if row is None else _stored(dialect, address, row)
+
+
+@dataclass(frozen=True, slots=True)
+class LastWrite:
+    seq: int
+    source: dict[str, Any] | None
+    written_at: datetime
+
+
+def get_last_write(address: Value, *, using: str = "default") -> LastWrite | None:
+    """A value's revision, write source and time, without reading the value (which may be
+    a multi-megabyte document body)."""
+    if not isinstance(address, Value):
+        raise invalid_argument("get_last_write needs a Value address")
+    _record("last_write", address)
+    with _cursor(using) as (dialect, cursor):
+        cursor.execute(dialect.get_write, (address.namespace, address.key))
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    seq, source, written_at = row
+    return LastWrite(
+        seq=int(seq),
+        source=None if source is None else json.loads(source),
+        written_at=dialect.from_db_time(written_at),
+    )
 
 
 def _prefix_upper_bound(prefix: str) -> str | None:

@@ -66,6 +66,7 @@ __all__ = [
     "knowledge_delete",
     "knowledge_edit",
     "knowledge_get",
+    "knowledge_last_write",
     "knowledge_list",
     "knowledge_read_lines",
     "knowledge_search",
@@ -224,6 +225,13 @@ def check_title(title: object) -> str:
 
 def max_document_bytes() -> int:
     return int(settings.KANBAN_MAX_DOCUMENT_BYTES)
+
+
+def _max_body_bytes() -> int:
+    """The stored body's bound. The markdown limit is checked exactly by ``check_markdown``;
+    the body around it adds the title and timestamps, and JSON escaping can grow a control
+    character to six bytes, so a document at the limit must not fail here instead."""
+    return 6 * max_document_bytes() + MAX_TITLE_LENGTH * 6 + 1024
 
 
 def check_markdown(markdown: object) -> tuple[str, int]:
@@ -423,7 +431,7 @@ def knowledge_create(
             document_key(document_id),
             body_value(document_id, title, markdown, when, when),
             body_seq,
-            max_bytes=max_document_bytes(),
+            max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(Abstract.from_value(abstract), when, revision)
@@ -491,7 +499,7 @@ def knowledge_edit(
             document_key(document_id),
             body_value(document_id, title_now, markdown_now, created_at, when),
             stored.seq,
-            max_bytes=max_document_bytes(),
+            max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(Abstract.from_value(abstract), created_at, revision)
@@ -708,3 +716,12 @@ def knowledge_read_lines(
         )
     end = total if end_line is None else min(end_line, total)
     return DocumentLines(document_id, start_line, end, total, tuple(lines[start_line - 1 : end]))
+
+
+def knowledge_last_write(
+    *, project_id: UUID, document_id: str, using: str = "default"
+) -> engine.LastWrite | None:
+    """Who last wrote a document's body, and when (the viewer's "last write source"),
+    without reading the body."""
+    address = _dataset(project_id).address(document_key(document_id))
+    return engine.get_last_write(address, using=using)

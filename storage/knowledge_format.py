@@ -36,6 +36,8 @@ PAGE_CAPACITY: Final = 128
 PREVIEW_SCAN_CHARS: Final = 16 * 1024
 PREVIEW_LENGTH: Final = 240
 
+#: Every key of the format starts with this; raw PersistentValue writes may not.
+RESERVED_PREFIX: Final = "knowledge."
 INDEX_KEY: Final = "knowledge.documents"
 _PAGE_PREFIX: Final = "knowledge.documents.page."
 _LOCATOR_PREFIX: Final = "knowledge.documents.locator."
@@ -63,6 +65,12 @@ def check_document_id(document_id: object) -> str:
 def document_key(document_id: str) -> str:
     """``knowledge.document.<id>``: the key access rules decide a document by."""
     return _DOCUMENT_PREFIX + check_document_id(document_id)
+
+
+def is_document_key(key: str) -> bool:
+    """Whether ``key`` is a document body's key (one per document write, unlike the index
+    records every write touches)."""
+    return key.startswith(_DOCUMENT_PREFIX)
 
 
 def locator_key(document_id: str) -> str:

@@ -22,6 +22,9 @@ def max_body_bytes() -> int:
 class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
+    def max_bytes(self) -> int:
+        return max_body_bytes()
+
     def parse(
         self,
         stream: IO[Any] | None,
@@ -30,7 +33,7 @@ class StrictJSONParser(BaseParser):
     ) -> Any:
         if stream is None:
             return None
-        limit = max_body_bytes()
+        limit = self.max_bytes()
         # Read one byte past the limit so a body without Content-Length is bounded too.
         raw = stream.read(limit + 1)
         if len(raw) > limit:

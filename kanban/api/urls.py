@@ -1,13 +1,32 @@
 from __future__ import annotations
 
-from django.urls import path
+from typing import Any
+
+from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kanban.api import configurations, kv
+from kanban.api import configurations, knowledge, kv
 
 project = "projects/<uuid:project_id>/"
 conversation = project + "conversations/<str:conversation_id>/"
 configuration = project + "configurations/<str:configuration_id>/"
+
+
+def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
+    """The Knowledge endpoints under ``base`` (the project's, or a related project's)."""
+    listing, document, lines, search = views
+    documents = base + "knowledge/documents/"
+    return [
+        path(documents, listing.as_view(), name=f"{name}-documents"),
+        path(documents + "<str:document_id>", document.as_view(), name=f"{name}-document"),
+        path(
+            documents + "<str:document_id>/lines",
+            lines.as_view(),
+            name=f"{name}-document-lines",
+        ),
+        path(base + "knowledge/search/", search.as_view(), name=f"{name}-search"),
+    ]
+
 
 urlpatterns = [
     path(project + "kv/<path:key>", kv.KvView.as_view(), name="api-kv"),
@@ -38,6 +57,26 @@ urlpatterns = [
         configuration + "activate/",
         configurations.ConfigurationActivateView.as_view(),
         name="api-configuration-activate",
+    ),
+    *knowledge_paths(
+        project,
+        (
+            knowledge.DocumentListView,
+            knowledge.DocumentView,
+            knowledge.DocumentLinesView,
+            knowledge.SearchView,
+        ),
+        "api-knowledge",
+    ),
+    *knowledge_paths(
+        project + "related/<str:alias>/",
+        (
+            knowledge.RelatedDocumentListView,
+            knowledge.RelatedDocumentView,
+            knowledge.RelatedDocumentLinesView,
+            knowledge.RelatedSearchView,
+        ),
+        "api-related-knowledge",
     ),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(

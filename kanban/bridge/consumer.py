@@ -17,9 +17,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from kanban.access import Rule
 from kanban.bridge import frames, service
-from kanban.bridge.hub import Subscription, get_hub
+from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
@@ -119,7 +118,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             user=self.user, consumer_id=self.consumer_id, alias=alias
         )
         if alias not in self.subscriptions:
-            sub = Subscription(self, alias, access.target_id, access.read)
+            sub = Subscription(self, alias, access.target_id, access.read, access.knowledge_read)
             self.subscriptions[alias] = sub
             await self.hub.subscribe(sub)
         return {"subscribed": True}
@@ -140,7 +139,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         self.user = verdicts.user
         for sub in subscriptions:
             outcome = verdicts.rules.get(sub.alias)
-            if isinstance(outcome, Rule):
+            if isinstance(outcome, ReadRules):
                 await self.hub.release(sub, outcome)
             else:
                 await self._invalidate(sub, outcome or ErrorCode.FORBIDDEN)

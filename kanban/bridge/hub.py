@@ -22,7 +22,7 @@ import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 from uuid import UUID
 
 from asgiref.sync import async_to_sync
@@ -41,6 +41,22 @@ ACCESS_GROUP = "kanban.access"
 GROUP_REFRESH_SECONDS = 3600.0
 #: How often a hub on the in-memory layer looks for re-imported plugins of its open boards.
 PLUGIN_POLL_SECONDS = 1.0
+
+
+#: What a change is: a KV key, or a Knowledge document (its body key).
+ChangeKind = Literal["kv", "knowledge"]
+KINDS: Final[frozenset[str]] = frozenset({"kv", "knowledge"})
+
+
+class ReadRules(NamedTuple):
+    """The two read rules a subscription filters by; each kind of change by its own, so a KV
+    grant never lets document writes through, nor a knowledge grant KV writes."""
+
+    kv: Rule
+    knowledge: Rule
+
+    def allows(self, kind: str, key: str) -> bool:
+        return (self.kv if kind == "kv" else self.knowledge).allows(key)
 
 
 def project_group(project_id: UUID) -> str:
@@ -66,8 +82,13 @@ class Subscription:
     alias: str | None
     target_id: UUID
     read: Rule
+    knowledge_read: Rule
     #: While access is being re-checked, events wait here instead of being delivered.
-    held: list[tuple[str, str]] | None = field(default=None)
+    held: list[tuple[str, str, str]] | None = field(default=None)
+
+    @property
+    def rules(self) -> ReadRules:
+        return ReadRules(self.read, self.knowledge_read)
 
 
 class Hub:
@@ -205,11 +226,11 @@ class Hub:
         encoded: dict[tuple[str | None, str], str] = {}
         sends = []
         for sub in list(subs):
-            for key, revision in changes:
+            for kind, key, revision in changes:
                 if sub.held is not None:
-                    sub.held.append((key, revision))
+                    sub.held.append((kind, key, revision))
                     continue
-                if not sub.read.allows(key):
+                if kind not in KINDS or not sub.rules.allows(kind, key):
                     continue  # a prefix grant hides writes outside its prefixes
                 text = encoded.get((sub.alias, revision))
                 if text is None:
@@ -236,15 +257,15 @@ class Hub:
             self._tasks.append(task)
             task.add_done_callback(self._tasks.remove)
 
-    async def release(self, sub: Subscription, read: Rule | None) -> None:
-        """End a re-check: deliver held events under the new rule, or drop the subscription."""
+    async def release(self, sub: Subscription, rules: ReadRules | None) -> None:
+        """End a re-check: deliver held events under the new rules, or drop the subscription."""
         held, sub.held = sub.held or [], None
-        if read is None:
+        if rules is None:
             await self.unsubscribe(sub)
             return
-        sub.read = read
-        for key, revision in held:
-            if read.allows(key):
+        sub.read, sub.knowledge_read = rules
+        for kind, key, revision in held:
+            if kind in KINDS and rules.allows(kind, key):
                 await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
 
 
@@ -295,7 +316,9 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
         logger.warning("could not publish %s to %s", message.get("type"), group, exc_info=True)
 
 
-def publish_kv_changes(project_id: UUID, changes: Sequence[tuple[str, str]]) -> None:
+def publish_changes(project_id: UUID, changes: Sequence[tuple[ChangeKind, str, str]]) -> None:
+    """One layer message per committed write batch of one project: ``[kind, key, revision]``
+    for each change, filtered per subscription by the rule of its kind."""
     _group_send(
         project_group(project_id),
         {"type": "kv.changed", "project": str(project_id), "changes": [list(c) for c in changes]},

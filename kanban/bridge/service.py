@@ -15,12 +15,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from kanban import kv as kv_actions
-from kanban.access import Access, Op, Rule, access_project_data
-from kanban.bridge.frames import Request
+from kanban.access import Access, Op, access_project_data
+from kanban.bridge import knowledge_calls
+from kanban.bridge.frames import KNOWLEDGE_OPS, Request
+from kanban.bridge.hub import ReadRules
 from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
-
-BRIDGE_OPS_NOT_YET = "this bridge operation is not available on this server yet"
 
 
 def access_board(*, user: Any, project_id: UUID) -> Project:
@@ -59,16 +59,21 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
             origin=kv_actions.Origin(via="bridge", page=page),
         )
         return {"revision": revision}
-    raise KanbanError(ErrorCode.INVALID_ARGUMENT, BRIDGE_OPS_NOT_YET, field="op")
+    if request.op in KNOWLEDGE_OPS:
+        return knowledge_calls.knowledge_call(
+            user=user, consumer_id=consumer_id, page=page, request=request
+        )
+    raise KanbanError(ErrorCode.INVALID_ARGUMENT, "unknown op", field="op")
 
 
 @dataclass
 class Verdicts:
     """A socket's re-check: the fresh user (None = signed out or deactivated) and, per
-    alias, the read rule that still applies or the error code that ends it."""
+    alias, the read rules (KV and knowledge) that still apply or the error code that ends
+    it."""
 
     user: Any
-    rules: dict[str | None, Rule | ErrorCode] = field(default_factory=dict)
+    rules: dict[str | None, ReadRules | ErrorCode] = field(default_factory=dict)
 
 
 def recheck_socket(
@@ -80,9 +85,8 @@ def recheck_socket(
     verdicts = Verdicts(user=user)
     for alias in aliases:
         try:
-            verdicts.rules[alias] = access_subscription(
-                user=user, consumer_id=consumer_id, alias=alias
-            ).read
+            access = access_subscription(user=user, consumer_id=consumer_id, alias=alias)
+            verdicts.rules[alias] = ReadRules(access.read, access.knowledge_read)
         except KanbanError as error:
             verdicts.rules[alias] = error.code
     return verdicts

@@ -12,16 +12,32 @@ from django.contrib.auth import user_logged_out
 
 from kanban import access_events, plugin_events
 from kanban.bridge import hub
+from storage.knowledge_format import is_document_key
 from storage.kv import KvChange, add_kv_listener
 
 
+def _kind(change: KvChange) -> hub.ChangeKind | None:
+    """Which subscriptions may hear of a change: project-scope KV by the KV read rule; a
+    Knowledge document by the knowledge read rule, once per write through its body key (the
+    index records every write also touches are not documents). Nothing else is forwarded."""
+    dataset = change.dataset
+    if dataset.conversation_id is not None:
+        return None
+    if dataset.domain == "kv":
+        return "kv"
+    if is_document_key(change.key):
+        return "knowledge"
+    return None
+
+
 def _forward_kv(changes: Sequence[KvChange]) -> None:
-    by_project: dict[UUID, list[tuple[str, str]]] = defaultdict(list)
+    by_project: dict[UUID, list[tuple[hub.ChangeKind, str, str]]] = defaultdict(list)
     for change in changes:
-        if change.dataset.domain == "kv" and change.dataset.conversation_id is None:
-            by_project[change.dataset.project_id].append((change.key, change.revision))
+        kind = _kind(change)
+        if kind is not None:
+            by_project[change.dataset.project_id].append((kind, change.key, change.revision))
     for project_id, project_changes in by_project.items():
-        hub.publish_kv_changes(project_id, project_changes)
+        hub.publish_changes(project_id, project_changes)
 
 
 def _forward_access(event: access_events.AccessChanged) -> None:

@@ -19,6 +19,7 @@ class Dialect(ABC):
     drop_statements: tuple[str, ...]
 
     get_value: str  # (namespace, key) -> seq, value, source, written_at
+    get_write: str  # (namespace, key) -> seq, source, written_at (no value)
     read_list_asc: str  # (namespace, key, after_seq, limit) -> seq, value
     read_list_desc: str  # (namespace, key, before_seq, limit) -> seq, value
     delete_value: str  # (namespace, key) -> seq

@@ -44,6 +44,9 @@ class PostgresDialect(Dialect):
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"
     )
+    get_write = (
+        "SELECT seq, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"
+    )
     read_list_asc = (
         "SELECT seq, value FROM list_values WHERE namespace = %s AND key = %s AND seq > %s "
         "ORDER BY seq ASC LIMIT %s"

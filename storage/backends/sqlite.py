@@ -44,6 +44,7 @@ class SqliteDialect(Dialect):
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = ? AND key = ?"
     )
+    get_write = "SELECT seq, source, written_at FROM scalar_values WHERE namespace = ? AND key = ?"
     read_list_asc = (
         "SELECT seq, value FROM list_values WHERE namespace = ? AND key = ? AND seq > ? "
         "ORDER BY seq ASC LIMIT ?"

@@ -154,7 +154,7 @@ OPENED_FIELD_ALLOWS = {
     # field opened ("all"; every other field "none") -> the operations that succeed
     "read": {"get", "subscribe"},
     "write": {"set"},
-    "knowledge_read": {"knowledge.read"},
+    "knowledge_read": {"knowledge.read", "subscribe"},  # to hear document writes
     "knowledge_write": {"knowledge.write"},
     "entrypoints": set(),
     "read+write": {"get", "subscribe", "set", "update"},

@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from kanban.asgi import application
 from kanban.tokens import token_create
 from tests.api.conftest import People, client_for
-from tests.kanban.bridge.test_consumer import HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import HOST, ORIGIN, session_cookie
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)

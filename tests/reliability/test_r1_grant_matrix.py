@@ -23,7 +23,7 @@ from kanban.memberships import membership_set
 from kanban.projects import project_create
 from kanban.relationships import Grant, Rule
 from storage.kv import Dataset, kv_set
-from tests.kanban.bridge.test_consumer import HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import HOST, ORIGIN, session_cookie
 from tests.kanban.conftest import declare
 from tests.kanban.test_access import RECIPROCITY, ROLES, RULE_CASES, expected
 

@@ -159,6 +159,19 @@ def test_source_and_written_at_are_recorded(using: str) -> None:
     assert stored.written_at.tzinfo is not None
 
 
+def test_the_last_write_is_read_without_the_value(using: str) -> None:
+    address = value("app.state", "big")
+    seq = put(using, address, {"text": "x" * 1000}, source={"user": "alice", "via": "api"})
+    with engine.recording_reads() as reads:
+        last = engine.get_last_write(address, using=using)
+    assert last is not None
+    assert (last.seq, last.source) == (seq, {"user": "alice", "via": "api"})
+    stored = engine.get_value(address, using=using)
+    assert stored is not None and last.written_at == stored.written_at
+    assert [read.op for read in reads] == ["last_write"]
+    assert engine.get_last_write(value("app.state", "absent"), using=using) is None
+
+
 def test_delete_reports_whether_something_was_removed(using: str) -> None:
     address = value("app.state", "d")
     (missing,) = engine.commit([delete_value(address)], using=using)

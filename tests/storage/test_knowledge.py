@@ -356,10 +356,11 @@ def test_a_body_may_pass_the_value_limit_but_not_the_document_limit(
     settings.KANBAN_MAX_VALUE_BYTES = 64 * 1024
     settings.KANBAN_MAX_DOCUMENT_BYTES = 256 * 1024
     create(project, using, "Over the value limit", "a" * (128 * 1024))
+    create(project, using, "At the document limit, escaped", "\n" * (256 * 1024))
     with pytest.raises(KanbanError) as excinfo:
         create(project, using, "Over the document limit", "a" * (256 * 1024 + 1))
     assert code_of(excinfo) == ErrorCode.TOO_LARGE
-    assert knowledge_list(project_id=project, using=using).total == 1
+    assert knowledge_list(project_id=project, using=using).total == 2
 
 
 # --- get, edit, delete -----------------------------------------------------------------------

@@ -1,0 +1,146 @@
+"""The staff data viewers inside Django admin: the KV viewer and the Knowledge documents
+browser. Thin: parse the query, call one ``kanban.data_viewers`` service, render an admin
+page. ``ProjectAdmin.get_urls`` mounts them behind ``admin_site.admin_view`` (staff only)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+from uuid import UUID
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+
+from kanban.data_viewers import (
+    DocumentsPage,
+    viewer_document,
+    viewer_documents_page,
+    viewer_kv_page,
+)
+from kanban.models import Project
+from storage.errors import ErrorCode, KanbanError
+from storage.namespaces import DOMAINS, Domain
+
+DATASET_LABELS: dict[Domain, str] = {"kv": "KV", "persistentValue": "PersistentValue"}
+
+
+def _context(request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+    return {
+        **admin.site.each_context(request),
+        "title": title,
+        "opts": Project._meta,
+        **extra,
+    }
+
+
+def _check_staff(request: HttpRequest) -> None:
+    """Staff who may view projects in the admin. ``admin_view`` already sends anyone who is
+    not staff to the login page; this also guards direct use."""
+    user: Any = request.user
+    if not (user.is_active and user.is_staff and user.has_perm("kanban.view_project")):
+        raise PermissionDenied
+
+
+def kv_viewer(request: HttpRequest) -> HttpResponse:
+    """Choose a project and dataset, search keys by prefix, page with ``after``."""
+    _check_staff(request)
+    params = request.GET
+    projects = list(Project.objects.order_by("name").values_list("id", "name"))
+    domain = params.get("dataset", "kv")
+    form = {
+        "project": params.get("project", ""),
+        "dataset": domain if domain in DOMAINS else "kv",
+        "conversation": params.get("conversation", ""),
+        "prefix": params.get("prefix", ""),
+    }
+    page = None
+    error = None
+    project = None
+    if form["project"]:
+        try:
+            project = Project.objects.filter(pk=UUID(form["project"])).first()
+        except ValueError:
+            project = None
+        if project is None:
+            error = "No such project."
+    if project is not None:
+        try:
+            page = viewer_kv_page(
+                project_id=project.id,
+                domain=form["dataset"],  # type: ignore[arg-type]
+                conversation_id=form["conversation"] or None,
+                prefix=form["prefix"],
+                start_after=params.get("after") or None,
+            )
+        except KanbanError as exc:
+            error = exc.message
+    next_url = None
+    if page is not None and page.next_start_after is not None:
+        next_url = "?" + urlencode({**form, "after": page.next_start_after})
+    first_url = "?" + urlencode(form) if params.get("after") else None
+    return TemplateResponse(
+        request,
+        "admin/kanban/kv_viewer.html",
+        _context(
+            request,
+            "KV viewer",
+            projects=projects,
+            datasets=list(DATASET_LABELS.items()),
+            form=form,
+            project=project,
+            page=page,
+            error=error,
+            next_url=next_url,
+            first_url=first_url,
+        ),
+    )
+
+
+def documents_browser(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    """A project's Knowledge documents, one index page at a time (``cursor``)."""
+    _check_staff(request)
+    project = get_object_or_404(Project, pk=project_id)
+    cursor = request.GET.get("cursor") or None
+    page: DocumentsPage | None = None
+    error: str | None = None
+    try:
+        page = viewer_documents_page(project_id=project.id, cursor=cursor)
+    except KanbanError as exc:
+        if exc.code != ErrorCode.INVALID_ARGUMENT:
+            raise
+        error = exc.message
+    next_url = None
+    if page is not None and page.next_cursor is not None:
+        next_url = "?" + urlencode({"cursor": page.next_cursor})
+    return TemplateResponse(
+        request,
+        "admin/kanban/documents.html",
+        _context(
+            request,
+            f"Knowledge documents of {project.name}",
+            project=project,
+            page=page,
+            error=error,
+            next_url=next_url,
+            first_url="?" if cursor else None,
+        ),
+    )
+
+
+def document_view(request: HttpRequest, project_id: UUID, document_id: str) -> HttpResponse:
+    _check_staff(request)
+    project = get_object_or_404(Project, pk=project_id)
+    try:
+        found = viewer_document(project_id=project.id, document_id=document_id)
+    except KanbanError as exc:
+        if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.INVALID_ARGUMENT):
+            raise Http404(exc.message) from None
+        raise
+    return TemplateResponse(
+        request,
+        "admin/kanban/document.html",
+        _context(request, found.document.title, project=project, view=found),
+    )

@@ -1,0 +1,304 @@
+"""REST endpoints for the project Knowledge base, the current project's and a related
+project's by alias. Thin: parse, call one ``kanban.knowledge`` action, render its
+``as_dict()`` (the same shapes the bridge returns)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban import knowledge as actions
+from kanban.api.configurations import check_body
+from kanban.api.kv import ERRORS
+from kanban.api.parsers import ENVELOPE_BYTES, StrictJSONParser
+from kanban.kv import Origin
+from storage.errors import invalid_argument
+
+ORIGIN = Origin(via="api")
+
+
+class DocumentJSONParser(StrictJSONParser):
+    """A document may be larger than a KV value; JSON escaping (``\\n``, ``\\"``) can make
+    its body up to twice its size, and the markdown limit is then checked exactly."""
+
+    def max_bytes(self) -> int:
+        return 2 * int(settings.KANBAN_MAX_DOCUMENT_BYTES) + ENVELOPE_BYTES
+
+
+def query_int(params: Mapping[str, str], name: str) -> int | None:
+    """An optional non-negative integer query parameter (its range is the service's)."""
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    if not raw.isascii() or not raw.isdecimal() or len(raw) > 9:
+        raise invalid_argument(f"{name} must be a whole number", field=name)
+    return int(raw)
+
+
+# --- OpenAPI (documentation only; the services' ``as_dict()`` render) ------------------------
+
+
+class AbstractSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    markdownPreview = serializers.CharField(help_text="at most the first 240 characters")
+    size = serializers.IntegerField(help_text="UTF-8 bytes of the markdown")
+    updatedAt = serializers.DateTimeField()
+
+
+class DocumentPageSerializer(serializers.Serializer[Any]):
+    documents = AbstractSerializer(many=True)
+    total = serializers.IntegerField()
+    nextCursor = serializers.CharField(
+        allow_null=True, help_text="opaque; pass back as `cursor`; null after the last page"
+    )
+
+
+class DocumentSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    markdown = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    revision = serializers.CharField(help_text="pass as `expectedRevision` to edit safely")
+
+
+class DocumentSummarySerializer(AbstractSerializer):
+    createdAt = serializers.DateTimeField()
+    revision = serializers.CharField()
+
+
+class SearchHitSerializer(serializers.Serializer[Any]):
+    documentId = serializers.CharField()
+    title = serializers.CharField()
+    lineNumber = serializers.IntegerField(help_text="1-based")
+    line = serializers.CharField()
+    before = serializers.ListField(child=serializers.CharField())
+    after = serializers.ListField(child=serializers.CharField())
+
+
+class SearchResultSerializer(serializers.Serializer[Any]):
+    results = SearchHitSerializer(many=True)
+    truncated = serializers.BooleanField()
+
+
+class DocumentLinesSerializer(serializers.Serializer[Any]):
+    documentId = serializers.CharField()
+    startLine = serializers.IntegerField()
+    endLine = serializers.IntegerField()
+    totalLines = serializers.IntegerField()
+    lines = serializers.ListField(child=serializers.CharField())
+
+
+class DeletedSerializer(serializers.Serializer[Any]):
+    deleted = serializers.BooleanField(help_text="false when there was no such document")
+
+
+TITLE = {"type": "string", "minLength": 1, "maxLength": 1024}
+MARKDOWN = {"type": "string", "description": "UTF-8 markdown, at most 8 MiB by default"}
+EXPECTED = {"type": "string", "description": "edit only if the document is at this revision"}
+
+
+def _body(*, required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+    if required:  # OpenAPI 3.0 forbids an empty "required" list
+        schema["required"] = list(required)
+    return {"application/json": schema}
+
+
+DOCUMENT_ID = OpenApiParameter(
+    "document_id", str, OpenApiParameter.PATH, description="a document id"
+)
+CURSOR = OpenApiParameter("cursor", str, description="`nextCursor` of the previous page")
+SEARCH = [
+    OpenApiParameter("query", str, required=True, description="case-insensitive, one line"),
+    OpenApiParameter("documentId", str, description="search this document only"),
+    OpenApiParameter("beforeLines", int, description="context lines above a hit (0-100)"),
+    OpenApiParameter("afterLines", int, description="context lines below a hit (0-100)"),
+]
+LINES = [
+    OpenApiParameter("start", int, required=True, description="first line, 1-based"),
+    OpenApiParameter("end", int, description="last line, inclusive; default the last"),
+]
+TAGS = ["knowledge"]
+
+
+# --- views -----------------------------------------------------------------------------------
+
+
+class KnowledgeView(APIView):
+    """A project's Knowledge base; under `related/{alias}/`, the related project's, as its
+    knowledge grant allows (listing and searching need the whole grant)."""
+
+    related: ClassVar[bool] = False
+    parser_classes = [DocumentJSONParser]
+
+    def scope(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "user": self.request.user,
+            "project_id": kwargs["project_id"],
+            "alias": kwargs["alias"] if self.related else None,
+        }
+
+
+class DocumentListView(KnowledgeView):
+    @extend_schema(
+        operation_id="knowledge_documents_list",
+        tags=TAGS,
+        parameters=[CURSOR],
+        responses={200: DocumentPageSerializer, **ERRORS},
+    )
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        found = actions.project_knowledge_list(
+            cursor=request.query_params.get("cursor") or None, **self.scope(kwargs)
+        )
+        return Response(found.as_dict())
+
+    @extend_schema(
+        tags=TAGS,
+        request=_body(
+            required=("title", "markdown"),
+            title=TITLE,
+            markdown=MARKDOWN,
+            id={"type": "string", "description": "a stable id; generated when left out"},
+        ),
+        responses={201: DocumentSummarySerializer, **ERRORS},
+    )
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        body = check_body(
+            request.data, allowed=("title", "markdown", "id"), required=("title", "markdown")
+        )
+        created = actions.project_knowledge_create(
+            title=body["title"],
+            markdown=body["markdown"],
+            document_id=body.get("id"),
+            origin=ORIGIN,
+            **self.scope(kwargs),
+        )
+        return Response(created.as_dict(), status=201)
+
+
+class DocumentView(KnowledgeView):
+    http_method_names = ["get", "patch", "put", "delete", "options"]
+
+    @extend_schema(
+        tags=TAGS, parameters=[DOCUMENT_ID], responses={200: DocumentSerializer, **ERRORS}
+    )
+    def get(self, request: Request, document_id: str, **kwargs: Any) -> Response:
+        found = actions.project_knowledge_get(document_id=document_id, **self.scope(kwargs))
+        return Response(found.as_dict())
+
+    def _edit(self, document_id: str, body: dict[str, Any], kwargs: Mapping[str, Any]) -> Response:
+        extra: dict[str, Any] = {}
+        if "expectedRevision" in body:
+            extra["expected_revision"] = body["expectedRevision"]
+        edited = actions.project_knowledge_edit(
+            document_id=document_id,
+            title=body.get("title"),
+            markdown=body.get("markdown"),
+            origin=ORIGIN,
+            **extra,
+            **self.scope(kwargs),
+        )
+        return Response(edited.as_dict())
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[DOCUMENT_ID],
+        request=_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED),
+        responses={200: DocumentSummarySerializer, **ERRORS},
+    )
+    def patch(self, request: Request, document_id: str, **kwargs: Any) -> Response:
+        """Change the title, the markdown or both."""
+        body = check_body(request.data, allowed=("title", "markdown", "expectedRevision"))
+        return self._edit(document_id, body, kwargs)
+
+    @extend_schema(
+        tags=TAGS,
+        parameters=[DOCUMENT_ID],
+        request=_body(
+            required=("title", "markdown"),
+            title=TITLE,
+            markdown=MARKDOWN,
+            expectedRevision=EXPECTED,
+        ),
+        responses={200: DocumentSummarySerializer, **ERRORS},
+    )
+    def put(self, request: Request, document_id: str, **kwargs: Any) -> Response:
+        """Replace the title and the markdown of an existing document."""
+        body = check_body(
+            request.data,
+            allowed=("title", "markdown", "expectedRevision"),
+            required=("title", "markdown"),
+        )
+        return self._edit(document_id, body, kwargs)
+
+    @extend_schema(
+        tags=TAGS, parameters=[DOCUMENT_ID], responses={200: DeletedSerializer, **ERRORS}
+    )
+    def delete(self, request: Request, document_id: str, **kwargs: Any) -> Response:
+        deleted = actions.project_knowledge_delete(
+            document_id=document_id, origin=ORIGIN, **self.scope(kwargs)
+        )
+        return Response({"deleted": deleted})
+
+
+class DocumentLinesView(KnowledgeView):
+    @extend_schema(
+        tags=TAGS,
+        parameters=[DOCUMENT_ID, *LINES],
+        responses={200: DocumentLinesSerializer, **ERRORS},
+    )
+    def get(self, request: Request, document_id: str, **kwargs: Any) -> Response:
+        start = query_int(request.query_params, "start")
+        if start is None:
+            raise invalid_argument("start is required", field="start")
+        found = actions.project_knowledge_read_lines(
+            document_id=document_id,
+            start_line=start,
+            end_line=query_int(request.query_params, "end"),
+            **self.scope(kwargs),
+        )
+        return Response(found.as_dict())
+
+
+class SearchView(KnowledgeView):
+    @extend_schema(tags=TAGS, parameters=SEARCH, responses={200: SearchResultSerializer, **ERRORS})
+    def get(self, request: Request, **kwargs: Any) -> Response:
+        params = request.query_params
+        found = actions.project_knowledge_search(
+            query=params.get("query", ""),
+            document_id=params.get("documentId") or None,
+            before_lines=query_int(params, "beforeLines") or 0,
+            after_lines=query_int(params, "afterLines") or 0,
+            **self.scope(kwargs),
+        )
+        return Response(found.as_dict())
+
+
+@extend_schema_view(get=extend_schema(operation_id="related_knowledge_documents_list"))
+class RelatedDocumentListView(DocumentListView):
+    related = True
+
+
+class RelatedDocumentView(DocumentView):
+    related = True
+
+
+class RelatedDocumentLinesView(DocumentLinesView):
+    related = True
+
+
+class RelatedSearchView(SearchView):
+    related = True
