@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from kanban import configurations as services
 from kanban.api.kv import ERRORS
+from kanban.api.schema import json_body
 from kanban.configurations import DEFAULT_ID, UNSET, NamedConfiguration
 from storage.errors import invalid_argument
 
@@ -93,17 +94,6 @@ NAME = {"type": "string", "minLength": 1, "maxLength": 100}
 VALUES = {"type": "object", "description": "a JSON object of at most 64 KiB"}
 
 
-def _body(*, required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": properties,
-    }
-    if required:  # OpenAPI 3.0 forbids an empty "required" list
-        schema["required"] = list(required)
-    return {"application/json": schema}
-
-
 CONFIGURATION_ID = OpenApiParameter(
     "configuration_id",
     str,
@@ -134,7 +124,7 @@ class ConfigurationListView(APIView):
     @extend_schema(
         operation_id="configurations_create",
         tags=TAGS,
-        request=_body(required=("name",), name=NAME, values=VALUES),
+        request=json_body(required=("name",), name=NAME, values=VALUES),
         responses={201: ONE, **ERRORS},
     )
     def post(self, request: Request, project_id: Any) -> Response:
@@ -171,7 +161,7 @@ class ConfigurationView(APIView):
         operation_id="configuration_update",
         tags=TAGS,
         parameters=[CONFIGURATION_ID],
-        request=_body(name=NAME, values=VALUES),
+        request=json_body(name=NAME, values=VALUES),
         responses={200: ONE, **ERRORS},
     )
     def patch(self, request: Request, project_id: Any, configuration_id: str) -> Response:
@@ -205,7 +195,7 @@ class ConfigurationDuplicateView(APIView):
         operation_id="configuration_duplicate",
         tags=TAGS,
         parameters=[CONFIGURATION_ID],
-        request=_body(name=NAME),
+        request=json_body(name=NAME),
         responses={201: ONE, **ERRORS},
     )
     def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:

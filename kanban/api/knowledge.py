@@ -18,6 +18,7 @@ from kanban import knowledge as actions
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.parsers import ENVELOPE_BYTES, StrictJSONParser
+from kanban.api.schema import json_body
 from kanban.kv import Origin
 from storage.errors import invalid_argument
 
@@ -106,17 +107,6 @@ MARKDOWN = {"type": "string", "description": "UTF-8 markdown, at most 8 MiB by d
 EXPECTED = {"type": "string", "description": "edit only if the document is at this revision"}
 
 
-def _body(*, required: tuple[str, ...] = (), **properties: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": properties,
-    }
-    if required:  # OpenAPI 3.0 forbids an empty "required" list
-        schema["required"] = list(required)
-    return {"application/json": schema}
-
-
 DOCUMENT_ID = OpenApiParameter(
     "document_id", str, OpenApiParameter.PATH, description="a document id"
 )
@@ -167,7 +157,7 @@ class DocumentListView(KnowledgeView):
 
     @extend_schema(
         tags=TAGS,
-        request=_body(
+        request=json_body(
             required=("title", "markdown"),
             title=TITLE,
             markdown=MARKDOWN,
@@ -216,7 +206,7 @@ class DocumentView(KnowledgeView):
     @extend_schema(
         tags=TAGS,
         parameters=[DOCUMENT_ID],
-        request=_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED),
+        request=json_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED),
         responses={200: DocumentSummarySerializer, **ERRORS},
     )
     def patch(self, request: Request, document_id: str, **kwargs: Any) -> Response:
@@ -227,7 +217,7 @@ class DocumentView(KnowledgeView):
     @extend_schema(
         tags=TAGS,
         parameters=[DOCUMENT_ID],
-        request=_body(
+        request=json_body(
             required=("title", "markdown"),
             title=TITLE,
             markdown=MARKDOWN,

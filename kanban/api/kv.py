@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban import kv as kv_actions
+from kanban.api.schema import json_body
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
 from storage.namespaces import Domain
@@ -53,17 +54,11 @@ ERRORS = {
 ENTRY = OpenApiResponse(
     response=OpenApiTypes.OBJECT, description='{"key","value","revision","updatedAt","source"}'
 )
-PUT_BODY = {
-    "application/json": {
-        "type": "object",
-        "required": ["value"],
-        "additionalProperties": False,
-        "properties": {
-            "value": {"description": "any JSON value"},
-            "expectedRevision": {"type": "string", "nullable": True},
-        },
-    }
-}
+PUT_BODY = json_body(
+    required=("value",),
+    value={"description": "any JSON value"},
+    expectedRevision={"type": "string", "nullable": True},
+)
 KEY = OpenApiParameter(
     "key", str, OpenApiParameter.PATH, description="percent-encoded key (may contain / and :)"
 )
