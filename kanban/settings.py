@@ -128,6 +128,9 @@ if DATABASE_URL:
     DATABASES = {"default": database_from_url(DATABASE_URL)}
 else:
     SQLITE_PATH = Path(os.environ.get("KANBAN_SQLITE_PATH", BASE_DIR / "var" / "kanban.sqlite3"))
+    # The embedded default must work from a fresh checkout: SQLite creates the file, not
+    # its folder.
+    SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
