@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,6 +15,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from kanban import boards, configurations
+from kanban.demo import demo_is_loaded
 from kanban.security import host_csp, plugin_csp
 from storage.errors import ErrorCode, KanbanError
 
@@ -33,9 +35,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @login_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "kanban/dashboard.html", {"boards": boards.boards_for_user(user=request.user)}
-    )
+    context = {
+        "boards": boards.boards_for_user(user=request.user),
+        "demo": not settings.PRODUCTION and demo_is_loaded(),
+    }
+    return render(request, "kanban/dashboard.html", context)
 
 
 @login_required
