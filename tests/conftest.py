@@ -48,11 +48,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("using", backend_params())
 
 
-@pytest.fixture
-def all_databases(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-
-
 def close_connections() -> None:
     """Async tests leave thread-bound connections open; Postgres teardown waits on them."""
     for connection in connections.all(initialized_only=True):
