@@ -194,3 +194,19 @@ def _close_connections_after_async_tests(request: pytest.FixtureRequest) -> Iter
     yield
     if inspect.iscoroutinefunction(getattr(request.node, "function", None)):
         close_connections_everywhere()
+
+
+# --- channel layer -----------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _in_process_channel_layer(settings: Any) -> None:
+    """Consumers run in this process use the in-memory layer.
+
+    A channels_redis layer binds its receive state to the event loop it first ran on, and
+    every async test has its own loop: a hub receive left behind at a loop's teardown could
+    stall pytest-asyncio's task cancellation. Cross-process behaviour is tested against real
+    daphne workers, which take REDIS_URL from their environment; tests that publish through
+    Redis from this process ask for it explicitly (``redis_layer`` in test_scale_out.py).
+    """
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
