@@ -200,8 +200,8 @@ def _close_connections_after_async_tests(request: pytest.FixtureRequest) -> Iter
 
 
 @pytest.fixture(autouse=True)
-def _in_process_channel_layer(settings: Any) -> None:
-    """Consumers run in this process use the in-memory layer.
+def _in_process_channel_layer(request: pytest.FixtureRequest) -> None:
+    """Async tests, whose consumers run in this process, use the in-memory layer.
 
     A channels_redis layer binds its receive state to the event loop it first ran on, and
     every async test has its own loop: a hub receive left behind at a loop's teardown could
@@ -209,4 +209,7 @@ def _in_process_channel_layer(settings: Any) -> None:
     daphne workers, which take REDIS_URL from their environment; tests that publish through
     Redis from this process ask for it explicitly (``redis_layer`` in test_scale_out.py).
     """
+    if not inspect.iscoroutinefunction(getattr(request.node, "function", None)):
+        return  # sync tests run no consumer here; they may publish to workers through Redis
+    settings = request.getfixturevalue("settings")
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
