@@ -175,6 +175,9 @@
       // Escape closes a modal dialog natively (a "cancel" event); focus goes back to the
       // button that opened it either way.
       dialog.addEventListener("close", () => {
+        // The close event is queued as a task: a fast Escape then Enter can reopen the
+        // dialog before it arrives, and that new opening must keep its handler and focus.
+        if (dialog.open) return;
         submitHandler = null;
         const back = opener && opener.isConnected && !opener.disabled ? opener : select;
         opener = null;
