@@ -13,12 +13,29 @@ from typing import Any
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 MAX_DEPTH = 64
+#: Longest integer literal accepted: Python's own limit on int/str conversion (CVE-2020-10735),
+#: past which ``int()`` raises a bare ValueError that would escape as a crash.
+MAX_INT_DIGITS = 4300
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _reject_constant(name: str) -> Any:
     raise invalid_argument(f"{name} is not JSON")
+
+
+def _parse_int(text: str) -> int:
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise invalid_argument(f"integers are limited to {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    # ``1e999`` is no NaN/Infinity token, yet it decodes to inf: refuse it the same way.
+    number = float(text)
+    if not math.isfinite(number):
+        raise invalid_argument("NaN and Infinity are not JSON")
+    return number
 
 
 def check_json(value: Any, *, max_depth: int = MAX_DEPTH) -> None:
@@ -79,9 +96,12 @@ def encode(value: Any, *, max_bytes: int | None = None) -> str:
 
 
 def decode(text: str) -> Any:
-    """Decode stored or received JSON text, refusing NaN/Infinity literals."""
+    """Decode stored or received JSON text, refusing NaN/Infinity (as literals or as numbers
+    too large for a float) and integers too long for Python to convert."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float
+        )
     except json.JSONDecodeError as exc:
         raise invalid_argument(f"malformed JSON: {exc.msg} at position {exc.pos}") from None
     except RecursionError:

@@ -133,6 +133,24 @@ def test_nan_and_infinity_literals_are_not_json(literal: str) -> None:
     assert code_of(excinfo) == ErrorCode.INVALID_ARGUMENT
 
 
+@pytest.mark.parametrize("literal", ["1e999", "[-1e400]", "{\"a\": 1E+309}"])
+def test_numbers_that_overflow_to_infinity_are_not_json(literal: str) -> None:
+    with pytest.raises(KanbanError) as excinfo:
+        jsoncodec.decode(literal)
+    assert code_of(excinfo) == ErrorCode.INVALID_ARGUMENT
+
+
+def test_an_integer_too_long_to_convert_is_refused_not_a_crash() -> None:
+    # Past 4300 digits int() raises a bare ValueError (Python's conversion limit); it
+    # escaped decode and crashed the bridge consumer and the REST parser.
+    assert jsoncodec.decode("-" + "9" * jsoncodec.MAX_INT_DIGITS) == -int("9" * 4300)
+    for text in ("9" * 4301, '{"id": -' + "1" * 5000 + "}"):
+        with pytest.raises(KanbanError) as excinfo:
+            jsoncodec.decode(text)
+        assert code_of(excinfo) == ErrorCode.INVALID_ARGUMENT
+    assert jsoncodec.decode("1.5e300") == 1.5e300
+
+
 def test_the_string_nan_is_an_ordinary_string() -> None:
     dataset = Dataset(BOARD)
     kv_set(dataset=dataset, key="s", value="NaN", source=SOURCE)
