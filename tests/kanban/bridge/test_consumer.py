@@ -189,6 +189,25 @@ async def test_malformed_frames_get_invalid_argument(bob_on_board: Bridge, text:
     assert reply["ok"] is False and reply["error"]["code"] == "invalid_argument"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"v": 1, "id": ' + "9" * 4301 + ', "op": "get", "key": "k"}',
+        '{"v": 1, "id": 1, "op": "set", "key": "k", "value": -' + "1" * 5000 + "}",
+        '{"v": 1, "id": 1, "op": "set", "key": "k", "value": [1e999]}',
+    ],
+)
+async def test_numbers_python_cannot_hold_are_refused_and_the_socket_lives_on(
+    bob_on_board: Bridge, text: str
+) -> None:
+    # Found by R4: a 4,301-digit integer raised a bare ValueError out of the decoder (the
+    # consumer died mid-message); 1e999 decoded to inf although NaN/Infinity are refused.
+    reply = await bob_on_board.send_raw(text)
+    assert reply["ok"] is False and reply["error"]["code"] == "invalid_argument"
+    assert reply["id"] is None
+    assert (await bob_on_board.call("get", key="k"))["ok"] is True
+
+
 async def test_oversized_frames_are_too_large(bob_on_board: Bridge) -> None:
     big = "x" * (settings.KANBAN_BRIDGE_MAX_FRAME_CHARS + 1)
     reply = await bob_on_board.send_raw(
