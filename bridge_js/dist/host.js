@@ -120,6 +120,19 @@ if(typeof alias!=="string"||!ALIAS.test(alias)){
 throw bad("alias must match [a-z][a-z0-9_-]{0,63}");
 }
 }
+const KNOWLEDGE_ARGS=new Map(
+Object.values(KNOWLEDGE).map(([op,byId,fields])=>[op,[byId,fields||[]]]),
+);
+function checkKnowledge(op,f,has){
+const[byId,fields]=KNOWLEDGE_ARGS.get(op);
+if(has("key")&&!byId&&op!=="knowledge.create")throw bad(op+" takes no key");
+if(!has("key")&&byId)throw bad(op+" needs the document id in key");
+if(!has("value")||f.value===null)return;
+if(!isPlain(f.value))throw bad(op+" takes an object as value");
+for(const k of Reflect.ownKeys(f.value)){
+if(!fields.includes(k))throw bad(op+" takes no "+String(k));
+}
+}
 function checkRequest(f){
 if(!isPlain(f))throw bad("a frame must be a plain object");
 for(const k of Reflect.ownKeys(f)){
@@ -158,6 +171,7 @@ throw bad("expectedRevision must be null or a revision string");
 }
 out.expectedRevision=r;
 }
+if(KNOWLEDGE_ARGS.has(op))checkKnowledge(op,f,has);
 return out;
 }
 function isFrame(f){

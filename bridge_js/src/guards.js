@@ -2,7 +2,9 @@
 // before relaying it; the SDK runs the same function before sending, so a bad call fails
 // in the plugin without touching the network. The server checks again on its own.
 
-import { V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION } from "./protocol.js";
+import {
+  V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION, KNOWLEDGE,
+} from "./protocol.js";
 import { BridgeError } from "./errors.js";
 
 const bad = (message) => new BridgeError("invalid_argument", message);
@@ -80,6 +82,24 @@ export function checkAlias(alias) {
   }
 }
 
+// op -> [takes a document id in `key`, fields its `value` object may hold]
+const KNOWLEDGE_ARGS = new Map(
+  Object.values(KNOWLEDGE).map(([op, byId, fields]) => [op, [byId, fields || []]]),
+);
+
+// A Knowledge op's arguments, as the server's kanban/bridge/knowledge_calls.py takes them:
+// the document id in `key` (create may name one), the op's own fields in `value`.
+function checkKnowledge(op, f, has) {
+  const [byId, fields] = KNOWLEDGE_ARGS.get(op);
+  if (has("key") && !byId && op !== "knowledge.create") throw bad(op + " takes no key");
+  if (!has("key") && byId) throw bad(op + " needs the document id in key");
+  if (!has("value") || f.value === null) return;
+  if (!isPlain(f.value)) throw bad(op + " takes an object as value");
+  for (const k of Reflect.ownKeys(f.value)) {
+    if (!fields.includes(k)) throw bad(op + " takes no " + String(k));
+  }
+}
+
 // Returns a fresh frame holding only the validated fields, or throws a BridgeError.
 export function checkRequest(f) {
   if (!isPlain(f)) throw bad("a frame must be a plain object");
@@ -119,6 +139,7 @@ export function checkRequest(f) {
     }
     out.expectedRevision = r;
   }
+  if (KNOWLEDGE_ARGS.has(op)) checkKnowledge(op, f, has);
   return out;
 }
 

@@ -205,6 +205,35 @@ describe("value", () => {
   });
 });
 
+// Found by R4 (tests/reliability/test_r4_fuzz.py): the host relayed Knowledge frames whose
+// arguments the server refuses, a project id hidden in `value` among them.
+describe("knowledge arguments are checked at the host as the server checks them", () => {
+  const refused = [
+    [{ op: "knowledge.create", value: { title: "T", markdown: "m", projectId: "x" } }, /takes no projectId/],
+    [{ op: "knowledge.list", value: { cursor: null, scope: "conversation" } }, /takes no scope/],
+    [{ op: "knowledge.list", value: JSON.parse('{"__proto__": {"cursor": 1}}') }, /takes no __proto__/],
+    [{ op: "knowledge.get", key: "doc", value: { title: "T" } }, /takes no title/],
+    [{ op: "knowledge.delete", key: "doc", value: [] }, /object as value/],
+    [{ op: "knowledge.search", value: "query" }, /object as value/],
+    [{ op: "knowledge.readLines", key: "doc", value: 1 }, /object as value/],
+    [{ op: "knowledge.list", key: "doc" }, /takes no key/],
+    [{ op: "knowledge.search", key: "doc", value: { query: "q" } }, /takes no key/],
+    [{ op: "knowledge.get" }, /needs the document id/],
+    [{ op: "knowledge.edit", value: { title: "T" } }, /needs the document id/],
+  ];
+  for (const [frame, message] of refused) {
+    test("refuses " + JSON.stringify(frame), () =>
+      rejects({ v: 1, id: 1, ...frame }, "invalid_argument", message),
+    );
+  }
+  test("accepts what the SDK builds, an explicit null value, and create with an id", () => {
+    checkRequest({ v: 1, id: 1, op: "knowledge.get", key: "doc", value: null });
+    checkRequest({ v: 1, id: 1, op: "knowledge.get", key: "doc", value: {} });
+    checkRequest({ v: 1, id: 1, op: "knowledge.create", key: "doc", value: { title: "T", markdown: "" } });
+    checkRequest({ v: 1, id: 1, op: "knowledge.search", value: { query: "q", documentId: null } });
+  });
+});
+
 describe("expectedRevision", () => {
   test("is only allowed on set", () => {
     rejects(get({ expectedRevision: "1" }), "invalid_argument", /only set/);
