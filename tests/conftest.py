@@ -15,7 +15,11 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 
+from tests.browser.fixtures import browser, chromium, new_context
 from tests.live import LiveServer, start_live_servers
+
+#: Chromium fixtures (tests/browser/fixtures.py): one browser for every directory.
+__all__ = ["browser", "chromium", "new_context"]
 
 #: Database aliases that conformance tests run against, named by backend.
 BACKEND_ALIASES: dict[str, str] = {}

@@ -17,7 +17,13 @@ raised (``KANBAN_BRIDGE_RATE``/``KANBAN_BRIDGE_BURST`` = 1e9) so that ``rate_lim
 hide what the validation does, and with ``KANBAN_MAX_VALUE_BYTES=65536`` so the size limit
 (frame limit = value limit + 64 KiB) is crossed by frames cheap enough to send by the thousand.
 
-Host side: see ``test_r4_host_relay`` below (Chromium).
+Host side (Chromium): the raw plugin (tests/browser/plugins/raw, no SDK) posts the same kinds
+of frames over its MessagePort, as JS values (structured clones: NaN, undefined, BigInt, Date,
+Map, cycles, holes as well). Measured: frames/s, replies per category and code, frames the
+host sent on its websocket. Asserted: every posted frame answered on the port with
+``invalid_argument`` (``too_large`` for values over 1 MiB) and the frame's id when usable,
+0 frames relayed, storage unchanged, and a valid frame relayed with exactly its own fields
+afterwards.
 
 ``KANBAN_R4_FRAMES`` sets the frames per side (default 5,000; the full run is 100,000):
 
@@ -37,7 +43,10 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import connection
+from playwright.sync_api import BrowserContext
+from playwright.sync_api import expect as expect_page
 from websockets.asyncio.client import ClientConnection, connect
 
 from kanban.bridge import frames
@@ -45,12 +54,15 @@ from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError
 from storage.kv import Dataset, kv_set
 from tests.api.conftest import People
+from tests.browser.boards import RAW_ID, open_board
+from tests.browser.test_bridge import alice, person, projects, worker
 from tests.kanban.bridge.helpers import session_cookie
 from tests.live import LiveServer
-from tests.reliability.fuzzframes import CATEGORIES, Fuzz, generate
+from tests.reliability.fuzzframes import CATEGORIES, HOST_CATEGORIES, REVIVE_JS, Fuzz, generate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+__all__ = ["alice", "person", "projects", "worker"]
 FRAMES = int(os.environ.get("KANBAN_R4_FRAMES", "5000"))
 SEED = int(os.environ.get("KANBAN_R4_SEED", "4"))
 CONNECTIONS = 4
@@ -216,3 +228,92 @@ def test_r4_websocket_refuses_every_malformed_frame_with_a_stable_code(
     assert server.running, server.output()
     assert "Traceback" not in log, log[-6000:]
     assert settings.KANBAN_BRIDGE_MAX_FRAME_CHARS - settings.KANBAN_MAX_VALUE_BYTES == 64 * 1024
+
+
+# --- the host relay (Chromium) -----------------------------------------------------------------
+
+#: Frames per page round trip: big enough to amortise Playwright, small enough to stay well
+#: under the DevTools message limit with a 1 MiB string among them.
+HOST_BATCH = 500
+
+_BLAST = (
+    "async ([payloads, timeout]) => {"
+    + REVIVE_JS
+    + """
+  await raw.connected;
+  const start = raw.replies.length;
+  let posted = 0, uncloneable = 0;
+  const kinds = [];
+  for (const text of payloads) {
+    try {
+      raw.post(revive(JSON.parse(text)));
+      posted++;
+      kinds.push(true);
+    } catch (error) {
+      uncloneable++;  // postMessage refused it: nothing reached the host
+      kinds.push(false);
+    }
+  }
+  const deadline = Date.now() + timeout;
+  while (raw.replies.length - start < posted && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return {posted: kinds, replies: raw.replies.slice(start)};
+}"""
+)
+HOST_CODES = {str(ErrorCode.INVALID_ARGUMENT), str(ErrorCode.TOO_LARGE)}
+
+
+@pytest.mark.browser
+def test_r4_host_relay_refuses_every_malformed_frame_and_relays_none(
+    alice: User, person: Callable[..., BrowserContext]
+) -> None:
+    board = open_board(person(alice), RAW_ID)
+    assert board.frame.evaluate("() => raw.connected")
+    before = storage_snapshot()
+    sent_before = len(board.sent)
+    fuzzed = list(generate(SEED, FRAMES, "host"))
+    by_category: Counter[str] = Counter()
+    by_code: Counter[str] = Counter()
+    failures: list[str] = []
+    uncloneable: Counter[str] = Counter()
+    started = time.monotonic()
+    for offset in range(0, len(fuzzed), HOST_BATCH):
+        batch = fuzzed[offset : offset + HOST_BATCH]
+        outcome = board.frame.evaluate(_BLAST, [[f.payload for f in batch], 60_000])
+        posted = [f for f, ok in zip(batch, outcome["posted"], strict=True) if ok]
+        uncloneable.update(f.category for f, ok in zip(batch, outcome["posted"]) if not ok)
+        replies = outcome["replies"]
+        assert len(replies) == len(posted), f"{len(posted)} frames posted, {len(replies)} answered"
+        for fuzz, reply in zip(posted, replies, strict=True):
+            error = reply.get("error") or {}
+            expected = str(ErrorCode.TOO_LARGE if fuzz.oversized else ErrorCode.INVALID_ARGUMENT)
+            if reply.get("ok") is not False or error.get("code") != expected:
+                failures.append(f"{fuzz.category}: {str(reply)[:200]} for {fuzz.payload[:200]!r}")
+            elif reply.get("id") != fuzz.reply_id or not isinstance(error.get("message"), str):
+                failures.append(f"{fuzz.category}: id {reply.get('id')} for {fuzz.payload[:200]!r}")
+            by_category[fuzz.category] += 1
+            by_code[str(error.get("code"))] += 1
+    elapsed = time.monotonic() - started
+    relayed = board.sent[sent_before:]
+    print(
+        f"\nR4 host relay: {FRAMES} malformed frames (seed {SEED}) posted by the plugin in "
+        f"{elapsed:.1f} s = {FRAMES / elapsed:.0f} frames/s; {sum(by_category.values())} "
+        f"answered, {len(failures)} wrong, {len(relayed)} relayed to the websocket, "
+        f"{sum(uncloneable.values())} not cloneable by postMessage {dict(uncloneable)}"
+    )
+    print("  per category:", ", ".join(f"{c} {by_category[c]}" for c in HOST_CATEGORIES))
+    print("  per code:", dict(by_code.most_common()))
+    assert failures == [], "\n".join(failures[:20])
+    assert relayed == [], f"the host relayed malformed frames: {str(relayed)[:2000]}"
+    assert storage_snapshot() == before
+    assert sum(by_category.values()) + sum(uncloneable.values()) == FRAMES
+    # The page still works: a valid frame goes through, carrying exactly its own fields.
+    reply = board.frame.evaluate(
+        "(frame) => raw.send(frame)",
+        {"v": 1, "id": 10**9, "op": "set", "key": "after", "value": 1},
+    )
+    assert reply["ok"] is True, reply
+    (forwarded,) = board.sent[sent_before:]
+    assert set(forwarded) == {"v", "id", "op", "key", "value"}
+    expect_page(board.status).to_have_text("Live")

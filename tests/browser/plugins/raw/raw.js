@@ -1,12 +1,14 @@
 // A plugin written without the SDK. It does the port handshake by hand, so a test can send
 // frames the SDK would never build (a project id, a scope, a target, a path) and read the
 // host's replies: window.raw.send(frame) posts one frame on the port and resolves with the
-// reply to its id.
+// reply to its id. window.raw.post(frame) posts without waiting (a fuzzer's frames may have
+// no usable id); window.raw.replies holds every reply in arrival order.
 (function () {
   "use strict";
   const log = document.getElementById("log");
   const waiting = new Map();
   const events = [];
+  const replies = [];
   let gotPort;
   const connected = new Promise(function (resolve) {
     gotPort = resolve;
@@ -30,9 +32,12 @@
         events.push(frame);
         return;
       }
-      const item = document.createElement("li");
-      item.textContent = JSON.stringify(frame);
-      log.appendChild(item);
+      replies.push(frame);
+      if (replies.length <= 100) {
+        const item = document.createElement("li");
+        item.textContent = JSON.stringify(frame).slice(0, 200);
+        log.appendChild(item);
+      }
       const resolve = waiting.get(frame.id);
       if (resolve) {
         waiting.delete(frame.id);
@@ -44,8 +49,18 @@
   });
   hello();
 
+  let port = null;
+  connected.then(function (p) {
+    port = p;
+  });
+
   window.raw = {
     events: events,
+    replies: replies,
+    // Synchronous once connected; throws what postMessage throws (an uncloneable frame).
+    post: function (frame) {
+      port.postMessage(frame);
+    },
     connected: connected.then(function () {
       return true;
     }),
