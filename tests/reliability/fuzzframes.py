@@ -413,8 +413,20 @@ class Generator:
                 False,
             )
         kind = self.rng.choice(
-            ["undefined", "bigint", "date", "regexp", "map", "set", "buffer", "typed", "error"]
-            + ["boxed", "sparse", "cycle"]
+            [
+                "undefined",
+                "bigint",
+                "date",
+                "regexp",
+                "map",
+                "set",
+                "buffer",
+                "typed",
+                "error",
+                "boxed",
+                "sparse",
+                "cycle",
+            ]
         )
         arg = 5000 if kind == "bigint" else (8 if kind in {"buffer", "typed"} else 3)
         special = Special(kind, arg)
@@ -462,7 +474,7 @@ class Generator:
 
     def bad_ids(self) -> tuple[Any, bool]:
         frame = self.template()
-        bad: list[Any] = list(WRONG["id"]) + [Special("nan"), Special("bigint", 5000)]
+        bad: list[Any] = [*list(WRONG["id"]), Special("nan"), Special("bigint", 5000)]
         if self.ws_only():
             bad += [Special("bigint", 4301), Special("bigint", 20)]
         frame["id"] = self.rng.choice(bad)
@@ -475,9 +487,12 @@ class Generator:
         kinds = ["drop", "rename", "version", "swap_op", "duplicate", "truncate"]
         kind = self.rng.choice(kinds if self.ws_only() else kinds[:4])
         if kind == "drop":
-            required = ["v", "id", "op"] + {"get": ["key"], "set": ["key", "value"]}.get(
-                frame["op"], []
-            )
+            required = [
+                "v",
+                "id",
+                "op",
+                *{"get": ["key"], "set": ["key", "value"]}.get(frame["op"], []),
+            ]
             del frame[self.rng.choice(required)]
         elif kind == "rename":
             field = self.rng.choice(list(frame))

@@ -282,7 +282,9 @@ def test_r4_host_relay_refuses_every_malformed_frame_and_relays_none(
         batch = fuzzed[offset : offset + HOST_BATCH]
         outcome = board.frame.evaluate(_BLAST, [[f.payload for f in batch], 60_000])
         posted = [f for f, ok in zip(batch, outcome["posted"], strict=True) if ok]
-        uncloneable.update(f.category for f, ok in zip(batch, outcome["posted"]) if not ok)
+        uncloneable.update(
+            f.category for f, ok in zip(batch, outcome["posted"], strict=True) if not ok
+        )
         replies = outcome["replies"]
         assert len(replies) == len(posted), f"{len(posted)} frames posted, {len(replies)} answered"
         for fuzz, reply in zip(posted, replies, strict=True):
