@@ -6,12 +6,14 @@ alias names; the access is what the target's declaration for the consumer grants
 one-sided declaration grants nothing, and nothing reaches a third project: the target's
 own declarations are never followed.
 
-Every call re-reads memberships and declarations (two queries for a related access, one for
-the current project), so a removal or narrowing applies to the very next call.
+Every call re-reads memberships and declarations in one query, so a removal or narrowing
+applies to the very next call.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -19,7 +21,7 @@ from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import OuterRef, Subquery
+from django.db import connections, router
 
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
 from kanban.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
@@ -109,24 +111,26 @@ def access_project_data(
     superuser = bool(getattr(user, "is_superuser", False))
     needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
 
-    consumer = _consumer_row(user, _as_uuid(consumer_id), alias, superuser=superuser)
-    if consumer is None:
+    consumer_uuid = _as_uuid(consumer_id)
+    row = None if consumer_uuid is None else _fetch(user, consumer_uuid, alias)
+    if row is None or (not superuser and row.role is None):
         raise KanbanError(ErrorCode.NOT_FOUND, "no such project")
-    consumer_role = Role.OWNER if superuser else consumer["role"]
+    assert consumer_uuid is not None
+    consumer_role = Role.OWNER if superuser else str(row.role)
 
     if alias is None:
         if ROLE_RANK[consumer_role] < ROLE_RANK[needed]:
             raise KanbanError(
                 ErrorCode.FORBIDDEN, f"{_GERUND[op]} in this project needs the {needed} role"
             )
-        return Access(consumer["pk"], consumer["pk"], None, ALL, ALL, ALL, ALL)
+        return Access(consumer_uuid, consumer_uuid, None, ALL, ALL, ALL, ALL)
 
-    target_id: UUID | None = consumer["target"]
+    target_id = row.target
     if target_id is None:
         raise KanbanError(
             ErrorCode.UNKNOWN_ALIAS, f"this project declares no relationship {alias!r}", alias=alias
         )
-    back = _grant_back_row(user, target_id, consumer["pk"], superuser=superuser)
+    back = row.back
     if back is None:
         raise KanbanError(
             ErrorCode.RELATIONSHIP_PENDING,
@@ -139,7 +143,7 @@ def access_project_data(
             f"{_GERUND[op]} through {alias!r} needs the {needed} role in this project",
             alias=alias,
         )
-    target_role = Role.OWNER if superuser else back["target_role"]
+    target_role = Role.OWNER if superuser else row.target_role
     grant = grant_from_columns(back)
     rules = [getattr(grant, name) for name in _RULES[op]]
     combine = any if op in _ANY_RULE else all
@@ -157,7 +161,7 @@ def access_project_data(
             ErrorCode.FORBIDDEN, f"{what} through {alias!r} is not allowed", alias=alias
         )
     return Access(
-        consumer_id=consumer["pk"],
+        consumer_id=consumer_uuid,
         target_id=target_id,
         alias=alias,
         read=grant.read,
@@ -176,50 +180,76 @@ def _as_uuid(value: object) -> UUID | None:
         return None
 
 
-def _role_subquery(user: AbstractBaseUser | AnonymousUser, project: Any) -> Subquery:
-    user_id: Any = user.pk
-    return Subquery(Membership.objects.filter(project=project, user_id=user_id).values("role")[:1])
+@dataclass(frozen=True, slots=True)
+class _Row:
+    role: str | None
+    target: UUID | None
+    #: The target's declaration pointing back at the consumer, None when it has none.
+    back: dict[str, Any] | None
+    target_role: str | None
 
 
-def _consumer_row(
-    user: AbstractBaseUser | AnonymousUser,
-    consumer_id: UUID | None,
-    alias: str | None,
-    *,
-    superuser: bool,
-) -> dict[str, Any] | None:
-    """One query: the consumer project, the user's role there, and the alias' target."""
-    if consumer_id is None:
-        return None
-    annotations: dict[str, Any] = {}
-    if not superuser:
-        annotations["role"] = _role_subquery(user, OuterRef("pk"))
-    if alias is not None:
-        annotations["target"] = Subquery(
-            Relationship.objects.filter(project=OuterRef("pk"), alias=alias).values(
-                "related_project_id"
-            )[:1]
-        )
-    rows = (
-        Project.objects.filter(pk=consumer_id)
-        .order_by()
-        .annotate(**annotations)
-        .values("pk", *annotations)[:1]
+@functools.cache
+def _access_sql() -> str:
+    """The one statement behind every access decision, built from the models' own table and
+    column names. Raw SQL because this runs on every bridge call and the ORM's query
+    compilation cost several times the query itself (see bench B2)."""
+
+    def table(model: Any) -> str:
+        return str(model._meta.db_table)
+
+    def col(model: Any, field: str) -> str:
+        return str(model._meta.get_field(field).column)
+
+    project, membership, relationship = table(Project), table(Membership), table(Relationship)
+    pk = col(Project, "id")
+    m_user, m_project, m_role = (col(Membership, f) for f in ("user", "project", "role"))
+    r_project, r_alias, r_target = (
+        col(Relationship, f) for f in ("project", "alias", "related_project_id")
     )
-    row = next(iter(rows), None)
-    if row is None or (not superuser and row["role"] is None):
+    grant = ", ".join(f"b.{col(Relationship, name)}" for name in GRANT_COLUMNS)
+    return (
+        f"SELECT m.{m_role}, r.{r_target}, b.{col(Relationship, 'id')}, {grant}, t.{m_role}"
+        f" FROM {project} p"
+        f" LEFT JOIN {membership} m ON m.{m_project} = p.{pk} AND m.{m_user} = %s"
+        f" LEFT JOIN {relationship} r ON r.{r_project} = p.{pk} AND r.{r_alias} = %s"
+        f" LEFT JOIN {relationship} b"
+        f" ON b.{r_project} = r.{r_target} AND b.{r_target} = p.{pk}"
+        f" LEFT JOIN {membership} t ON t.{m_project} = b.{r_project} AND t.{m_user} = %s"
+        f" WHERE p.{pk} = %s"
+    )
+
+
+def _fetch(
+    user: AbstractBaseUser | AnonymousUser, consumer_id: UUID, alias: str | None
+) -> _Row | None:
+    """One round trip: the consumer project (None if unknown), the user's role there, the
+    alias' target, the target's declaration back and the user's role in the target."""
+    connection = connections[router.db_for_read(Project)]
+    project_pk = Project._meta.pk
+    assert project_pk is not None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _access_sql(),
+            [user.pk, alias, user.pk, project_pk.get_db_prep_value(consumer_id, connection)],
+        )
+        row = cursor.fetchone()
+    if row is None:
         return None
-    row.setdefault("target", None)
-    return row
-
-
-def _grant_back_row(
-    user: AbstractBaseUser | AnonymousUser, target_id: UUID, consumer_id: UUID, *, superuser: bool
-) -> dict[str, Any] | None:
-    """One query: the target's declaration pointing at the consumer (only a project this
-    server has can have one) and the user's role in the target."""
-    rows = Relationship.objects.filter(project_id=target_id, related_project_id=consumer_id)
-    if not superuser:
-        rows = rows.annotate(target_role=_role_subquery(user, target_id))
-    fields = [*GRANT_COLUMNS, *([] if superuser else ["target_role"])]
-    return next(iter(rows.order_by().values(*fields)[:1]), None)
+    role, target, back_id, *grant, target_role = row
+    back = None
+    if back_id is not None:
+        back = {
+            name: (
+                json.loads(value)
+                if isinstance(value, str) and name.endswith("_prefixes")
+                else value
+            )
+            for name, value in zip(GRANT_COLUMNS, grant, strict=True)
+        }
+    return _Row(
+        role=role,
+        target=_as_uuid(target) if target is not None else None,
+        back=back,
+        target_role=target_role,
+    )
