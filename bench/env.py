@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -156,7 +157,37 @@ class Server:
                 return int(line.split()[1])
         raise RuntimeError("no VmRSS")
 
+    def profile(self, directory: Path) -> None:
+        """Sample this process with py-spy until it stops (``KANBAN_BENCH_PROFILE``)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        out = directory / f"{self.name}-{self.port}.txt"
+        self.profiler: subprocess.Popen[bytes] | None = subprocess.Popen(
+            [
+                shutil.which("py-spy", path=str(Path(sys.executable).parent)) or "py-spy",
+                "record",
+                "--pid",
+                str(self.pid),
+                "--rate",
+                "250",
+                "--format",
+                "raw",
+                "--output",
+                str(out),
+                "--nonblocking",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
     def stop(self) -> None:
+        profiler = getattr(self, "profiler", None)
+        if profiler is not None and profiler.poll() is None:
+            profiler.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            try:
+                profiler.wait(10)
+            except subprocess.TimeoutExpired:
+                profiler.kill()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -185,6 +216,8 @@ def daphne() -> Server:
             health = json.load(response)
         if health.get("status") != "ok":
             raise RuntimeError(f"daphne /healthz answered {health!r}")
+        if os.environ.get("KANBAN_BENCH_PROFILE"):
+            server.profile(Path(os.environ["KANBAN_BENCH_PROFILE"]))
     except BaseException:
         server.stop()
         raise
