@@ -90,9 +90,10 @@ def _cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
     connection = connections[using]
     connection.ensure_connection()
     with connection.wrap_database_errors:
-        cursor = connection.connection.cursor()
+        dialect = dialect_for(connection.vendor)
+        cursor = dialect.cursor(connection.connection)
         try:
-            yield dialect_for(connection.vendor), cursor
+            yield dialect, cursor
         finally:
             cursor.close()
 

@@ -28,6 +28,10 @@ class Dialect(ABC):
     current_seq_of: str  # (namespace, key) -> seq
     is_empty: str  # -> one row when any data exists
 
+    def cursor(self, driver_connection: Any) -> Any:
+        """A cursor on the driver's own connection (below Django's wrappers)."""
+        return driver_connection.cursor()
+
     @abstractmethod
     def allocate_seq(self, cursor: Any) -> int:
         """Take the next value of the global sequence inside the current transaction."""

@@ -11,6 +11,8 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 from storage.backends.base import Dialect
 
 _NEXT = "nextval('storage_seq')"
@@ -82,6 +84,12 @@ class PostgresDialect(Dialect):
         f"INSERT INTO list_values (namespace, key, seq, value) VALUES (%s, %s, {_NEXT}, %s) "
         "RETURNING seq"
     )
+
+    def cursor(self, driver_connection: Any) -> Any:
+        # Django hands out client-side binding cursors, which interpolate every query in
+        # Python and cannot prepare; the engine's few statements run on every call, so they
+        # bind on the server and psycopg prepares them after a few uses per connection.
+        return psycopg.Cursor(driver_connection)
 
     def allocate_seq(self, cursor: Any) -> int:
         cursor.execute(f"SELECT {_NEXT}", prepare=True)
