@@ -120,9 +120,10 @@ def private_redis(settings: Any) -> Iterator[PrivateRedis]:
         server.kill()
 
 
-def stage() -> dict[str, Any]:
-    bob = get_user_model().objects.create_user("r8-bob")
-    board, inventory = project_create(name="R8 board"), project_create(name="R8 inventory")
+def stage(name: str = "r8") -> dict[str, Any]:
+    """A board related to an inventory that grants it everything, and one member of both."""
+    bob = get_user_model().objects.create_user(f"{name}-bob")
+    board, inventory = project_create(name=f"{name} board"), project_create(name=f"{name} inv")
     for project in (board, inventory):
         membership_set(user=bob, project=project, role="developer")
     relationship_declare(project=board, alias="inventory", project_id=inventory.id)
@@ -237,6 +238,7 @@ class Writer:
         self.key = f"counter:w{index}"
         self.acked: dict[str | None, int] = dict.fromkeys(ALIASES, 0)
         self.revision: dict[str | None, str | None] = dict.fromkeys(ALIASES, None)
+        self.revisions: dict[str | None, list[str]] = {alias: [] for alias in ALIASES}
         self.failures: list[Any] = []
         self.during_outage = 0
         self.aliases: tuple[str | None, ...] = ALIASES
@@ -255,6 +257,7 @@ class Writer:
             return
         self.acked[alias] += 1
         self.revision[alias] = reply["result"]["revision"]
+        self.revisions[alias].append(reply["result"]["revision"])
         self.during_outage += outage
 
     async def run(self, rate: float, outage: asyncio.Event, stop: asyncio.Event) -> None:

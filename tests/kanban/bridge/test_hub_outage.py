@@ -18,9 +18,6 @@ from kanban.bridge.hub import Hub, ReadRules, Subscription, project_group
 
 ALL = Rule("all")
 
-#: Sockets joining a board look up its plugin version.
-pytestmark = pytest.mark.django_db(transaction=True)
-
 
 class FlakyLayer:
     """A cross-process layer stand-in: it can be down, and it can restart empty."""
@@ -82,6 +79,11 @@ class FakeSocket:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No database here: a board joining the hub has no plugin version to look up.
+    async def no_versions(**_: Any) -> dict[UUID, str]:
+        return {}
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", lambda _: no_versions)
     monkeypatch.setattr(hub_module, "HEARTBEAT_SECONDS", 0.02)
     monkeypatch.setattr(hub_module, "HEARTBEAT_TIMEOUT", 0.2)
     monkeypatch.setattr(hub_module, "RECOVER_RETRY_SECONDS", 0.02)
