@@ -10,6 +10,13 @@ A re-imported plugin reloads the open boards of its project: the hub joins a boa
 while a local socket shows that board, and sends each such socket a host-only ``reload``.
 The in-memory layer cannot hear another process (``import_project --watch`` runs in its
 own), so with it the hub also polls the plugin versions of its open boards.
+
+A cross-process layer can fail: Redis stops, or restarts empty and forgets every group. A
+write then still commits, but its event is lost, and a hub whose groups are gone would hear
+nothing ever again. So the hub sends itself a heartbeat through a group of its own; a failed
+layer call or a heartbeat that does not come back marks the layer down. Once the groups can
+be joined again, every local socket is re-checked (access changes were lost too) and each
+surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple, Protocol
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from asgiref.sync import async_to_sync
 from channels import DEFAULT_CHANNEL_LAYER
@@ -41,6 +49,14 @@ ACCESS_GROUP = "kanban.access"
 GROUP_REFRESH_SECONDS = 3600.0
 #: How often a hub on the in-memory layer looks for re-imported plugins of its open boards.
 PLUGIN_POLL_SECONDS = 1.0
+#: How often a hub on a cross-process layer sends itself a heartbeat through its own group,
+#: and how long one may take to come back before the layer counts as down.
+HEARTBEAT_SECONDS = 1.0
+HEARTBEAT_TIMEOUT = 3.0
+#: How soon a hub retries a failed layer before it can rejoin its groups.
+RECOVER_RETRY_SECONDS = 0.5
+#: The revision a subscription hears when events may have been lost: re-read everything.
+RESYNC_REVISION = "resync"
 
 
 #: What a change is: a KV key, or a Knowledge document (its body key).
@@ -103,20 +119,87 @@ class Hub:
         self.plugin_versions: dict[UUID, str] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._ready = asyncio.Lock()
+        #: False from a failed layer call or a lost heartbeat until every group is rejoined.
+        self.layer_ok = True
+        #: A group of this hub alone: Redis forgetting groups shows as its heartbeat missing.
+        self.beat_group = f"kanban.hub.beat.{uuid4().hex}"
+        self.beat_seen = time.monotonic()
+        #: Outages this hub recovered from (tests and logs read it).
+        self.recoveries = 0
 
     async def _ensure_started(self) -> str:
         async with self._ready:
             if self.channel is None:
                 assert self.layer is not None, "CHANNEL_LAYERS must configure a default layer"
                 self.channel = await self.layer.new_channel("kanban.hub.")
-                await self.layer.group_add(ACCESS_GROUP, self.channel)
                 self._tasks = [
                     asyncio.create_task(self._listen()),
                     asyncio.create_task(self._refresh_groups()),
                 ]
                 if isinstance(self.layer, InMemoryChannelLayer):
+                    # Groups live in this process: they cannot be lost while it runs.
+                    await self.layer.group_add(ACCESS_GROUP, self.channel)
                     self._tasks.append(asyncio.create_task(self._poll_plugins()))
+                else:
+                    await self._layer_call(self._join_all(), "joining groups")
+                    self.beat_seen = time.monotonic()
+                    self._tasks.append(asyncio.create_task(self._watch_layer()))
             return self.channel
+
+    async def _layer_call(self, call: Awaitable[Any], what: str) -> None:
+        """A layer call whose failure must not fail the socket: the watchdog rejoins every
+        group and resyncs every subscription once the layer is back."""
+        try:
+            await call
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self._layer_failed(what)
+
+    def _layer_failed(self, what: str) -> None:
+        if self.layer_ok:
+            logger.warning("channel layer failed (%s); will resync subscribers", what)
+        self.layer_ok = False
+
+    async def _join_all(self) -> None:
+        assert self.channel is not None
+        await self.layer.group_add(ACCESS_GROUP, self.channel)
+        if not isinstance(self.layer, InMemoryChannelLayer):
+            await self.layer.group_add(self.beat_group, self.channel)
+        for target in list(self.by_target):
+            await self.layer.group_add(project_group(target), self.channel)
+        for board in list(self.boards):
+            await self.layer.group_add(board_group(board), self.channel)
+
+    async def _watch_layer(self) -> None:
+        beat = 0
+        while True:
+            if not self.layer_ok:
+                await asyncio.sleep(RECOVER_RETRY_SECONDS)
+                await self._recover()
+                continue
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            if time.monotonic() - self.beat_seen > HEARTBEAT_TIMEOUT:
+                self._layer_failed("heartbeat lost")
+                continue
+            beat += 1
+            await self._layer_call(
+                self.layer.group_send(self.beat_group, {"type": "hub.beat", "beat": beat}),
+                "heartbeat",
+            )
+
+    async def _recover(self) -> None:
+        try:
+            await self._join_all()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            return  # still down; the watchdog tries again
+        self.layer_ok = True
+        self.beat_seen = time.monotonic()
+        self.recoveries += 1
+        logger.warning("channel layer is back; resyncing %d sockets", len(self.sockets))
+        self._hold_and_recheck({socket: [] for socket in self.sockets}, resync=True)
 
     async def add_socket(self, socket: Socket) -> None:
         channel = await self._ensure_started()
@@ -125,7 +208,7 @@ class Hub:
         first = not self.boards[board]
         self.boards[board].add(socket)
         if first:
-            await self.layer.group_add(board_group(board), channel)
+            await self._layer_call(self.layer.group_add(board_group(board), channel), "join")
             versions = await database_sync_to_async(plugin_versions)(project_ids=[board])
             if board in versions and self.boards.get(board):
                 self.plugin_versions.setdefault(board, versions[board])
@@ -139,7 +222,10 @@ class Hub:
                 del self.boards[socket.consumer_id]
                 self.plugin_versions.pop(socket.consumer_id, None)
                 if self.channel is not None:
-                    await self.layer.group_discard(board_group(socket.consumer_id), self.channel)
+                    await self._layer_call(
+                        self.layer.group_discard(board_group(socket.consumer_id), self.channel),
+                        "leave",
+                    )
         mine = [s for subs in self.by_target.values() for s in subs if s.socket is socket]
         for sub in mine:
             await self.unsubscribe(sub)
@@ -150,7 +236,9 @@ class Hub:
         first = not subs
         subs.add(sub)
         if first:
-            await self.layer.group_add(project_group(sub.target_id), channel)
+            await self._layer_call(
+                self.layer.group_add(project_group(sub.target_id), channel), "join"
+            )
 
     async def unsubscribe(self, sub: Subscription) -> None:
         subs = self.by_target.get(sub.target_id)
@@ -160,7 +248,9 @@ class Hub:
         if not subs:
             del self.by_target[sub.target_id]
             if self.channel is not None:
-                await self.layer.group_discard(project_group(sub.target_id), self.channel)
+                await self._layer_call(
+                    self.layer.group_discard(project_group(sub.target_id), self.channel), "leave"
+                )
 
     async def _listen(self) -> None:
         assert self.channel is not None
@@ -171,11 +261,13 @@ class Hub:
                 raise
             except Exception:
                 # The layer (Redis) may be down; keep trying without spinning.
-                logger.warning("hub receive failed; retrying", exc_info=True)
-                await asyncio.sleep(0.5)
+                self._layer_failed("receive")
+                await asyncio.sleep(RECOVER_RETRY_SECONDS)
                 continue
             try:
-                if message.get("type") == "kv.changed":
+                if message.get("type") == "hub.beat":
+                    self.beat_seen = time.monotonic()
+                elif message.get("type") == "kv.changed":
                     await self._deliver(UUID(message["project"]), message["changes"])
                 elif message.get("type") == "access.changed":
                     self._access_changed(message.get("projects", ()), message.get("users", ()))
@@ -188,12 +280,7 @@ class Hub:
         while True:
             await asyncio.sleep(GROUP_REFRESH_SECONDS)
             with contextlib.suppress(Exception):
-                assert self.channel is not None
-                await self.layer.group_add(ACCESS_GROUP, self.channel)
-                for target in list(self.by_target):
-                    await self.layer.group_add(project_group(target), self.channel)
-                for board in list(self.boards):
-                    await self.layer.group_add(board_group(board), self.channel)
+                await self._join_all()
 
     async def _poll_plugins(self) -> None:
         while True:
@@ -248,9 +335,20 @@ class Hub:
             if socket.user_id in user_ids or socket.consumer_id in project_ids:
                 affected.setdefault(socket, [])  # the socket itself needs a re-check
         for target, target_subs in self.by_target.items():
+            if target in project_ids:
+                for sub in target_subs:
+                    affected.setdefault(sub.socket, [])
+        self._hold_and_recheck(affected, resync=False)
+
+    def _hold_and_recheck(self, affected: dict[Socket, list[Subscription]], resync: bool) -> None:
+        """Hold every subscription of the affected sockets until their re-check decides;
+        with ``resync`` each one that survives it is told to re-read."""
+        for target_subs in self.by_target.values():
             for sub in target_subs:
-                if target in project_ids or sub.socket in affected:
+                if sub.socket in affected:
                     sub.held = sub.held or []  # hold events until the re-check decides
+                    if resync:
+                        sub.held.append((RESYNC_REVISION, "", RESYNC_REVISION))
                     affected[sub.socket].append(sub)
         for socket, socket_subs in affected.items():
             task = asyncio.create_task(socket.recheck(socket_subs))
@@ -265,7 +363,7 @@ class Hub:
             return
         sub.read, sub.knowledge_read = rules
         for kind, key, revision in held:
-            if kind in KINDS and rules.allows(kind, key):
+            if kind == RESYNC_REVISION or (kind in KINDS and rules.allows(kind, key)):
                 await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
 
 

@@ -1,0 +1,178 @@
+"""The hub survives a channel layer that fails or restarts empty: writes keep committing
+elsewhere, and once the layer is back the hub rejoins its groups and tells every surviving
+subscription to re-read (``revision: "resync"``), after re-checking its access."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+
+from kanban.access import Rule
+from kanban.bridge import hub as hub_module
+from kanban.bridge.hub import Hub, ReadRules, Subscription, project_group
+
+ALL = Rule("all")
+
+
+class FlakyLayer:
+    """A cross-process layer stand-in: it can be down, and it can restart empty."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.groups: dict[str, set[str]] = defaultdict(set)
+        self.queues: dict[str, asyncio.Queue[dict[str, Any]]] = defaultdict(asyncio.Queue)
+
+    def _check(self) -> None:
+        if self.down:
+            raise ConnectionError("layer down")
+
+    def restart_empty(self) -> None:
+        self.groups.clear()
+        self.queues.clear()
+
+    async def new_channel(self, prefix: str) -> str:
+        return prefix + uuid4().hex
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self._check()
+        self.groups[group].add(channel)
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        self._check()
+        self.groups[group].discard(channel)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self._check()
+        for channel in self.groups.get(group, ()):
+            self.queues[channel].put_nowait(message)
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        self._check()
+        try:
+            return await asyncio.wait_for(self.queues[channel].get(), 0.05)
+        except TimeoutError:
+            self._check()
+            return {"type": "nothing"}
+
+
+class FakeSocket:
+    def __init__(self, hub: Hub, allowed: bool = True) -> None:
+        self.hub, self.allowed = hub, allowed
+        self.user_id = 1
+        self.consumer_id = uuid4()
+        self.sent: list[str] = []
+        self.rechecks = 0
+
+    async def send_text(self, text: str) -> None:
+        self.sent.append(text)
+
+    async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
+        self.rechecks += 1
+        for sub in subscriptions:
+            await self.hub.release(sub, ReadRules(ALL, ALL) if self.allowed else None)
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No database here: a board joining the hub has no plugin version to look up.
+    async def no_versions(**_: Any) -> dict[UUID, str]:
+        return {}
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", lambda _: no_versions)
+    monkeypatch.setattr(hub_module, "HEARTBEAT_SECONDS", 0.02)
+    monkeypatch.setattr(hub_module, "HEARTBEAT_TIMEOUT", 0.2)
+    monkeypatch.setattr(hub_module, "RECOVER_RETRY_SECONDS", 0.02)
+
+
+async def started_hub(layer: FlakyLayer) -> Hub:
+    hub = Hub()
+    hub.layer = layer
+    return hub
+
+
+async def wait_for(condition: Any, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def subscribed(hub: Hub, socket: FakeSocket, target: UUID) -> Subscription:
+    await hub.add_socket(socket)
+    sub = Subscription(socket, "inventory", target, ALL, ALL)
+    await hub.subscribe(sub)
+    return sub
+
+
+async def stop(hub: Hub) -> None:
+    for task in hub._tasks:
+        task.cancel()
+    await asyncio.gather(*hub._tasks, return_exceptions=True)
+
+
+async def test_a_layer_that_restarts_empty_is_noticed_rejoined_and_resynced(fast: None) -> None:
+    layer = FlakyLayer()
+    hub = await started_hub(layer)
+    socket, target = FakeSocket(hub), uuid4()
+    await subscribed(hub, socket, target)
+    try:
+        layer.restart_empty()  # no call fails: only the missing heartbeat can tell
+        await wait_for(lambda: any('"resync"' in text for text in socket.sent))
+        assert hub.recoveries == 1 and hub.layer_ok
+        assert socket.rechecks == 1, "access changes may have been lost too"
+        assert hub.channel in layer.groups[project_group(target)]
+        assert socket.sent == [
+            '{"v": 1, "event": "revision", "alias": "inventory", "revision": "resync"}'
+        ]
+        # The ordinary path works again.
+        await layer.group_send(
+            project_group(target),
+            {"type": "kv.changed", "project": str(target), "changes": [["kv", "a", "7"]]},
+        )
+        await wait_for(lambda: len(socket.sent) == 2)
+        assert '"revision": "7"' in socket.sent[1]
+    finally:
+        await stop(hub)
+
+
+async def test_subscribing_while_the_layer_is_down_succeeds_and_resyncs_when_it_returns(
+    fast: None,
+) -> None:
+    layer = FlakyLayer()
+    hub = await started_hub(layer)
+    await hub.add_socket(FakeSocket(hub))  # the hub is running before the outage
+    layer.down = True
+    socket, target = FakeSocket(hub), uuid4()
+    try:
+        await subscribed(hub, socket, target)  # must not raise: the socket stays usable
+        await wait_for(lambda: not hub.layer_ok)
+        layer.down = False
+        layer.restart_empty()
+        await wait_for(lambda: bool(socket.sent))
+        assert hub.channel in layer.groups[project_group(target)]
+        assert '"resync"' in socket.sent[0]
+    finally:
+        await stop(hub)
+
+
+async def test_a_subscription_revoked_during_the_outage_is_dropped_not_resynced(
+    fast: None,
+) -> None:
+    layer = FlakyLayer()
+    hub = await started_hub(layer)
+    socket, target = FakeSocket(hub), uuid4()
+    await subscribed(hub, socket, target)
+    try:
+        layer.down = True
+        await wait_for(lambda: not hub.layer_ok)
+        socket.allowed = False  # the access.changed message was lost with the layer
+        layer.down = False
+        await wait_for(lambda: hub.recoveries == 1 and socket.rechecks == 1)
+        assert socket.sent == []
+        assert target not in hub.by_target
+    finally:
+        await stop(hub)
