@@ -15,7 +15,8 @@ updates; it prints how many.
 
 ``KANBAN_R2_INCREMENTS`` sets N per writer (default 16: 512 increments, about 25 s on a
 loaded 2-core machine, where one hot key takes some 20 increments/s; the full run is 1,000:
-32,000 increments, about half an hour). PostgreSQL only (skips on SQLite, like ``tests/api/test_hammer.py``)."""
+32,000 increments, about half an hour). PostgreSQL only (skips on SQLite, like
+``tests/api/test_hammer.py``)."""
 
 from __future__ import annotations
 
