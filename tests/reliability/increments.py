@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Origin
 
 from tests.hammer import Api
 
@@ -91,7 +92,7 @@ class BridgeKv:
     def __init__(self, ws_url: str, origin: str, session: str, project: str, key: str) -> None:
         self.socket: ClientConnection = connect(
             f"{ws_url}/ws/boards/{project}/",
-            origin=origin,  # type: ignore[arg-type]
+            origin=Origin(origin),
             additional_headers={"Cookie": f"sessionid={session}"},
             open_timeout=60,
             close_timeout=5,
