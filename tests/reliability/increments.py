@@ -95,6 +95,7 @@ class BridgeKv:
             origin=Origin(origin),
             additional_headers={"Cookie": f"sessionid={session}"},
             open_timeout=60,
+            legacy=True,
             close_timeout=5,
         )
         self.key = key
