@@ -336,21 +336,24 @@ def check_documents(
     return high
 
 
+def sessions_of(application_name: str) -> int:
+    """PostgreSQL sessions a worker opened (each worker runs with its own ``PGAPPNAME``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            [application_name],
+        )
+        (count,) = cursor.fetchone()
+    return int(count)
+
+
 def wait_for_sessions_to_end(application_name: str, timeout: float = 30) -> None:
     """PostgreSQL aborts a dead client's open transaction when it notices the closed socket;
     the checks must not race that (or a COMMIT the worker sent just before it died)."""
     if connection.vendor != "postgresql":
         return  # a killed SQLite writer's uncommitted pages are ignored by the next reader
     deadline = time.monotonic() + timeout
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                [application_name],
-            )
-            (count,) = cursor.fetchone()
-        if count == 0:
-            return
+    while (count := sessions_of(application_name)) > 0:
         assert time.monotonic() < deadline, f"{count} sessions of a killed worker linger"
         time.sleep(0.02)
 
@@ -403,6 +406,8 @@ def test_r6_sigkill_mid_write_leaves_no_partial_write_and_loses_no_acknowledged_
     counter = itertools.count(1).__next__
     server, name = workers.spawn()
     server.wait_until_ready()
+    if connection.vendor == "postgresql":  # the wait after each kill is not vacuous
+        assert sessions_of(name) > 0, "workers name their sessions with PGAPPNAME"
     standbys = collections.deque(workers.spawn() for _ in range(STANDBYS))
     for number in range(TRIALS):
         if number + STANDBYS < TRIALS:
