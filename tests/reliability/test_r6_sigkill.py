@@ -420,7 +420,7 @@ def test_r6_sigkill_mid_write_leaves_no_partial_write_and_loses_no_acknowledged_
         for thread in threads:
             thread.start()
         for _ in WRITERS:
-            assert trial.acknowledged.acquire(timeout=60), "every writer gets going"
+            assert trial.acknowledged.acquire(timeout=60), f"a writer stalled: {trial.errors}"
         time.sleep(random.uniform(0, MAX_KILL_DELAY))  # the random moment of the crash
         server.kill()
         reaped_at = time.monotonic()
