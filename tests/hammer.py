@@ -16,11 +16,11 @@ CLIENTS_PER_PROCESS = 8
 
 
 class Api:
-    def __init__(self, base: str, token: str, project: str) -> None:
+    def __init__(self, base: str, token: str, project: str, key: str = "counter") -> None:
         parts = urlsplit(base)
         self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
         self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        self.path = f"/api/v1/projects/{project}/kv/counter"
+        self.path = f"/api/v1/projects/{project}/kv/{key}"
 
     def request(self, method: str, body: Any = None) -> tuple[int, Any]:
         payload = None if body is None else json.dumps(body)
