@@ -43,6 +43,8 @@ def configure_environment() -> dict[str, str]:
     os.environ["KANBAN_BRIDGE_RATE"] = "1000000000"
     os.environ["KANBAN_BRIDGE_BURST"] = "1000000000"
     os.environ["KANBAN_DEMO_DATA"] = "0"
+    # Workers run as in production: DEBUG would wrap every query in a logging cursor.
+    os.environ["DEBUG"] = "0"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["PYTHONUNBUFFERED"] = "1"
     return dict(os.environ)

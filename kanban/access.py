@@ -25,6 +25,7 @@ from django.db import connections, router
 
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
 from kanban.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
+from storage.engine import driver_cursor
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 __all__ = ["Access", "Op", "Rule", "access_project_data"]
@@ -190,7 +191,7 @@ class _Row:
 
 
 @functools.cache
-def _access_sql() -> str:
+def _access_sql(vendor: str) -> str:
     """The one statement behind every access decision, built from the models' own table and
     column names. Raw SQL because this runs on every bridge call and the ORM's query
     compilation cost several times the query itself (see bench B2)."""
@@ -208,7 +209,7 @@ def _access_sql() -> str:
         col(Relationship, f) for f in ("project", "alias", "related_project_id")
     )
     grant = ", ".join(f"b.{col(Relationship, name)}" for name in GRANT_COLUMNS)
-    return (
+    sql = (
         f"SELECT m.{m_role}, r.{r_target}, b.{col(Relationship, 'id')}, {grant}, t.{m_role}"
         f" FROM {project} p"
         f" LEFT JOIN {membership} m ON m.{m_project} = p.{pk} AND m.{m_user} = %s"
@@ -218,6 +219,7 @@ def _access_sql() -> str:
         f" LEFT JOIN {membership} t ON t.{m_project} = b.{r_project} AND t.{m_user} = %s"
         f" WHERE p.{pk} = %s"
     )
+    return sql.replace("%s", "?") if vendor == "sqlite" else sql
 
 
 def _fetch(
@@ -225,14 +227,15 @@ def _fetch(
 ) -> _Row | None:
     """One round trip: the consumer project (None if unknown), the user's role there, the
     alias' target, the target's declaration back and the user's role in the target."""
-    connection = connections[router.db_for_read(Project)]
+    using = router.db_for_read(Project)
+    connection = connections[using]
     project_pk = Project._meta.pk
     assert project_pk is not None
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _access_sql(),
-            [user.pk, alias, user.pk, project_pk.get_db_prep_value(consumer_id, connection)],
-        )
+    params = (user.pk, alias, user.pk, project_pk.get_db_prep_value(consumer_id, connection))
+    # The driver's cursor: on PostgreSQL it binds on the server and psycopg prepares the
+    # statement after a few calls per connection.
+    with driver_cursor(using) as (_, cursor):
+        cursor.execute(_access_sql(connection.vendor), params)
         row = cursor.fetchone()
     if row is None:
         return None

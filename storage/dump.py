@@ -15,7 +15,7 @@ from django.db import transaction
 
 from storage import jsoncodec
 from storage.addresses import Value, ValueList
-from storage.engine import _cursor
+from storage.engine import driver_cursor
 from storage.errors import invalid_argument
 
 FORMAT = "kanban-storage"
@@ -26,7 +26,7 @@ _BATCH = 2000
 def dump(out: IO[str], *, using: str = "default") -> int:
     """Write the whole store to ``out``; returns the number of records written."""
     count = 0
-    with transaction.atomic(using=using), _cursor(using) as (dialect, cursor):
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
         header = {"format": FORMAT, "version": VERSION, "lastSeq": dialect.last_seq(cursor)}
         out.write(json.dumps(header) + "\n")
         cursor.execute(
@@ -74,7 +74,7 @@ def load(source: IO[str], *, replace: bool = False, using: str = "default") -> i
         raise invalid_argument(f"line 1: unsupported dump version {header.get('version')!r}")
     count = 0
     highest = int(header.get("lastSeq") or 0)
-    with transaction.atomic(using=using), _cursor(using) as (dialect, cursor):
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.is_empty)
         if cursor.fetchone() is not None:
             if not replace:

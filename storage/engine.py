@@ -86,7 +86,9 @@ def _record(op: Literal["get", "scan", "list", "last_write"], address: Value | V
 
 
 @contextmanager
-def _cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
+def driver_cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
+    """The driver's own cursor (``%s`` placeholders on PostgreSQL, ``?`` on SQLite) with
+    Django's error translation: for hot paths that Django's cursor wrappers would slow."""
     connection = connections[using]
     connection.ensure_connection()
     with connection.wrap_database_errors:
@@ -121,7 +123,7 @@ def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
     if not isinstance(address, Value):
         raise invalid_argument("get_value needs a Value address")
     _record("get", address)
-    with _cursor(using) as (dialect, cursor):
+    with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_value, (address.namespace, address.key))
         row = cursor.fetchone()
     return None if row is None else _stored(dialect, address, row)
@@ -140,7 +142,7 @@ def get_last_write(address: Value, *, using: str = "default") -> LastWrite | Non
     if not isinstance(address, Value):
         raise invalid_argument("get_last_write needs a Value address")
     _record("last_write", address)
-    with _cursor(using) as (dialect, cursor):
+    with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_write, (address.namespace, address.key))
         row = cursor.fetchone()
     if row is None:
@@ -187,7 +189,7 @@ def scan_values(
     if exclusive:
         low = start_after  # type: ignore[assignment]
     _record("scan", prefix)
-    with _cursor(using) as (dialect, cursor):
+    with driver_cursor(using) as (dialect, cursor):
         rows = dialect.scan(cursor, prefix.namespace, low, high, size, low_exclusive=exclusive)
     result = []
     for key, *rest in rows:
@@ -214,7 +216,7 @@ def read_list(
         raise invalid_argument("cursor must be a non-negative integer seq", field="cursor")
     size = _check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
     _record("list", address)
-    with _cursor(using) as (dialect, db):
+    with driver_cursor(using) as (dialect, db):
         if order == "asc":
             bound = 0 if cursor is None else cursor
             db.execute(dialect.read_list_asc, (address.namespace, address.key, bound, size))
@@ -235,7 +237,7 @@ def lock_namespace(namespace: str, *, using: str = "default") -> None:
     check_text(namespace, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
     if not connections[using].in_atomic_block:
         raise RuntimeError("lock_namespace must be called inside transaction.atomic")
-    with _cursor(using) as (dialect, cursor):
+    with driver_cursor(using) as (dialect, cursor):
         dialect.lock_namespace(cursor, namespace)
 
 
@@ -253,7 +255,7 @@ def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResu
     now = datetime.now(UTC)
     results: list[WriteResult] = []
     changes: list[events.Change] = []
-    with transaction.atomic(using=using), _cursor(using) as (dialect, cursor):
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
         when = dialect.to_db_time(now)
         for write in writes:
             seq, change = _apply(dialect, cursor, write, when)
@@ -314,6 +316,6 @@ def _raise_conflict(dialect: Dialect, cursor: Any, address: Value, expected: obj
 
 
 def is_empty(*, using: str = "default") -> bool:
-    with _cursor(using) as (dialect, cursor):
+    with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.is_empty)
         return cursor.fetchone() is None

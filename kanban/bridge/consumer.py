@@ -7,15 +7,17 @@ function: nothing captured at connect is trusted later.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 from uuid import UUID
 
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import close_old_connections
 
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
@@ -25,6 +27,30 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 #: Close codes (4000-4999 are application-defined).
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+
+T = TypeVar("T")
+
+
+def in_thread(func: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """Run a service call on the thread pool. Each call is self-contained (its own
+    transaction, its own pooled connection), so calls from different sockets need not queue
+    behind one thread as Channels' thread-sensitive default would make them; one socket's
+    calls still run one at a time, in order, because the consumer awaits each.
+
+    The connection is given back inside the call: off the thread-sensitive path asgiref runs
+    ``func`` in a copy of the caller's context, where Django keeps this thread's connection,
+    and ``database_sync_to_async``'s own cleanup (outside that copy) never sees it; the
+    connection would stay checked out of the pool forever."""
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> T:
+        close_old_connections()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(call, thread_sensitive=False)
 
 
 class TokenBucket:
@@ -55,9 +81,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
-            await database_sync_to_async(service.access_board)(
-                user=user, project_id=self.consumer_id
-            )
+            await in_thread(service.access_board)(user=user, project_id=self.consumer_id)
         except (KanbanError, ValueError):
             await self.close()  # before accept: the handshake is refused with 403
             return
@@ -109,12 +133,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             if sub is not None:
                 await self.hub.unsubscribe(sub)
             return {"subscribed": False}
-        return await database_sync_to_async(service.bridge_call)(
+        return await in_thread(service.bridge_call)(
             user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
         )
 
     async def subscribe(self, alias: str | None) -> dict[str, Any]:
-        access = await database_sync_to_async(service.access_subscription)(
+        access = await in_thread(service.access_subscription)(
             user=self.user, consumer_id=self.consumer_id, alias=alias
         )
         if alias not in self.subscriptions:
@@ -125,7 +149,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
 
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         """Called by the hub after an access change that may concern this socket."""
-        verdicts = await database_sync_to_async(service.recheck_socket)(
+        verdicts = await in_thread(service.recheck_socket)(
             user_id=self.user_id,
             session_key=self.scope.get("session") and self.scope["session"].session_key,
             consumer_id=self.consumer_id,

@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from kanban.asgi import application
 from kanban.tokens import token_create
 from tests.api.conftest import People, client_for
-from tests.kanban.bridge.helpers import HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,7 +77,7 @@ async def test_http_and_websocket_accept_and_refuse_exactly_the_same_inputs(
     communicator = WebsocketCommunicator(
         application, f"/ws/boards/{board.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
     )
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_TIMEOUT))[0]
     rows = []
     try:
         for n, (name, key, value_text, expected) in enumerate(CASES, start=1):

@@ -23,7 +23,7 @@ from kanban.memberships import membership_set
 from kanban.projects import project_create
 from kanban.relationships import Grant, Rule
 from storage.kv import Dataset, kv_set
-from tests.kanban.bridge.helpers import HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.kanban.conftest import declare
 from tests.kanban.test_access import RECIPROCITY, ROLES, RULE_CASES, expected
 
@@ -76,7 +76,7 @@ async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
     communicator = WebsocketCommunicator(
         application, f"/ws/boards/{consumer.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
     )
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=CONNECT_TIMEOUT)
     if not connected:
         # The socket is refused before any frame: the same verdict as "no such project".
         return dict.fromkeys([*KV_OPS, "subscribe"], "not_found")

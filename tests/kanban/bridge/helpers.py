@@ -16,6 +16,8 @@ from kanban.models import Project
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The websocket Origin must match the Host the browser used (kanban/bridge/origin.py).
 HOST = (b"host", b"127.0.0.1")
+#: Generous: a connect runs a database query in a thread, and CI machines are loaded.
+CONNECT_TIMEOUT = 10
 
 
 def session_cookie(user: Any) -> bytes:
@@ -70,5 +72,5 @@ async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None 
         f"/ws/boards/{project.id}/",
         headers=headers if headers is not None else [ORIGIN, HOST, (b"cookie", cookie)],
     )
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_TIMEOUT)
     return communicator, connected, code

@@ -14,13 +14,21 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connections
 
 from kanban.asgi import application
 from kanban.kv import Origin, project_kv_get, project_kv_set
 from kanban.memberships import membership_set
 from kanban.projects import project_create
 from kanban.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
-from tests.kanban.bridge.helpers import HOST, ORIGIN, Bridge, open_bridge, session_cookie
+from tests.kanban.bridge.helpers import (
+    CONNECT_TIMEOUT,
+    HOST,
+    ORIGIN,
+    Bridge,
+    open_bridge,
+    session_cookie,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -75,7 +83,7 @@ async def test_a_member_connects_and_an_outsider_or_anonymous_is_refused(
     anonymous = WebsocketCommunicator(
         application, f"/ws/boards/{world['board'].id}/", [ORIGIN, HOST]
     )
-    connected, _ = await anonymous.connect()
+    connected, _ = await anonymous.connect(timeout=CONNECT_TIMEOUT)
     assert not connected
 
 
@@ -113,6 +121,27 @@ async def test_get_and_set_on_the_current_project(
     assert entry.source["via"] == "bridge"
     assert entry.source["page"] == f"/boards/{world['board'].id}/"
     assert entry.source["user"] == "bob"
+
+
+async def test_bridge_calls_give_their_pooled_connection_back(
+    world: dict[str, Any],
+) -> None:
+    """Calls run on the thread pool; each must return its connection to the pool, or a
+    worker runs dry after a few hundred sockets (PostgreSQL's pool; SQLite has none)."""
+    pool = getattr(connections["default"], "pool", None)
+    if pool is None:
+        pytest.skip("only PostgreSQL connections are pooled")
+    checked_out = pool.get_stats().get("pool_size", 0) - pool.get_stats().get("pool_available", 0)
+    for _ in range(3):
+        communicator, connected, _ = await open_bridge(world["board"], world["bob"])
+        assert connected
+        bridge = Bridge(communicator)
+        for n in range(20):
+            assert (await bridge.call("set", key=f"k{n}", value=n))["ok"]
+            assert (await bridge.call("get", key=f"k{n}"))["ok"]
+        await communicator.disconnect()
+    stats = pool.get_stats()
+    assert stats.get("pool_size", 0) - stats.get("pool_available", 0) <= checked_out
 
 
 async def test_compare_and_set_conflict_carries_the_current_value(bob_on_board: Bridge) -> None:
