@@ -53,8 +53,11 @@ class FlakyLayer:
 
     async def receive(self, channel: str) -> dict[str, Any]:
         self._check()
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+        # that races its timeout, and the hub's listener would then never stop.
         try:
-            return await asyncio.wait_for(self.queues[channel].get(), 0.05)
+            async with asyncio.timeout(0.05):
+                return await self.queues[channel].get()
         except TimeoutError:
             self._check()
             return {"type": "nothing"}
@@ -111,7 +114,8 @@ async def subscribed(hub: Hub, socket: FakeSocket, target: UUID) -> Subscription
 async def stop(hub: Hub) -> None:
     for task in hub._tasks:
         task.cancel()
-    await asyncio.gather(*hub._tasks, return_exceptions=True)
+    async with asyncio.timeout(10):  # a task that ignores cancellation fails, not hangs
+        await asyncio.gather(*hub._tasks, return_exceptions=True)
 
 
 async def test_a_layer_that_restarts_empty_is_noticed_rejoined_and_resynced(fast: None) -> None:
