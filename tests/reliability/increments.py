@@ -86,6 +86,17 @@ class RestKv:
         self.api.connection.close()
 
 
+def bridge_round_trip(
+    socket: ClientConnection, request_id: int, op: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """Send one bridge request and return its reply, skipping events in between."""
+    socket.send(json.dumps({"v": 1, "id": request_id, "op": op, **arguments}))
+    while True:
+        reply: dict[str, Any] = json.loads(socket.recv(timeout=60))
+        if reply.get("id") == request_id:
+            return reply
+
+
 class BridgeKv:
     """The bridge websocket ``/ws/boards/{id}/`` with a session cookie, as the host relays."""
 
@@ -103,11 +114,7 @@ class BridgeKv:
 
     def call(self, op: str, **arguments: Any) -> Any:
         self.next_id += 1
-        self.socket.send(json.dumps({"v": 1, "id": self.next_id, "op": op, **arguments}))
-        while True:
-            reply = json.loads(self.socket.recv(timeout=60))
-            if reply.get("id") == self.next_id:
-                break
+        reply = bridge_round_trip(self.socket, self.next_id, op, arguments)
         if reply.get("ok"):
             return reply["result"]
         error = reply["error"]

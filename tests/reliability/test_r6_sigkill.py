@@ -53,6 +53,7 @@ from storage.errors import KanbanError
 from storage.knowledge import knowledge_get, knowledge_list
 from storage.kv import Dataset, kv_get
 from tests.live import LiveServer, worker_env
+from tests.reliability.increments import bridge_round_trip
 
 TRIALS = int(os.environ.get("KANBAN_R6_TRIALS", "12"))
 BLOB_BYTES = 64 * 1024
@@ -142,11 +143,7 @@ class Bridge:
 
     def call(self, op: str, **arguments: Any) -> Any:
         self.next_id += 1
-        self.socket.send(json.dumps({"v": 1, "id": self.next_id, "op": op, **arguments}))
-        while True:
-            reply = json.loads(self.socket.recv(timeout=60))
-            if reply.get("id") == self.next_id:
-                break
+        reply = bridge_round_trip(self.socket, self.next_id, op, arguments)
         if not reply.get("ok"):
             raise AssertionError(f"{op} refused: {reply['error']}")
         return reply["result"]

@@ -142,6 +142,18 @@ def counter_keys() -> list[str]:
     return [f"counter:w{w}" for w in range(WRITERS)]
 
 
+def database_view(scene: dict[str, Any]) -> dict[tuple[str | None, str], Any]:
+    """What a fully resynced subscriber must show: every counter under every alias."""
+    view = {}
+    for alias in ALIASES:
+        for key in counter_keys():
+            entry = project_kv_get(
+                user=scene["bob"], project_id=scene["board"].id, alias=alias, key=key
+            )
+            view[(alias, key)] = entry.value if entry else None
+    return view
+
+
 class Wire:
     """One bridge websocket: requests matched to replies by id, events to a callback."""
 
@@ -315,17 +327,7 @@ async def test_a_redis_outage_loses_no_write_and_every_subscriber_resyncs(
     await asyncio.gather(*writing)
 
     # The last write's events make every subscriber re-read; wait for them to settle.
-    def database_view() -> dict[tuple[str | None, str], Any]:
-        view = {}
-        for alias in ALIASES:
-            for key in counter_keys():
-                entry = project_kv_get(
-                    user=scene["bob"], project_id=scene["board"].id, alias=alias, key=key
-                )
-                view[(alias, key)] = entry.value if entry else None
-        return view
-
-    truth = await database_sync_to_async(database_view)()
+    truth = await database_sync_to_async(database_view)(scene)
     deadline = time.monotonic() + RESYNC_LIMIT
     while time.monotonic() < deadline and any(s.view != truth for s in subscribers):
         await asyncio.sleep(0.1)

@@ -36,13 +36,12 @@ import pytest
 from channels.db import database_sync_to_async
 from websockets.asyncio.client import connect
 
-from kanban.kv import project_kv_get
 from tests.live import HOST, LiveServer
 from tests.reliability.test_r8_redis_outage import (
     ALIASES,
     Subscriber,
     Writer,
-    counter_keys,
+    database_view,
     open_wire,
     stage,
 )
@@ -194,17 +193,7 @@ async def test_reconnect_storms_and_a_slow_consumer_end_with_no_divergence(
     stop_writing.set()
     await asyncio.gather(*writing)
 
-    def database_view() -> dict[tuple[str | None, str], Any]:
-        view = {}
-        for alias in ALIASES:
-            for key in counter_keys():
-                entry = project_kv_get(
-                    user=scene["bob"], project_id=scene["board"].id, alias=alias, key=key
-                )
-                view[(alias, key)] = entry.value if entry else None
-        return view
-
-    truth = await database_sync_to_async(database_view)()
+    truth = await database_sync_to_async(database_view)(scene)
     deadline = time.monotonic() + SETTLE_LIMIT
     while time.monotonic() < deadline and (
         any(s.view != truth for s in finals) or not slow_has_last_writes(slow, writers)
