@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,7 +58,24 @@ def raise_open_files(wanted: int) -> int:
     return target
 
 
+def create_database() -> None:
+    """Create the bench database when it is missing, so a fresh machine needs no manual
+    step (connecting through the server's ``postgres`` maintenance database)."""
+    import psycopg
+    from psycopg import sql
+
+    url = os.environ["DATABASE_URL"]
+    name = urllib.parse.urlsplit(url).path.lstrip("/")
+    admin = urllib.parse.urlsplit(url)._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            return
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        print(f"bench: created database {name}", flush=True)
+
+
 def migrate() -> None:
+    create_database()
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
         cwd=ROOT,

@@ -10,11 +10,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kanban.settings")
 # Django must be set up before anything imports models (the routing does).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from kanban.bodylimit import RequestBodyLimit  # noqa: E402
+from kanban.bridge.auth import SessionAuthMiddleware  # noqa: E402
 from kanban.bridge.origin import SameOriginWebsocketValidator  # noqa: E402
 from kanban.routing import websocket_urlpatterns  # noqa: E402
 
@@ -23,7 +23,7 @@ application = ProtocolTypeRouter(
         "http": RequestBodyLimit(django_asgi_app),
         # Host must be allowed AND the Origin must be exactly the page's own origin.
         "websocket": AllowedHostsOriginValidator(
-            SameOriginWebsocketValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+            SameOriginWebsocketValidator(SessionAuthMiddleware(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

@@ -7,50 +7,24 @@ function: nothing captured at connect is trusted later.
 
 from __future__ import annotations
 
-import functools
 import json
+import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
-from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError
 
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
+from kanban.bridge.threads import in_thread
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
-#: Close codes (4000-4999 are application-defined).
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_FORBIDDEN = 4403
-
-T = TypeVar("T")
-
-
-def in_thread(func: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """Run a service call on the thread pool. Each call is self-contained (its own
-    transaction, its own pooled connection), so calls from different sockets need not queue
-    behind one thread as Channels' thread-sensitive default would make them; one socket's
-    calls still run one at a time, in order, because the consumer awaits each.
-
-    The connection is given back inside the call: off the thread-sensitive path asgiref runs
-    ``func`` in a copy of the caller's context, where Django keeps this thread's connection,
-    and ``database_sync_to_async``'s own cleanup (outside that copy) never sees it; the
-    connection would stay checked out of the pool forever."""
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> T:
-        close_old_connections()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            close_old_connections()
-
-    return sync_to_async(call, thread_sensitive=False)
+logger = logging.getLogger(__name__)
 
 
 class TokenBucket:
@@ -84,6 +58,13 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await in_thread(service.access_board)(user=user, project_id=self.consumer_id)
         except (KanbanError, ValueError):
             await self.close()  # before accept: the handshake is refused with 403
+            return
+        except DatabaseError:
+            # Not a refusal: an exhausted pool or a database restart. Say so, so the client
+            # retries rather than reading a 403 as "not allowed".
+            logger.warning("bridge connect could not check access", exc_info=True)
+            await self.accept()
+            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
             return
         self.user = user
         self.user_id = user.pk
@@ -121,7 +102,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         except KanbanError as error:
             await self.reply(frames.reply_error(frames.request_id_of(frame), error))
             if error.code == ErrorCode.UNAUTHENTICATED:
-                await self.close(code=CLOSE_UNAUTHENTICATED)
+                await self.close(code=frames.CLOSE_UNAUTHENTICATED)
             return
         await self.reply(frames.reply_ok(request.id, result))
 
@@ -158,7 +139,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         if verdicts.user is None:
             for sub in list(self.subscriptions.values()):
                 await self._invalidate(sub, ErrorCode.UNAUTHENTICATED)
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.close(code=frames.CLOSE_UNAUTHENTICATED)
             return
         self.user = verdicts.user
         for sub in subscriptions:

@@ -17,6 +17,11 @@ from storage.namespaces import check_user_key
 from storage.writes import ANY
 
 PROTOCOL_VERSION: Final = 1
+#: Close codes: 4000-4999 are the application's own; 1013 is the standard "try again
+#: later", for a server that could not reach its database (the host reconnects with backoff).
+CLOSE_UNAUTHENTICATED: Final = 4401
+CLOSE_FORBIDDEN: Final = 4403
+CLOSE_TRY_AGAIN_LATER: Final = 1013
 MAX_REQUEST_ID: Final = 2**53 - 1
 ALIAS_RE: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 _MAX_REVISION_LENGTH: Final = 64

@@ -304,14 +304,14 @@ class Hub:
             return
         self.plugin_versions[board] = version
         text = json.dumps(frames.reload_event())
-        await asyncio.gather(*(s.send_text(text) for s in list(sockets)), return_exceptions=True)
+        await _send_each((s, text) for s in list(sockets))
 
     async def _deliver(self, target: UUID, changes: Sequence[Sequence[str]]) -> None:
         subs = self.by_target.get(target)
         if not subs:
             return
         encoded: dict[tuple[str | None, str], str] = {}
-        sends = []
+        sends: list[tuple[Socket, str]] = []
         for sub in list(subs):
             for kind, key, revision in changes:
                 if sub.held is not None:
@@ -323,9 +323,8 @@ class Hub:
                 if text is None:
                     text = json.dumps(frames.revision_event(sub.alias, revision))
                     encoded[(sub.alias, revision)] = text
-                sends.append(sub.socket.send_text(text))
-        if sends:
-            await asyncio.gather(*sends, return_exceptions=True)
+                sends.append((sub.socket, text))
+        await _send_each(sends)
 
     def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
         project_ids = {UUID(p) for p in projects}
@@ -365,6 +364,18 @@ class Hub:
         for kind, key, revision in held:
             if kind == RESYNC_REVISION or (kind in KINDS and rules.allows(kind, key)):
                 await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
+
+
+async def _send_each(sends: Iterable[tuple[Socket, str]]) -> None:
+    """Send each text in turn. An ASGI websocket send only hands the frame to the server
+    (daphne writes it into the connection's buffer), so awaiting one never waits on its peer;
+    a task per subscriber (``gather``) cost a third of a 1,000-socket fan-out. One failing
+    socket must not stop the others."""
+    for socket, text in sends:
+        try:
+            await socket.send_text(text)
+        except Exception:
+            logger.debug("send to a closing socket failed", exc_info=True)
 
 
 def _own_layer() -> Any:

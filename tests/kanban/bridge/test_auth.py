@@ -1,0 +1,116 @@
+"""Who is on a bridge socket: the session cookie's user, checked the way Django checks a page
+request, once at the handshake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.models import Session
+from django.db import OperationalError
+from django.test import Client
+
+from kanban.asgi import application
+from kanban.bridge.auth import session_user
+from kanban.memberships import membership_set
+from kanban.projects import project_create
+from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, open_bridge, session_cookie
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def board(transactional_db: None) -> Any:
+    return project_create(name="Board")
+
+
+@pytest.fixture
+def bob(board: Any) -> Any:
+    bob = get_user_model().objects.create_user("bob", password="first password")
+    membership_set(user=bob, project=board, role="developer")
+    return bob
+
+
+def test_the_session_cookie_names_the_user(bob: Any) -> None:
+    session, user = session_user(cookie_header=session_cookie(bob).decode())
+    assert user == bob
+    assert session is not None and session.get("_auth_user_id") == str(bob.pk)
+
+
+@pytest.mark.parametrize(
+    "cookie_header", ["", "csrftoken=abc", f"{settings.SESSION_COOKIE_NAME}=no-such-session"]
+)
+def test_no_cookie_or_an_unknown_session_is_anonymous(cookie_header: str) -> None:
+    _, user = session_user(cookie_header=cookie_header)
+    assert isinstance(user, AnonymousUser)
+
+
+def test_a_session_from_before_a_password_change_is_anonymous(bob: Any) -> None:
+    client = Client()
+    assert client.login(username="bob", password="first password")
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+    bob.set_password("second password")
+    bob.save()
+    _, user = session_user(cookie_header=cookie)
+    assert isinstance(user, AnonymousUser)
+
+
+def test_a_deactivated_users_session_is_anonymous(bob: Any) -> None:
+    cookie = session_cookie(bob).decode()
+    bob.is_active = False
+    bob.save(update_fields=["is_active"])
+    _, user = session_user(cookie_header=cookie)
+    assert isinstance(user, AnonymousUser)
+
+
+async def test_a_socket_with_a_stale_session_is_refused(board: Any, bob: Any) -> None:
+    cookie = await database_sync_to_async(session_cookie)(bob)
+
+    def change_password() -> None:
+        bob.set_password("second password")
+        bob.save()
+
+    await database_sync_to_async(change_password)()
+    _, connected, _ = await open_bridge(board, bob, headers=[ORIGIN, HOST, (b"cookie", cookie)])
+    assert not connected
+
+
+async def test_the_socket_never_writes_the_session(board: Any, bob: Any) -> None:
+    cookie = await database_sync_to_async(session_cookie)(bob)
+    key = cookie.decode().split("=", 1)[1]
+    before = await database_sync_to_async(Session.objects.get)(pk=key)
+    communicator, connected, _ = await open_bridge(
+        board, bob, headers=[ORIGIN, HOST, (b"cookie", cookie)]
+    )
+    assert connected
+    await communicator.disconnect()
+    after = await database_sync_to_async(Session.objects.get)(pk=key)
+    assert (after.session_data, after.expire_date) == (before.session_data, before.expire_date)
+
+
+def pool_exhausted(**_: Any) -> Any:
+    raise OperationalError("couldn't get a connection after 10.00 sec")
+
+
+@pytest.mark.parametrize(
+    "failing", ["kanban.bridge.auth.session_user", "kanban.bridge.service.access_board"]
+)
+async def test_a_database_failure_at_connect_says_try_again_later_not_forbidden(
+    board: Any, bob: Any, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    cookie = await database_sync_to_async(session_cookie)(bob)
+    monkeypatch.setattr(failing, pool_exhausted)
+    communicator = WebsocketCommunicator(
+        application, f"/ws/boards/{board.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
+    )
+    connected, _ = await communicator.connect(timeout=CONNECT_TIMEOUT)
+    assert connected
+    assert await communicator.receive_output(timeout=CONNECT_TIMEOUT) == {
+        "type": "websocket.close",
+        "code": 1013,
+    }
