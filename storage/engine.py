@@ -85,18 +85,32 @@ def _record(op: Literal["get", "scan", "list", "last_write"], address: Value | V
         log.append(Read(op, address))
 
 
+#: Where a Django connection keeps its idle driver cursor: ``(driver connection, cursor)``.
+_IDLE_CURSOR = "_storage_idle_cursor"
+
+
 @contextmanager
 def driver_cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
     """The driver's own cursor (``%s`` placeholders on PostgreSQL, ``?`` on SQLite) with
-    Django's error translation: for hot paths that Django's cursor wrappers would slow."""
+    Django's error translation: for hot paths that Django's cursor wrappers would slow.
+
+    One cursor per connection is reused while it stays healthy (making one was a tenth of a
+    point read). A nested use finds none idle and gets its own, so two never share."""
     connection = connections[using]
     connection.ensure_connection()
     with connection.wrap_database_errors:
         dialect = dialect_for(connection.vendor)
-        cursor = dialect.cursor(connection.connection)
+        raw = connection.connection
+        idle = connection.__dict__.pop(_IDLE_CURSOR, None)
+        cursor = idle[1] if idle is not None and idle[0] is raw else dialect.cursor(raw)
         try:
             yield dialect, cursor
-        finally:
+        except BaseException:
+            cursor.close()
+            raise
+        if connection.connection is raw and _IDLE_CURSOR not in connection.__dict__:
+            connection.__dict__[_IDLE_CURSOR] = (raw, cursor)
+        else:
             cursor.close()
 
 
@@ -253,18 +267,34 @@ def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResu
         if not isinstance(write, SetValue | DeleteValue | AppendList | DeleteList):
             raise invalid_argument("commit takes writes built by storage.writes")
     now = datetime.now(UTC)
+    connection = connections[using]
+    if connection.in_atomic_block or not connection.get_autocommit():
+        with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
+            results, changes = _apply_all(dialect, cursor, writes, now)
+            if changes:
+                transaction.on_commit(lambda: events.publish(changes), using=using)
+        return results
+    # No caller's transaction to join: the driver's own BEGIN ... COMMIT, without Django's
+    # savepoint and autocommit bookkeeping (a fifth of a single compare-and-set write).
+    with driver_cursor(using) as (dialect, cursor), dialect.transaction(connection.connection):
+        results, changes = _apply_all(dialect, cursor, writes, now)
+    if changes:
+        events.publish(changes)
+    return results
+
+
+def _apply_all(
+    dialect: Dialect, cursor: Any, writes: Sequence[Write], now: datetime
+) -> tuple[list[WriteResult], list[events.Change]]:
+    when = dialect.to_db_time(now)
     results: list[WriteResult] = []
     changes: list[events.Change] = []
-    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        when = dialect.to_db_time(now)
-        for write in writes:
-            seq, change = _apply(dialect, cursor, write, when)
-            results.append(WriteResult(seq))
-            if change is not None:
-                changes.append(change)
-        if changes:
-            transaction.on_commit(lambda: events.publish(changes), using=using)
-    return results
+    for write in writes:
+        seq, change = _apply(dialect, cursor, write, when)
+        results.append(WriteResult(seq))
+        if change is not None:
+            changes.append(change)
+    return results, changes
 
 
 def _apply(

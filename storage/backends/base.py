@@ -8,6 +8,8 @@ only knows how to spell each step and how this database allocates the global seq
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -28,9 +30,24 @@ class Dialect(ABC):
     current_seq_of: str  # (namespace, key) -> seq
     is_empty: str  # -> one row when any data exists
 
+    #: What starts a write transaction on this database.
+    begin: str = "BEGIN"
+
     def cursor(self, driver_connection: Any) -> Any:
         """A cursor on the driver's own connection (below Django's wrappers)."""
         return driver_connection.cursor()
+
+    @contextmanager
+    def transaction(self, driver_connection: Any) -> Iterator[None]:
+        """A transaction of the driver's own, on a connection Django holds in autocommit
+        mode outside any ``atomic`` block."""
+        driver_connection.execute(self.begin)
+        try:
+            yield
+        except BaseException:
+            driver_connection.execute("ROLLBACK")
+            raise
+        driver_connection.execute("COMMIT")
 
     @abstractmethod
     def allocate_seq(self, cursor: Any) -> int:

@@ -91,6 +91,9 @@ class PostgresDialect(Dialect):
         # bind on the server and psycopg prepares them after a few uses per connection.
         return psycopg.Cursor(driver_connection)
 
+    def transaction(self, driver_connection: Any) -> Any:
+        return driver_connection.transaction()
+
     def allocate_seq(self, cursor: Any) -> int:
         cursor.execute(f"SELECT {_NEXT}", prepare=True)
         return int(cursor.fetchone()[0])

@@ -61,6 +61,9 @@ class SqliteDialect(Dialect):
     current_seq_of = "SELECT seq FROM scalar_values WHERE namespace = ? AND key = ?"
     is_empty = "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values LIMIT 1"
 
+    #: As Django's own transactions here (``transaction_mode``): the write lock from BEGIN.
+    begin = "BEGIN IMMEDIATE"
+
     def allocate_seq(self, cursor: Any) -> int:
         cursor.execute("UPDATE storage_sequence SET last = last + 1 WHERE id = 1 RETURNING last")
         return int(cursor.fetchone()[0])

@@ -399,6 +399,65 @@ def test_a_delete_that_removes_nothing_publishes_nothing(
     assert published == []
 
 
+# Outside any caller's transaction the engine runs the driver's own BEGIN/COMMIT: the same
+# contract must hold there (the tests above all run inside a test transaction).
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_any_transaction_a_failed_commit_applies_and_publishes_nothing(
+    published: list[events.Change],
+) -> None:
+    put("default", value("app.state", "kept"), 1)
+    published.clear()
+    with pytest.raises(Conflict):
+        engine.commit(
+            [
+                set_value(value("app.state", "first"), 1),
+                set_value(value("app.state", "kept"), 2, expected_seq=10**9),
+            ]
+        )
+    assert published == []
+    assert engine.get_value(value("app.state", "first")) is None
+    assert engine.get_value(value("app.state", "kept")).value == 1  # type: ignore[union-attr]
+    put("default", value("app.state", "after"), 3)  # the connection is usable again
+    assert [c.key for c in published] == ["after"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_any_transaction_events_follow_the_commit() -> None:
+    """A listener reading through another connection already sees the write."""
+    seen: list[Any] = []
+
+    def read_elsewhere(changes: list[events.Change]) -> None:
+        def read() -> None:
+            try:
+                seen.append(engine.get_value(value("app.state", "visible")))
+            finally:
+                connections["default"].close()
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join()
+
+    remove = events.add_listener(read_elsewhere)
+    try:
+        seq = put("default", value("app.state", "visible"), "yes")
+    finally:
+        remove()
+    assert [(s.value, s.seq) for s in seen] == [("yes", seq)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_nested_read_while_a_cursor_is_in_use_gets_its_own_cursor() -> None:
+    put("default", value("app.state", "a"), 1)
+    put("default", value("app.state", "b"), 2)
+    with engine.driver_cursor("default") as (dialect, outer):
+        outer.execute(dialect.get_value, ("app.state", "a"))
+        inner = engine.get_value(value("app.state", "b"))
+        assert outer.fetchone() is not None, "the outer result survives the inner read"
+    assert inner is not None and inner.value == 2
+
+
 # --- namespace locks -----------------------------------------------------------------------
 
 
