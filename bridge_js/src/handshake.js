@@ -32,8 +32,8 @@ export function pluginHandshake(win, onPort, onGiveUp) {
   hello();
 }
 
-function nonce(crypto) {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
+function nonce(env) {
+  const bytes = env.crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -61,7 +61,7 @@ export function hostHandshake(env, iframe, onReady) {
     if (chan && (chan.ready ? chan.loads === loads : ++chan.hellos < 5)) return;
     drop();
     const { port1, port2 } = new env.MessageChannel();
-    const c = (chan = { port: port1, nonce: nonce(env.crypto), ready: false, hellos: 0, loads });
+    const c = (chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads });
     port1.onmessage = (m) => {
       const r = m.data;
       if (chan !== c || c.ready) return;

@@ -1,0 +1,403 @@
+// Identifier shortening for build.mjs, without a parser or any dependency.
+//
+// Every name the bundle binds (const/let/var, function, parameters, destructuring, catch)
+// gets one short name, the same for every binding and every use of that name anywhere in
+// the bundle. A renaming that is one-to-one on names keeps every scope exactly as it was,
+// so no scope analysis is needed; what has to be right is only which identifiers are
+// names at all:
+//   - after `.` or `?.`: a property, kept;
+//   - an object literal's key, method, getter or setter, a class member: kept;
+//   - a shorthand `{a}` (literal or pattern): written `{a:x}` so the key stays;
+//   - everything else: a name, renamed when the bundle binds it.
+// A new name never equals any name left as it is (globals such as Object or window,
+// keywords), and a bound name must not be a built-in global (the bundle reaches the
+// browser only through the window its footer passes in). What this cannot classify
+// (labels, switch, eval, with, comments after code, template literals) it refuses.
+
+const PUNCTUATORS = [
+  ">>>=", "...", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=",
+  "=>", "==", "!=", "<=", ">=", "&&", "||", "??", "?.", "**", "++", "--",
+  "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>",
+];
+const RESERVED = new Set(
+  ("break case catch class const continue debugger default delete do else enum export extends " +
+    "false finally for function if import in instanceof let new null return super switch this " +
+    "throw true try typeof var void while with yield await implements interface package " +
+    "private protected public static").split(" "),
+);
+// Words that are names in some places and syntax in others: never renamed, never made.
+const CONTEXTUAL = new Set(["of", "get", "set", "async", "static", "arguments", "eval", "as", "from"]);
+const MODIFIERS = new Set(["get", "set", "async", "static"]);
+// A keyword after which `{` starts an object literal or a pattern rather than a block.
+const EXPRESSION_KEYWORDS = new Set(
+  "return typeof case in of new delete void throw yield await instanceof const let var".split(" "),
+);
+const BLOCK_KEYWORDS = new Set(["else", "try", "finally", "do", "catch"]);
+const REGEX_KEYWORDS = new Set(
+  "return typeof case in of delete void throw new instanceof yield await do else".split(" "),
+);
+const BROWSER_GLOBALS = ["window", "self", "document", "globalThis", "location", "navigator"];
+
+const fail = (message, token) => {
+  throw new Error("rename: " + message + (token ? " at `" + token.v + "` (token " + token.i + ")" : ""));
+};
+
+// Splits squeezed code into tokens {t, v}: t is "ws", "id", "num", "str", "re" or "p".
+export function tokenize(text) {
+  const out = [];
+  let i = 0;
+  const last = () => {
+    for (let k = out.length - 1; k >= 0; k--) if (out[k].t !== "ws") return out[k];
+    return null;
+  };
+  const regexAllowed = () => {
+    const p = last();
+    if (!p) return true;
+    if (p.t === "id") return REGEX_KEYWORDS.has(p.v);
+    if (p.t !== "p") return false;
+    return p.v !== ")" && p.v !== "]" && p.v !== "++" && p.v !== "--";
+  };
+  const push = (t, end) => {
+    out.push({ t, v: text.slice(i, end), i: out.length });
+    i = end;
+  };
+  while (i < text.length) {
+    const c = text[i];
+    if (c === " " || c === "\n" || c === "\t") {
+      let j = i;
+      while (j < text.length && (text[j] === " " || text[j] === "\n" || text[j] === "\t")) j++;
+      push("ws", j);
+    } else if (c === "`") {
+      fail("template literals are not supported");
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (text[j] !== c) {
+        if (j >= text.length || text[j] === "\n") fail("unterminated string");
+        j += text[j] === "\\" ? 2 : 1;
+      }
+      push("str", j + 1);
+    } else if (/[A-Za-z_$]/.test(c)) {
+      let j = i + 1;
+      while (j < text.length && /[\w$]/.test(text[j])) j++;
+      push("id", j);
+    } else if (/\d/.test(c) || (c === "." && /\d/.test(text[i + 1] || ""))) {
+      let j = i + 1;
+      while (j < text.length && (/[\w.]/.test(text[j]) || (/[+-]/.test(text[j]) && /[eE]/.test(text[j - 1]) && !/^0[xX]/.test(text.slice(i, j))))) j++;
+      push("num", j);
+    } else if (c === "/" && (text[i + 1] === "/" || text[i + 1] === "*")) {
+      fail("comments must sit on their own lines");
+    } else if (c === "/" && regexAllowed()) {
+      let j = i + 1;
+      let inClass = false;
+      while (inClass || text[j] !== "/") {
+        if (j >= text.length || text[j] === "\n") fail("unterminated regex");
+        if (text[j] === "[") inClass = true;
+        else if (text[j] === "]") inClass = false;
+        j += text[j] === "\\" ? 2 : 1;
+      }
+      j++;
+      while (j < text.length && /[a-z]/.test(text[j])) j++;
+      push("re", j);
+    } else {
+      let p = PUNCTUATORS.find((q) => text.startsWith(q, i));
+      if (p === "?." && /\d/.test(text[i + 2] || "")) p = null;
+      if (!p && !"{}()[];,<>+-*/%&|^!~?:=.".includes(c)) fail("unexpected character " + JSON.stringify(c));
+      push("p", i + (p ? p.length : 1));
+    }
+  }
+  return out;
+}
+
+const isOpen = (s) => s && s.t === "p" && (s.v === "(" || s.v === "[" || s.v === "{");
+const isClose = (s) => s && s.t === "p" && (s.v === ")" || s.v === "]" || s.v === "}");
+const is = (s, v) => !!s && s.t === "p" && s.v === v;
+const isWord = (s, v) => !!s && s.t === "id" && s.v === v;
+
+// Gives every significant token its role: "kw", "prop", "key", "method", "modifier",
+// "shorthand" or "name". Brackets get `close`/`open` and braces a `kind`.
+function classify(S) {
+  const stack = [];
+  let classPending = false;
+  for (let k = 0; k < S.length; k++) {
+    const s = S[k];
+    const prev = S[k - 1];
+    const next = S[k + 1];
+    const inner = stack.length ? S[stack[stack.length - 1]] : null;
+    s.parent = inner;
+    if (isOpen(s)) {
+      if (s.v === "{") {
+        if (classPending) {
+          s.kind = "class";
+          classPending = false;
+        } else if (!prev || (prev.t === "p" && [")", "=>", ";", "{", "}"].includes(prev.v))) {
+          s.kind = "block";
+        } else if (prev.t === "p") {
+          s.kind = "object";
+        } else if (prev.t === "id" && BLOCK_KEYWORDS.has(prev.v)) {
+          s.kind = "block";
+        } else if (prev.t === "id" && EXPRESSION_KEYWORDS.has(prev.v)) {
+          s.kind = "object";
+        } else {
+          fail("cannot tell what this brace opens", s);
+        }
+      }
+      stack.push(k);
+      continue;
+    }
+    if (isClose(s)) {
+      const o = stack.pop();
+      if (o === undefined || "([{".indexOf(S[o].v) !== ")]}".indexOf(s.v)) fail("unbalanced bracket", s);
+      S[o].close = k;
+      s.open = o;
+      continue;
+    }
+    if (s.t !== "id") continue;
+    if (s.v === "eval" || s.v === "with" || s.v === "switch") fail("not supported by the build", s);
+    if (s.v === "class") classPending = true;
+    if (is(prev, ".") || is(prev, "?.")) {
+      s.role = "prop";
+      continue;
+    }
+    const kind = inner && inner.v === "{" ? inner.kind : null;
+    const atMember =
+      (kind === "object" && (prev === inner || is(prev, ","))) ||
+      (kind === "class" && (prev === inner || is(prev, ";") || (is(prev, "}") && S[prev.open].parent === inner))) ||
+      ((kind === "object" || kind === "class") && prev.role === "modifier");
+    if (atMember) {
+      const modifier =
+        MODIFIERS.has(s.v) && next && (next.t === "id" || next.t === "str" || is(next, "[") || is(next, "*"));
+      if (modifier) s.role = "modifier";
+      else if (is(next, "(")) s.role = "method";
+      else if (kind === "object" && is(next, ":")) s.role = "key";
+      else if (kind === "object" && (is(next, ",") || is(next, "}") || is(next, "="))) s.role = "shorthand";
+      else if (kind === "class" && (is(next, "=") || is(next, ";"))) s.role = "key";
+      else fail("cannot classify this member", s);
+      continue;
+    }
+    if (is(next, ":") && (!prev || is(prev, ";") || is(prev, "}") || (is(prev, "{") && prev.kind === "block"))) {
+      fail("labels are not supported", s);
+    }
+    s.role = RESERVED.has(s.v) ? "kw" : "name";
+  }
+  if (stack.length) fail("unbalanced bracket", S[stack[stack.length - 1]]);
+}
+
+// Where a binding is visible, over-approximated: [first, last] token index. The innermost
+// block around a const/let/function declaration; a function's or catch's parameter list
+// through its body; an arrow with an expression body through the end of the bracket (or
+// program) around it. A larger span only means fewer names share a short one.
+function blockAround(S, k) {
+  for (let p = S[k].parent; p; p = p.parent) if (p.v === "{" && p.kind === "block") return [S.indexOf(p), p.close];
+  return [0, S.length - 1];
+}
+
+// Collects the names the code binds, each with the spans its bindings are visible in.
+// Missing a binding only leaves its name long where nothing else binds it.
+function bindings(S) {
+  const bound = new Map();
+  const kept = new Set();
+  const bind = (s, span) => {
+    if (s.role !== "name" && s.role !== "shorthand") fail("cannot bind this", s);
+    if (!bound.has(s.v)) bound.set(s.v, []);
+    bound.get(s.v).push(span);
+  };
+  // Skips one expression: to the next `,` or `;` at this level, or the enclosing close.
+  const skipExpression = (k) => {
+    while (k < S.length) {
+      const s = S[k];
+      if (is(s, ",") || is(s, ";") || isClose(s) || isWord(s, "of") || isWord(s, "in")) return k;
+      k = isOpen(s) ? s.close + 1 : k + 1;
+    }
+    return k;
+  };
+  // A binding target at k (a name or a pattern) with an optional default; returns the
+  // index after it.
+  const target = (k, span) => {
+    const s = S[k];
+    if (!s) return k;
+    if (s.t === "id" && s.role === "name") bind(s, span);
+    else if (is(s, "{") || is(s, "[")) pattern(k, span);
+    else fail("cannot read this binding", s);
+    k = isOpen(s) ? s.close + 1 : k + 1;
+    return is(S[k], "=") ? skipExpression(k + 1) : k;
+  };
+  const pattern = (open, span) => {
+    const close = S[open].close;
+    let k = open + 1;
+    while (k < close) {
+      const s = S[k];
+      if (is(s, ",")) {
+        k++;
+      } else if (is(s, "...")) {
+        k = target(k + 1, span);
+      } else if (S[open].v === "{" && s.role === "shorthand") {
+        bind(s, span);
+        k = is(S[k + 1], "=") ? skipExpression(k + 2) : k + 1;
+      } else if (S[open].v === "{") {
+        // key: target, the key being a name, string, number or [computed]
+        k = isOpen(s) ? s.close + 1 : k + 1;
+        if (!is(S[k], ":")) fail("cannot read this pattern", s);
+        k = target(k + 1, span);
+      } else {
+        k = target(k, span);
+      }
+    }
+  };
+  // A parameter list at `open`, visible through the block that follows it.
+  const params = (open) => {
+    if (!is(S[open], "(") || !is(S[S[open].close + 1], "{")) fail("expected parameters and a body", S[open]);
+    const close = S[open].close;
+    const span = [open, S[close + 1].close];
+    let k = open + 1;
+    while (k < close) {
+      if (is(S[k], ",")) k++;
+      else if (is(S[k], "...")) k = target(k + 1, span);
+      else k = target(k, span);
+    }
+  };
+  for (let k = 0; k < S.length; k++) {
+    const s = S[k];
+    if (s.role === "kw" && s.v === "var") {
+      fail("var is not supported (use const or let)", s);
+    } else if (s.role === "kw" && (s.v === "const" || s.v === "let")) {
+      const span = blockAround(S, k);
+      let j = target(k + 1, span);
+      while (is(S[j], ",")) j = target(j + 1, span);
+    } else if (s.role === "kw" && s.v === "function") {
+      let j = k + 1;
+      if (is(S[j], "*")) j++;
+      if (S[j].t === "id") bind(S[j++], blockAround(S, k));
+      params(j);
+    } else if (s.role === "kw" && s.v === "class") {
+      // A class keeps its name: it is visible as BridgeError.name.
+      if (S[k + 1].t === "id" && S[k + 1].v !== "extends") kept.add(S[k + 1].v);
+    } else if (s.role === "kw" && s.v === "catch" && is(S[k + 1], "(")) {
+      const open = k + 1;
+      if (!is(S[S[open].close + 1], "{")) fail("expected a catch block", s);
+      target(open + 1, [open, S[S[open].close + 1].close]);
+    } else if (is(s, "=>")) {
+      const p = S[k - 1];
+      const first = is(p, ")") ? p.open : k - 1;
+      const last = is(S[k + 1], "{")
+        ? S[k + 1].close
+        : s.parent ? s.parent.close : S.length - 1;
+      if (p.t === "id") {
+        bind(p, [first, last]);
+      } else if (is(p, ")")) {
+        const span = [first, last];
+        let j = p.open + 1;
+        while (j < k - 1) {
+          if (is(S[j], ",")) j++;
+          else if (is(S[j], "...")) j = target(j + 1, span);
+          else j = target(j, span);
+        }
+      } else {
+        fail("cannot read these arrow parameters", s);
+      }
+    } else if (s.role === "method") {
+      params(k + 1);
+    }
+  }
+  for (const name of kept) bound.delete(name);
+  for (const name of CONTEXTUAL) bound.delete(name);
+  return bound;
+}
+
+function* shortNames() {
+  const first = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$";
+  const rest = first + "0123456789";
+  for (const a of first) yield a;
+  for (const a of first) for (const b of rest) yield a + b;
+  for (const a of first) for (const b of rest) for (const c of rest) yield a + b + c;
+}
+
+// Returns `code` with every bound name shortened; `globals` are names the code may use
+// without binding them (default: this realm's globals and the browser's window names).
+// The names a piece of code uses or binds: no properties, keys or keywords.
+export function namesUsed(code) {
+  const S = tokenize(code).filter((t) => t.t !== "ws");
+  classify(S);
+  return new Set(S.filter((s) => s.role === "name" || s.role === "shorthand").map((s) => s.v));
+}
+
+const overlaps = (a, b) => a.some(([x, y]) => b.some(([u, v]) => x <= v && u <= y));
+
+// Returns `code` with every bound name shortened; `globals` are names the code may use
+// without binding them (default: this realm's globals and the browser's window names).
+// Names whose spans (bindings' visibility and every use) never overlap may share one short
+// name, as a minifier's per-scope names do.
+export function rename(code, globals = Object.getOwnPropertyNames(globalThis).concat(BROWSER_GLOBALS)) {
+  const tokens = tokenize(code);
+  const S = tokens.filter((t) => t.t !== "ws");
+  classify(S);
+  const bound = bindings(S);
+  const globalNames = new Set(globals);
+  for (const name of bound.keys()) {
+    if (globalNames.has(name)) fail("the bundle binds the global name " + name);
+  }
+  const taken = new Set([...RESERVED, ...CONTEXTUAL]);
+  S.forEach((s, k) => {
+    if (s.t !== "id" || !["name", "shorthand", "kw"].includes(s.role)) return;
+    if (bound.has(s.v)) bound.get(s.v).push([k, k]);
+    else taken.add(s.v);
+  });
+  const users = new Map();
+  const names = new Map();
+  // The most used names pick first, taking the shortest name nothing overlapping holds.
+  for (const [name, spans] of [...bound].sort((a, b) => b[1].length - a[1].length)) {
+    for (const short of shortNames()) {
+      if (taken.has(short)) continue;
+      const held = users.get(short) || [];
+      if (overlaps(held, spans)) continue;
+      users.set(short, held.concat(spans));
+      names.set(name, short);
+      break;
+    }
+  }
+  let out = "";
+  for (const t of tokens) {
+    const short = t.t === "id" ? names.get(t.v) : undefined;
+    if (short === undefined || (t.role !== "name" && t.role !== "shorthand")) out += t.v;
+    else out += t.role === "shorthand" ? t.v + ":" + short : short;
+  }
+  return out;
+}
+
+// Drops what no statement needs: line breaks after `{ ; , ( [` and after binary operators
+// that cannot end an expression, and before `} ) ]` (elsewhere a line break may end a
+// statement by automatic semicolon insertion, so it stays); a trailing comma before
+// `} ) ]` (not after another comma or `[`, where it makes an array hole); and the
+// parentheses around an arrow's single plain parameter.
+const JOIN_AFTER = new Set(["{", ";", ",", "(", "[", "=", ":", "?", "||", "&&", "??", "=>", "==", "===", "!=", "!=="]);
+const CLOSERS = new Set(["}", ")", "]"]);
+
+export function compact(code) {
+  const tokens = tokenize(code);
+  const S = tokens.filter((t) => t.t !== "ws");
+  const drop = new Set();
+  S.forEach((s, k) => {
+    const [prev, next] = [S[k - 1], S[k + 1]];
+    if (is(s, ",") && next && next.t === "p" && CLOSERS.has(next.v) && !is(prev, ",") && !is(prev, "[")) drop.add(s);
+    if (is(s, "(") && next && next.t === "id" && !RESERVED.has(next.v) && is(S[k + 2], ")") && is(S[k + 3], "=>")) {
+      drop.add(s).add(S[k + 2]);
+    }
+  });
+  let out = "";
+  let prev = null;
+  tokens.forEach((t, k) => {
+    if (drop.has(t)) return;
+    if (t.t !== "ws") {
+      out += t.v;
+      prev = t;
+      return;
+    }
+    let next = tokens[k + 1];
+    while (next && drop.has(next)) next = tokens[tokens.indexOf(next) + 1];
+    if (!t.v.includes("\n")) {
+      out += t.v;
+    } else if (!(prev && next && ((prev.t === "p" && JOIN_AFTER.has(prev.v)) || (next.t === "p" && CLOSERS.has(next.v))))) {
+      out += "\n";
+    }
+  });
+  return out;
+}
