@@ -366,8 +366,11 @@ export function rename(code, globals = Object.getOwnPropertyNames(globalThis).co
 // Drops what no statement needs: line breaks after `{ ; , ( [` and after binary operators
 // that cannot end an expression, and before `} ) ]` (elsewhere a line break may end a
 // statement by automatic semicolon insertion, so it stays); a trailing comma before
-// `} ) ]` (not after another comma or `[`, where it makes an array hole); and the
-// parentheses around an arrow's single plain parameter.
+// `} ) ]` (not after another comma or `[`, where it makes an array hole); the parentheses
+// around an arrow's single plain parameter; and the strictness of `typeof x === "s"`,
+// which compares two strings either way. Then joins a const (or let) statement that
+// directly follows another on the same line into it: `const a=1;const b=2;` becomes
+// `const a=1,b=2;`, which declares and evaluates the same, in the same order.
 const JOIN_AFTER = new Set(["{", ";", ",", "(", "[", "=", ":", "?", "||", "&&", "??", "=>", "==", "===", "!=", "!=="]);
 const CLOSERS = new Set(["}", ")", "]"]);
 
@@ -375,11 +378,18 @@ export function compact(code) {
   const tokens = tokenize(code);
   const S = tokens.filter((t) => t.t !== "ws");
   const drop = new Set();
+  const replace = new Map();
   S.forEach((s, k) => {
     const [prev, next] = [S[k - 1], S[k + 1]];
     if (is(s, ",") && next && next.t === "p" && CLOSERS.has(next.v) && !is(prev, ",") && !is(prev, "[")) drop.add(s);
     if (is(s, "(") && next && next.t === "id" && !RESERVED.has(next.v) && is(S[k + 2], ")") && is(S[k + 3], "=>")) {
       drop.add(s).add(S[k + 2]);
+    }
+    if (isWord(s, "typeof") && next && next.t === "id") {
+      let j = k + 2;
+      while (is(S[j], ".") && S[j + 1] && S[j + 1].t === "id") j += 2;
+      const op = S[j];
+      if ((is(op, "===") || is(op, "!==")) && S[j + 1] && S[j + 1].t === "str") replace.set(op, op.v.slice(0, 2));
     }
   });
   let out = "";
@@ -387,7 +397,7 @@ export function compact(code) {
   tokens.forEach((t, k) => {
     if (drop.has(t)) return;
     if (t.t !== "ws") {
-      out += t.v;
+      out += replace.has(t) ? replace.get(t) : t.v;
       prev = t;
       return;
     }
@@ -399,5 +409,40 @@ export function compact(code) {
       out += "\n";
     }
   });
+  return mergeDeclarations(out);
+}
+
+function mergeDeclarations(code) {
+  const tokens = tokenize(code);
+  const S = tokens.filter((t) => t.t !== "ws");
+  classify(S);
+  // A line break at a statement's own level may end it by itself: such a statement is
+  // left alone. One inside brackets cannot.
+  const breaks = new Set();
+  tokens.forEach((t, k) => {
+    if (t.t === "ws" && t.v.includes("\n")) breaks.add(tokens[k + 1]);
+  });
+  const merge = new Set();
+  for (let k = 0; k < S.length; k++) {
+    const s = S[k];
+    const prev = S[k - 1];
+    if (s.role !== "kw" || (s.v !== "const" && s.v !== "let")) continue;
+    if (prev && !is(prev, ";") && !is(prev, "{") && !is(prev, "}")) continue;
+    let j = k + 1;
+    while (j < S.length && !is(S[j], ";") && !isClose(S[j]) && !breaks.has(S[j])) j = isOpen(S[j]) ? S[j].close + 1 : j + 1;
+    if (is(S[j], ";") && !breaks.has(S[j + 1]) && isWord(S[j + 1], s.v) && S[j + 1].role === "kw") merge.add(S[j]);
+  }
+  let out = "";
+  for (let k = 0; k < tokens.length; k++) {
+    if (!merge.has(tokens[k])) {
+      out += tokens[k].v;
+      continue;
+    }
+    // `;const ` becomes `,`
+    out += ",";
+    do k++;
+    while (tokens[k].t === "ws");
+    if (tokens[k + 1] && tokens[k + 1].t === "ws") k++;
+  }
   return out;
 }

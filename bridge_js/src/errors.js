@@ -1,16 +1,17 @@
 // The error vocabulary: the same strings as storage/errors.py ErrorCode.
 
+// The hint the SDK logs after a failed call's message; the TypeScript declarations say more.
 export const HINTS = {
-  invalid_argument: "check the key, value and alias passed to the call",
-  unauthenticated: "the session ended; sign in again and reload",
-  forbidden: "your role or the target project's grant does not allow this",
-  not_found: "the project or document does not exist",
-  unknown_alias: "declare this alias in package.json relatedProjects",
+  invalid_argument: "check the key, value and alias",
+  unauthenticated: "sign in again and reload",
+  forbidden: "your role or the project's grant does not allow this",
+  not_found: "no such project or document",
+  unknown_alias: "declare the alias in package.json relatedProjects",
   relationship_pending: "the other project must declare this one back",
-  conflict: "the value changed meanwhile; re-read it or use updateValue",
+  conflict: "re-read it or use updateValue",
   too_large: "values are limited to 1 MiB of JSON",
-  rate_limited: "too many requests; retry later",
-  unavailable: "the server is unreachable; retry after it reconnects",
+  rate_limited: "retry later",
+  unavailable: "retry once the board reconnects",
 };
 
 export const CODES = Object.keys(HINTS);

@@ -1,13 +1,18 @@
 // THE frame validation of the JS side. The host runs checkRequest on every plugin frame
-// before relaying it; the SDK runs the same function before sending, so a bad call fails
-// in the plugin without touching the network. The server checks again on its own.
+// before relaying it; the server checks again on its own. The SDK runs only the part that
+// needs no measuring, checkArguments (a key is a non-empty string, a value is JSON no
+// deeper than 64), so a programming mistake fails in the plugin as a TypeError; the limits
+// (key length and characters, 1 MiB) are checkRequest's alone, and the host's reply
+// carries the same code the SDK used to raise itself.
 
 import {
   V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION, KNOWLEDGE,
 } from "./protocol.js";
-import { BridgeError } from "./errors.js";
+import { BridgeError, typeError } from "./errors.js";
 
-const bad = (message) => new BridgeError("invalid_argument", message);
+// A rule broken is a TypeError whose code is invalid_argument: what a plugin calling the SDK
+// wrongly gets, and what the host turns into its reply's error.
+const bad = typeError;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 // Plain in any realm: structured clones and vm contexts have their own Object.prototype.
@@ -21,33 +26,32 @@ function checkString(s, what) {
   if (LONE_SURROGATE.test(s)) throw bad(what + " contains an unpaired surrogate");
 }
 
-// Recursion is bounded by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
-function walk(x, depth, ancestors) {
+// JSON values only: depth ≤ 64, no cycles or holes; any size. `strings`, when given (the
+// host passes checkString), also sees every string and object key. Recursion is bounded
+// by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
+export function checkJson(x, strings, depth = 0, ancestors = []) {
   const type = typeof x;
-  if (x === null || type === "boolean") return;
-  if (type === "string") return checkString(x, "a string");
-  if (type === "number") {
+  if (type === "string") {
+    strings?.(x, "a string");
+  } else if (type === "number") {
     if (!Number.isFinite(x)) throw bad("NaN and Infinity are not JSON");
-    return;
-  }
-  if (type !== "object") throw bad(type + " is not JSON");
-  if (ancestors.includes(x)) throw bad("value contains a cycle");
-  if (depth >= MAX_DEPTH) throw bad("value is nested deeper than " + MAX_DEPTH);
-  ancestors.push(x);
-  if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) {
-      if (!(i in x)) throw bad("arrays must not have holes");
-      walk(x[i], depth + 1, ancestors);
+  } else if (type === "object" && x) {
+    if (ancestors.includes(x)) throw bad("value contains a cycle");
+    if (depth >= MAX_DEPTH) throw bad("value is nested deeper than " + MAX_DEPTH);
+    const array = Array.isArray(x);
+    if (!array && (!isPlain(x) || Object.getOwnPropertySymbols(x).length)) {
+      throw bad("only plain objects and arrays are JSON");
     }
-  } else if (isPlain(x) && !Object.getOwnPropertySymbols(x).length) {
-    for (const k of Object.keys(x)) {
-      checkString(k, "an object key");
-      walk(x[k], depth + 1, ancestors);
+    ancestors.push(x);
+    for (const k of array ? x.keys() : Object.keys(x)) {
+      if (array && !(k in x)) throw bad("arrays must not have holes");
+      if (!array) strings?.(k, "an object key");
+      checkJson(x[k], strings, depth + 1, ancestors);
     }
-  } else {
-    throw bad("only plain objects and arrays are JSON");
+    ancestors.pop();
+  } else if (x !== null && type !== "boolean") {
+    throw bad(type + " is not JSON");
   }
-  ancestors.pop();
 }
 
 function utf8Length(s) {
@@ -59,8 +63,18 @@ function utf8Length(s) {
   return n;
 }
 
+function checkKeyType(key) {
+  if (typeof key !== "string" || !key) throw bad("key must be a non-empty string");
+}
+
+// What the SDK checks before sending: the rules that need no measuring.
+export function checkArguments(f) {
+  if ("key" in f) checkKeyType(f.key);
+  if ("value" in f) checkJson(f.value);
+}
+
 export function checkValue(value) {
-  walk(value, 0, []);
+  checkJson(value, checkString);
   const text = JSON.stringify(value);
   if (text.length * 3 > MAX_BYTES && utf8Length(text) > MAX_BYTES) {
     throw new BridgeError("too_large", "value is more than " + MAX_BYTES + " bytes of JSON");
@@ -68,7 +82,7 @@ export function checkValue(value) {
 }
 
 export function checkKey(key) {
-  if (typeof key !== "string" || !key) throw bad("key must be a non-empty string");
+  checkKeyType(key);
   if (key.length > MAX_KEY && [...key].length > MAX_KEY) {
     throw bad("key is longer than " + MAX_KEY + " characters");
   }
@@ -100,7 +114,8 @@ function checkKnowledge(op, f, has) {
   }
 }
 
-// Returns a fresh frame holding only the validated fields, or throws a BridgeError.
+// Returns a fresh frame holding only the validated fields, or throws an error with a
+// code: invalid_argument (a TypeError) or too_large (a BridgeError).
 export function checkRequest(f) {
   if (!isPlain(f)) throw bad("a frame must be a plain object");
   for (const k of Reflect.ownKeys(f)) {

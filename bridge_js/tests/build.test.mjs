@@ -17,10 +17,10 @@ test("the build is deterministic", () => {
 
 test("each bundle carries only what its entry uses", () => {
   const { "kanban.js": sdk, "host.js": host } = build({ rename: false });
-  for (const name of ["hostHandshake", "createHost", "BACKOFF_MAX", "STATUSES"]) {
+  for (const name of ["hostHandshake", "createHost", "BACKOFF_MAX", "STATUSES", "checkRequest", "checkValue"]) {
     assert.doesNotMatch(sdk, new RegExp("\\b" + name + "\\b"), name);
   }
-  for (const name of ["createKanban", "pluginHandshake", "typeError", "HELLO_EVERY"]) {
+  for (const name of ["createKanban", "pluginHandshake", "deepFreeze", "HELLO_EVERY"]) {
     assert.doesNotMatch(host, new RegExp("\\b" + name + "\\b"), name);
   }
   assert.match(sdk, /window\.steamHarnessKanban=createKanban\(window\)/);

@@ -102,14 +102,14 @@ test("detach fails what was sent and keeps what still waits", async () => {
   assert.equal((await waiting).result, "B");
 });
 
-test("close fails everything, sent or not", async () => {
+test("detach with all fails everything, sent or not", async () => {
   const rpc = createRpc(fakeClock());
   rpc.attach(() => {});
   const a = rpc.call({ op: "get", key: "a" });
   rpc.detach("gone");
   await a;
   const b = rpc.call({ op: "get", key: "b" });
-  rpc.close("closed");
+  rpc.detach("closed", true);
   assert.equal((await b).error.code, "unavailable");
   await flush();
   assert.equal(rpc.pending.size, 0);
