@@ -374,17 +374,64 @@ export function rename(code, globals = Object.getOwnPropertyNames(globalThis).co
 const JOIN_AFTER = new Set(["{", ";", ",", "(", "[", "=", ":", "?", "||", "&&", "??", "=>", "==", "===", "!=", "!=="]);
 const CLOSERS = new Set(["}", ")", "]"]);
 
+const STATEMENT_START = (s) => !s || is(s, ";") || is(s, "{") || is(s, "}");
+
+// Whether a `}` closes a statement for sure (a block of if/for/while/catch/else/try, a
+// function or class declaration, a method), so that no line break is needed after it. An
+// arrow's or a function expression's body may be followed by more of its expression.
+function endsStatement(S, close) {
+  if (!is(close, "}")) return false;
+  const open = S[close.open];
+  let before = S[close.open - 1];
+  if (open.kind === "class") {
+    let k = close.open - 1;
+    while (k >= 0 && !isWord(S[k], "class")) k--;
+    return k >= 0 && STATEMENT_START(S[k - 1]);
+  }
+  if (open.kind !== "block") return false;
+  if (STATEMENT_START(before)) return true;
+  if (before.t === "id" && ["else", "try", "finally", "do"].includes(before.v)) return true;
+  if (!is(before, ")")) return false;
+  const head = S[before.open - 1];
+  if (!head) return false;
+  if (head.role === "kw" && ["if", "for", "while", "catch"].includes(head.v)) return true;
+  if (head.role === "method") return true;
+  return isWord(S[before.open - 2], "function") && STATEMENT_START(S[before.open - 3]);
+}
+
 export function compact(code) {
   const tokens = tokenize(code);
   const S = tokens.filter((t) => t.t !== "ws");
+  classify(S);
   const drop = new Set();
   const replace = new Map();
   S.forEach((s, k) => {
     const [prev, next] = [S[k - 1], S[k + 1]];
     if (is(s, ",") && next && next.t === "p" && CLOSERS.has(next.v) && !is(prev, ",") && !is(prev, "[")) drop.add(s);
     if (is(s, "(") && next && next.t === "id" && !RESERVED.has(next.v) && is(S[k + 2], ")") && is(S[k + 3], "=>")) {
-      drop.add(s).add(S[k + 2]);
+      // `async (x) =>` keeps a space: `async x=>`
+      if (prev && prev.t === "id") replace.set(s, " ");
+      else drop.add(s);
+      drop.add(S[k + 2]);
     }
+    // `;}`: the block's end ends the statement, unless the `;` is an empty statement body
+    if (is(s, ";") && is(next, "}") && !isWord(prev, "else") && !isWord(prev, "do")) {
+      const head = is(prev, ")") ? S[prev.open - 1] : null;
+      if (!(head && ["if", "for", "while"].includes(head.v))) drop.add(s);
+    }
+    // `undefined` is never bound here (rename refuses binding a global's name); `true` and
+    // `false` as values, not before `.`, `[` or `(`, which would bind tighter than `!`
+    if (s.role === "name" && s.v === "undefined") replace.set(s, "void 0");
+    if (s.role === "kw" && (s.v === "true" || s.v === "false") && !(next && next.t === "p" && [".", "?.", "[", "("].includes(next.v))) {
+      replace.set(s, s.v === "true" ? "!0" : "!1");
+    }
+    // `new Map()` is `new Map`, unless something follows that `new Map` would take instead
+    if (isWord(s, "new") && next && next.t === "id" && is(S[k + 2], "(") && is(S[k + 3], ")")) {
+      const after = S[k + 4];
+      if (!(after && after.t === "p" && [".", "?.", "[", "("].includes(after.v))) drop.add(S[k + 2]).add(S[k + 3]);
+    }
+    const zeros = s.t === "num" && /^[1-9]\d*?(0{3,})$/.exec(s.v);
+    if (zeros) replace.set(s, s.v.slice(0, -zeros[1].length) + "e" + zeros[1].length);
     if (isWord(s, "typeof") && next && next.t === "id") {
       let j = k + 2;
       while (is(S[j], ".") && S[j + 1] && S[j + 1].t === "id") j += 2;
@@ -404,8 +451,9 @@ export function compact(code) {
     let next = tokens[k + 1];
     while (next && drop.has(next)) next = tokens[tokens.indexOf(next) + 1];
     if (!t.v.includes("\n")) {
-      out += t.v;
-    } else if (!(prev && next && ((prev.t === "p" && JOIN_AFTER.has(prev.v)) || (next.t === "p" && CLOSERS.has(next.v))))) {
+      // `return false` became `return !1`: no space needed
+      if (!(replace.get(next) || "").startsWith("!")) out += t.v;
+    } else if (!(prev && next && ((prev.t === "p" && JOIN_AFTER.has(prev.v)) || (next.t === "p" && CLOSERS.has(next.v)) || endsStatement(S, prev)))) {
       out += "\n";
     }
   });

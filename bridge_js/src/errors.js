@@ -2,16 +2,16 @@
 
 // The hint the SDK logs after a failed call's message; the TypeScript declarations say more.
 export const HINTS = {
-  invalid_argument: "check the key, value and alias",
-  unauthenticated: "sign in again and reload",
-  forbidden: "your role or the project's grant does not allow this",
+  invalid_argument: "check the arguments",
+  unauthenticated: "sign in again",
+  forbidden: "your role or the grant does not allow it",
   not_found: "no such project or document",
-  unknown_alias: "declare the alias in package.json relatedProjects",
-  relationship_pending: "the other project must declare this one back",
-  conflict: "re-read it or use updateValue",
-  too_large: "values are limited to 1 MiB of JSON",
+  unknown_alias: "declare it in package.json relatedProjects",
+  relationship_pending: "the other project must declare this one",
+  conflict: "re-read or use updateValue",
+  too_large: "values are limited to 1 MiB",
   rate_limited: "retry later",
-  unavailable: "retry once the board reconnects",
+  unavailable: "retry once reconnected",
 };
 
 export const CODES = Object.keys(HINTS);
@@ -35,10 +35,12 @@ export function typeError(message) {
 
 // Normalises an error from the wire; an unknown code means a newer or broken peer.
 export function wireError(e) {
-  const ok = e && CODES.includes(e.code);
-  const message = e && typeof e.message === "string" ? e.message : "bridge error";
-  const current = e && e.current !== null && typeof e.current === "object" ? e.current : undefined;
-  return { code: ok ? e.code : "unavailable", message, ...(current ? { current } : {}) };
+  const { code, message, current } = e || {};
+  return {
+    code: CODES.includes(code) ? code : "unavailable",
+    message: typeof message === "string" ? message : "bridge error",
+    ...(current !== null && typeof current === "object" ? { current } : {}),
+  };
 }
 
 export function replyError(id, code, message) {

@@ -9,7 +9,7 @@ import { pluginHandshake } from "./handshake.js";
 const MAX_UPDATE_ATTEMPTS = 64;
 
 function deepFreeze(x) {
-  if (x !== null && typeof x === "object" && !Object.isFrozen(x)) {
+  if (x && typeof x === "object" && !Object.isFrozen(x)) {
     Object.freeze(x);
     for (const k of Object.keys(x)) deepFreeze(x[k]);
   }
@@ -17,11 +17,11 @@ function deepFreeze(x) {
 }
 
 function toConfiguration(c) {
-  const ok = isPlain(c);
+  if (!isPlain(c)) c = {};
   return deepFreeze({
-    id: ok && typeof c.id === "string" ? c.id : "",
-    name: ok && typeof c.name === "string" ? c.name : "",
-    values: ok && isPlain(c.values) ? c.values : {},
+    id: typeof c.id === "string" ? c.id : "",
+    name: typeof c.name === "string" ? c.name : "",
+    values: isPlain(c.values) ? c.values : {},
   });
 }
 
@@ -43,10 +43,11 @@ export function createKanban(env) {
   const ready = new Promise((resolve) => (resolveReady = resolve));
 
   // Listener sets hold {listener} entries, so one function added twice is two listeners.
-  const emit = (entries, event) => {
+  // Each listener gets its own event from `make`.
+  const emit = (entries, make) => {
     for (const { listener } of [...entries]) {
       try {
-        listener(typeof event === "function" ? event() : event);
+        listener(make());
       } catch (err) {
         log.error(err);
       }
@@ -67,17 +68,12 @@ export function createKanban(env) {
 
   // Type mistakes fail here, before anything is posted; the limits (key length, 1 MiB)
   // are the host's, whose refusal comes back with the same code.
-  const call = (frame) => {
-    try {
-      checkArguments(frame);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return rpc.call(frame).then((reply) => {
-      if (reply.ok) return reply.result;
-      const e = wireError(reply.error);
-      throw new BridgeError(e.code, e.message, e.current);
-    });
+  const call = async (frame) => {
+    checkArguments(frame);
+    const reply = await rpc.call(frame);
+    if (reply.ok) return reply.result;
+    const e = wireError(reply.error);
+    throw new BridgeError(e.code, e.message, e.current);
   };
   // What a public method returns: failures are logged once, with a hint.
   const pub = (promise) =>
@@ -90,7 +86,7 @@ export function createKanban(env) {
 
   const invalidate = (alias, code) => {
     subscriptions.delete(alias);
-    emit(invalidListeners, Object.freeze({ alias, code }));
+    emit(invalidListeners, () => Object.freeze({ alias, code }));
   };
 
   // Listeners of one alias share one server subscription. While the link is down the host
@@ -133,9 +129,8 @@ export function createKanban(env) {
   // each other retry: fifty at once would cost over a thousand writes and exhaust attempts.
   const queuedUpdate = (target, key, updater) => {
     const slot = (target.alias || "") + "\n" + key;
-    const previous = updateTails.get(slot);
-    const run = previous ? previous.then(() => update(target, key, updater)) : update(target, key, updater);
-    const tail = run.then(() => {}, () => {});
+    const run = (updateTails.get(slot) || Promise.resolve()).then(() => update(target, key, updater));
+    const tail = run.catch(() => {});
     updateTails.set(slot, tail);
     tail.then(() => updateTails.get(slot) === tail && updateTails.delete(slot));
     return run;
@@ -173,7 +168,7 @@ export function createKanban(env) {
     const alias = typeof f.alias === "string" ? f.alias : null;
     if (f.event === "configuration") {
       configuration = toConfiguration(f.configuration);
-      if (configured) emit(configListeners, configuration);
+      if (configured) emit(configListeners, () => configuration);
       configured = true;
       resolveReady();
     } else if (f.event === "revision") {
@@ -195,15 +190,13 @@ export function createKanban(env) {
     () => log.warn("steamHarnessKanban: no host answered; is this page inside a kanban board?"),
   );
 
-  const current = project(null);
   return {
     ready,
     get status() {
       return status;
     },
     BridgeError,
-    kv: current.kv,
-    knowledge: current.knowledge,
+    ...project(null),
     relatedProjects: {
       get(alias) {
         checkAlias(alias);

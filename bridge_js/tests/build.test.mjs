@@ -102,10 +102,24 @@ const SAMPLE = [
   "const total = [1, 2].map((n) => n * LIMIT).reduce((sum, n) => sum + n, 0);",
   "let answer = helper(1)",
   "answer = answer + 1",
+  "const later = async (value) => value + 1;",
+  "const kind = typeof later === 'function' ? 'fn' : 'other';",
+  "const first2 = 1; const second2 = first2 + 1; let third2 = second2 + 1;",
+  "const multi = 1",
+  "const line = 2;",
+  "const made = new Map(); const chained = new Map().set(1, 2); const big = 15000;",
+  "function no() { return false; }",
+  "const arrow = () => {}",
+  "arrow()",
+  "const fe = function () { return 1; }",
+  "const fv = fe();",
+  "if (fv) { counter += 1; }",
+  "counter += 1;",
   "globalThis.out = JSON.stringify([outer(1, { alias: 'a', key: 5, extra: 1 }, [1, 2, 3], 4, 5),",
   "Thing.make(2).twice, Thing.name, callsLater((x) => x + 1), shadow(2), obj.status, obj.method(3),",
   "obj.LIMIT, Object.keys(obj), counter, 'a ab'.replace(/a{1,2}b/g, 'X'), list.length, 1 in list,",
-  "pick({ b: { c: 2 } }), total, answer, typeof obj.shadow]);",
+  "pick({ b: { c: 2 } }), total, answer, typeof obj.shadow, kind, later.constructor.name, third2, multi + line,",
+  "made.size, chained.get(1), big, no(), fv]);",
   "})();",
 ].join("\n");
 
@@ -123,6 +137,15 @@ test("renaming shortens names and keeps behaviour, properties, keys and class na
   assert.match(short, /LIMIT:\w+,shadow:\w+\}/, "no trailing comma, keys kept");
   assert.match(short, /\[1,,3\]/, "a hole stays a hole");
   assert.match(short, /answer=\w+\(1\)\n|\w+=\w+\(1\)\n/, "a line break that ends a statement stays");
+  assert.match(short, /\w+=async \w+=>/, "async keeps its space");
+  assert.match(short, /typeof \w+=='function'/);
+  assert.match(short, /:'other',\w+=1,\w+=\w+\+1;let /, "consecutive consts join, a let does not join them");
+  assert.match(short, /const \w+=1\nconst \w+=2;/, "a statement a line break ends is not joined");
+  assert.match(short, /=new Map,\w+=new Map\(\)\.set\(1,2\),\w+=15e3;/);
+  assert.match(short, /return!1\}const /, "no line break after a declaration's body");
+  assert.match(short, /=\(\)=>\{\}\n/, "an arrow's body keeps its line break");
+  assert.match(short, /=function\(\)\{return 1\}\n/, "a function expression's too");
+  assert.match(short, /\+=1\}\w+\+=1/, "an if block's does not");
   assert.equal(rename(squeezed), rename(squeezed), "deterministic");
 });
 

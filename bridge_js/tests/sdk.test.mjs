@@ -262,7 +262,7 @@ describe("kv.getValue and kv.setValue", () => {
       assert.equal(err.code, "too_large");
       return true;
     });
-    assert.match(p.log.warn[0], /too_large: .*\(values are limited to 1 MiB of JSON\)$/);
+    assert.match(p.log.warn[0], /too_large: .*\(values are limited to 1 MiB\)$/);
   });
 
   test("a server error rejects with a BridgeError and logs its code and hint once", async () => {
@@ -278,7 +278,7 @@ describe("kv.getValue and kv.setValue", () => {
     });
     assert.deepEqual(p.log.warn, [
       "steamHarnessKanban: relationship_pending: inventory has not declared this project " +
-        "(the other project must declare this one back)",
+        "(the other project must declare this one)",
     ]);
   });
 
