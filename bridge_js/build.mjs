@@ -25,7 +25,7 @@ const DIST = join(ROOT, "dist");
 const BUNDLES = {
   "kanban.js": {
     entry: "sdk.js",
-    footer: "if (!window.steamHarnessKanban) window.steamHarnessKanban = createKanban(window);",
+    footer: "window.steamHarnessKanban ||= createKanban(window);",
   },
   "host.js": {
     entry: "host.js",
@@ -166,7 +166,7 @@ export function build({ rename: shorten = true } = {}) {
       .join("\n");
     const code = "(function(){\n\"use strict\";\n" + body + "\n" + squeeze(footer) + "\n})();\n";
     out[file] =
-      "/* generated from bridge_js/src/" + entry + "; do not edit */\n" +
+      "/* built from bridge_js/src; do not edit */\n" +
       (shorten ? compact(rename(code)) : code);
   }
   for (const [file, from] of Object.entries(COPIES)) out[file] = readFileSync(from, "utf8");

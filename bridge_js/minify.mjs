@@ -303,9 +303,13 @@ function bindings(S) {
   return bound;
 }
 
-function* shortNames() {
-  const first = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$";
-  const rest = first + "0123456789";
+// Short names whose characters come in the order of how often they already occur in the
+// code left as it is (strings, keywords, properties): gzip codes those in fewer bits.
+function* shortNames(text) {
+  const seen = (c) => text.split(c).length;
+  const by = (chars) => [...chars].sort((a, b) => seen(b) - seen(a) || chars.indexOf(a) - chars.indexOf(b)).join("");
+  const first = by("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$");
+  const rest = first + by("0123456789");
   for (const a of first) yield a;
   for (const a of first) for (const b of rest) yield a + b;
   for (const a of first) for (const b of rest) for (const c of rest) yield a + b + c;
@@ -343,9 +347,11 @@ export function rename(code, globals = Object.getOwnPropertyNames(globalThis).co
   });
   const users = new Map();
   const names = new Map();
+  const kept = S.filter((s) => s.t !== "id" || !bound.has(s.v) || !["name", "shorthand"].includes(s.role));
+  const candidates = [...shortNames(kept.map((s) => s.v).join(" "))];
   // The most used names pick first, taking the shortest name nothing overlapping holds.
   for (const [name, spans] of [...bound].sort((a, b) => b[1].length - a[1].length)) {
-    for (const short of shortNames()) {
+    for (const short of candidates) {
       if (taken.has(short)) continue;
       const held = users.get(short) || [];
       if (overlaps(held, spans)) continue;
