@@ -1,18 +1,26 @@
-// Identifier shortening for build.mjs, without a parser or any dependency.
+// Name shortening and compaction for build.mjs, without a parser or any dependency.
 //
-// Every name the bundle binds (const/let/var, function, parameters, destructuring, catch)
-// gets one short name, the same for every binding and every use of that name anywhere in
-// the bundle. A renaming that is one-to-one on names keeps every scope exactly as it was,
-// so no scope analysis is needed; what has to be right is only which identifiers are
-// names at all:
+// rename: every name the bundle binds (const/let, function, parameters, destructuring,
+// catch) gets one short name, the same for every binding and every use of that name. Two
+// names share a short name only when their spans never meet: a name's span covers where
+// each of its bindings is visible (over-approximated: the whole block around a const, a
+// function's parameters through its body, an arrow with an expression body through the
+// end of the bracket around it) and every token that uses it. A use of one can then
+// never fall where the other is bound, so every use still finds the binding it had; a
+// one-to-one renaming needs no more scope analysis than that. What has to be right is
+// which identifiers are names at all:
 //   - after `.` or `?.`: a property, kept;
 //   - an object literal's key, method, getter or setter, a class member: kept;
 //   - a shorthand `{a}` (literal or pattern): written `{a:x}` so the key stays;
+//   - a class's name: kept (it is visible as BridgeError.name);
 //   - everything else: a name, renamed when the bundle binds it.
 // A new name never equals any name left as it is (globals such as Object or window,
 // keywords), and a bound name must not be a built-in global (the bundle reaches the
-// browser only through the window its footer passes in). What this cannot classify
-// (labels, switch, eval, with, comments after code, template literals) it refuses.
+// browser only through the window its footer passes in). What this cannot read safely
+// (labels, switch, var, eval, with, comments after code, template literals) it refuses.
+// A regex literal right after `)` is read as a division, as squeeze() reads it.
+//
+// compact: drops what no statement needs (see there).
 
 const PUNCTUATORS = [
   ">>>=", "...", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=",
@@ -370,13 +378,16 @@ export function rename(code, globals = Object.getOwnPropertyNames(globalThis).co
 }
 
 // Drops what no statement needs: line breaks after `{ ; , ( [` and after binary operators
-// that cannot end an expression, and before `} ) ]` (elsewhere a line break may end a
-// statement by automatic semicolon insertion, so it stays); a trailing comma before
-// `} ) ]` (not after another comma or `[`, where it makes an array hole); the parentheses
-// around an arrow's single plain parameter; and the strictness of `typeof x === "s"`,
-// which compares two strings either way. Then joins a const (or let) statement that
-// directly follows another on the same line into it: `const a=1;const b=2;` becomes
-// `const a=1,b=2;`, which declares and evaluates the same, in the same order.
+// that cannot end an expression, before `} ) ]`, and after a `}` that surely ends a
+// statement (elsewhere a line break may end a statement by automatic semicolon insertion,
+// so it stays); `;` before `}` (unless it is an empty statement body); a trailing comma
+// before `} ) ]` (not after another comma or `[`, where it makes an array hole); the
+// parentheses around an arrow's single plain parameter and after a `new X` given no
+// arguments; the strictness of `typeof x === "s"`, which compares two strings either way.
+// Writes true/false as !0/!1 (not where a `.`, `[` or `(` follows), undefined as void 0
+// and 15000 as 15e3. Then joins a const (or let) statement that directly follows another
+// on the same line into it: `const a=1;const b=2;` becomes `const a=1,b=2;`, which
+// declares and evaluates the same, in the same order.
 const JOIN_AFTER = new Set(["{", ";", ",", "(", "[", "=", ":", "?", "||", "&&", "??", "=>", "==", "===", "!=", "!=="]);
 const CLOSERS = new Set(["}", ")", "]"]);
 
