@@ -42,10 +42,16 @@ export function checkJson(x, strings, depth = 0, ancestors = []) {
       throw typeError("only plain objects and arrays are JSON");
     }
     ancestors.push(x);
-    for (const k of array ? x.keys() : Object.keys(x)) {
-      if (array && !(k in x)) throw typeError("arrays must not have holes");
-      if (!array) strings?.(k, "an object key");
-      checkJson(x[k], strings, depth + 1, ancestors);
+    if (array) {
+      for (let i = 0; i < x.length; i++) {
+        if (!(i in x)) throw typeError("arrays must not have holes");
+        checkJson(x[i], strings, depth + 1, ancestors);
+      }
+    } else {
+      for (const k of Object.keys(x)) {
+        strings?.(k, "an object key");
+        checkJson(x[k], strings, depth + 1, ancestors);
+      }
     }
     ancestors.pop();
   } else if (x !== null && type !== "boolean") {

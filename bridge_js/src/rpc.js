@@ -24,7 +24,6 @@ export function createRpc(timers, timeout = TIMEOUT) {
   };
 
   return {
-    pending,
     // `frame` is a request without id; requests wait in order while no link is attached.
     call(frame) {
       const id = ++lastId;

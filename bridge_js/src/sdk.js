@@ -109,7 +109,7 @@ export function createKanban(env) {
 
   // Compare-and-set loop; the updater may run several times and must be pure.
   const update = async (target, key, updater) => {
-    if (typeof updater !== "function") throw typeError("updateValue needs an updater function");
+    if (typeof updater !== "function") throw typeError("updater must be a function");
     const read = () => call({ op: "get", ...target, key });
     let current = await read();
     for (let attempt = 1; ; attempt++) {
@@ -187,7 +187,7 @@ export function createKanban(env) {
       port.onmessage = (e) => onHost(e.data);
       rpc.attach((frame) => port.postMessage(frame));
     },
-    () => log.warn("steamHarnessKanban: no host answered; is this page inside a kanban board?"),
+    () => log.warn("steamHarnessKanban: no host answered; is this page on a board?"),
   );
 
   return {
