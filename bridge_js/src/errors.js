@@ -1,16 +1,17 @@
 // The error vocabulary: the same strings as storage/errors.py ErrorCode.
 
+// The hint the SDK logs after a failed call's message; the TypeScript declarations say more.
 export const HINTS = {
-  invalid_argument: "check the key, value and alias passed to the call",
-  unauthenticated: "the session ended; sign in again and reload",
-  forbidden: "your role or the target project's grant does not allow this",
-  not_found: "the project or document does not exist",
-  unknown_alias: "declare this alias in package.json relatedProjects",
-  relationship_pending: "the other project must declare this one back",
-  conflict: "the value changed meanwhile; re-read it or use updateValue",
-  too_large: "values are limited to 1 MiB of JSON",
-  rate_limited: "too many requests; retry later",
-  unavailable: "the server is unreachable; retry after it reconnects",
+  invalid_argument: "check the arguments",
+  unauthenticated: "sign in again",
+  forbidden: "your role or the grant does not allow it",
+  not_found: "no such project or document",
+  unknown_alias: "declare it in package.json relatedProjects",
+  relationship_pending: "the other project must declare this one",
+  conflict: "re-read or use updateValue",
+  too_large: "values are limited to 1 MiB",
+  rate_limited: "retry later",
+  unavailable: "retry once reconnected",
 };
 
 export const CODES = Object.keys(HINTS);
@@ -34,10 +35,12 @@ export function typeError(message) {
 
 // Normalises an error from the wire; an unknown code means a newer or broken peer.
 export function wireError(e) {
-  const ok = e && CODES.includes(e.code);
-  const message = e && typeof e.message === "string" ? e.message : "bridge error";
-  const current = e && e.current !== null && typeof e.current === "object" ? e.current : undefined;
-  return { code: ok ? e.code : "unavailable", message, ...(current ? { current } : {}) };
+  const { code, message, current } = e || {};
+  return {
+    code: CODES.includes(code) ? code : "unavailable",
+    message: typeof message === "string" ? message : "bridge error",
+    ...(current !== null && typeof current === "object" ? { current } : {}),
+  };
 }
 
 export function replyError(id, code, message) {

@@ -1,13 +1,17 @@
 // THE frame validation of the JS side. The host runs checkRequest on every plugin frame
-// before relaying it; the SDK runs the same function before sending, so a bad call fails
-// in the plugin without touching the network. The server checks again on its own.
+// before relaying it; the server checks again on its own. The SDK runs only the part that
+// needs no measuring, checkArguments (a key is a non-empty string, a value is JSON no
+// deeper than 64), so a programming mistake fails in the plugin as a TypeError; the limits
+// (key length and characters, 1 MiB) are checkRequest's alone, and the host's reply
+// carries the same code the SDK used to raise itself.
 
 import {
   V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION, KNOWLEDGE,
 } from "./protocol.js";
-import { BridgeError } from "./errors.js";
+import { BridgeError, typeError } from "./errors.js";
 
-const bad = (message) => new BridgeError("invalid_argument", message);
+// A rule broken is a typeError (a TypeError whose code is invalid_argument): what a plugin
+// calling the SDK wrongly gets, and what the host turns into its reply's error.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 // Plain in any realm: structured clones and vm contexts have their own Object.prototype.
@@ -18,36 +22,41 @@ export function isPlain(x) {
 }
 
 function checkString(s, what) {
-  if (LONE_SURROGATE.test(s)) throw bad(what + " contains an unpaired surrogate");
+  if (LONE_SURROGATE.test(s)) throw typeError(what + " contains an unpaired surrogate");
 }
 
-// Recursion is bounded by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
-function walk(x, depth, ancestors) {
+// JSON values only: depth ≤ 64, no cycles or holes; any size. `strings`, when given (the
+// host passes checkString), also sees every string and object key. Recursion is bounded
+// by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
+export function checkJson(x, strings, depth = 0, ancestors = []) {
   const type = typeof x;
-  if (x === null || type === "boolean") return;
-  if (type === "string") return checkString(x, "a string");
-  if (type === "number") {
-    if (!Number.isFinite(x)) throw bad("NaN and Infinity are not JSON");
-    return;
-  }
-  if (type !== "object") throw bad(type + " is not JSON");
-  if (ancestors.includes(x)) throw bad("value contains a cycle");
-  if (depth >= MAX_DEPTH) throw bad("value is nested deeper than " + MAX_DEPTH);
-  ancestors.push(x);
-  if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) {
-      if (!(i in x)) throw bad("arrays must not have holes");
-      walk(x[i], depth + 1, ancestors);
+  if (type === "string") {
+    strings?.(x, "a string");
+  } else if (type === "number") {
+    if (!Number.isFinite(x)) throw typeError("NaN and Infinity are not JSON");
+  } else if (type === "object" && x) {
+    if (ancestors.includes(x)) throw typeError("value contains a cycle");
+    if (depth >= MAX_DEPTH) throw typeError("value is nested deeper than " + MAX_DEPTH);
+    const array = Array.isArray(x);
+    if (!array && (!isPlain(x) || Object.getOwnPropertySymbols(x).length)) {
+      throw typeError("only plain objects and arrays are JSON");
     }
-  } else if (isPlain(x) && !Object.getOwnPropertySymbols(x).length) {
-    for (const k of Object.keys(x)) {
-      checkString(k, "an object key");
-      walk(x[k], depth + 1, ancestors);
+    ancestors.push(x);
+    if (array) {
+      for (let i = 0; i < x.length; i++) {
+        if (!(i in x)) throw typeError("arrays must not have holes");
+        checkJson(x[i], strings, depth + 1, ancestors);
+      }
+    } else {
+      for (const k of Object.keys(x)) {
+        strings?.(k, "an object key");
+        checkJson(x[k], strings, depth + 1, ancestors);
+      }
     }
-  } else {
-    throw bad("only plain objects and arrays are JSON");
+    ancestors.pop();
+  } else if (x !== null && type !== "boolean") {
+    throw typeError(type + " is not JSON");
   }
-  ancestors.pop();
 }
 
 function utf8Length(s) {
@@ -59,8 +68,18 @@ function utf8Length(s) {
   return n;
 }
 
+function checkKeyType(key) {
+  if (typeof key !== "string" || !key) throw typeError("key must be a non-empty string");
+}
+
+// What the SDK checks before sending: the rules that need no measuring.
+export function checkArguments(f) {
+  if ("key" in f) checkKeyType(f.key);
+  if ("value" in f) checkJson(f.value);
+}
+
 export function checkValue(value) {
-  walk(value, 0, []);
+  checkJson(value, checkString);
   const text = JSON.stringify(value);
   if (text.length * 3 > MAX_BYTES && utf8Length(text) > MAX_BYTES) {
     throw new BridgeError("too_large", "value is more than " + MAX_BYTES + " bytes of JSON");
@@ -68,17 +87,17 @@ export function checkValue(value) {
 }
 
 export function checkKey(key) {
-  if (typeof key !== "string" || !key) throw bad("key must be a non-empty string");
+  checkKeyType(key);
   if (key.length > MAX_KEY && [...key].length > MAX_KEY) {
-    throw bad("key is longer than " + MAX_KEY + " characters");
+    throw typeError("key is longer than " + MAX_KEY + " characters");
   }
-  if (key.includes("\u0000")) throw bad("key must not contain NUL");
+  if (key.includes("\u0000")) throw typeError("key must not contain NUL");
   checkString(key, "key");
 }
 
 export function checkAlias(alias) {
   if (typeof alias !== "string" || !ALIAS.test(alias)) {
-    throw bad("alias must match [a-z][a-z0-9_-]{0,63}");
+    throw typeError("alias must match [a-z][a-z0-9_-]{0,63}");
   }
 }
 
@@ -91,25 +110,26 @@ const KNOWLEDGE_ARGS = new Map(
 // the document id in `key` (create may name one), the op's own fields in `value`.
 function checkKnowledge(op, f, has) {
   const [byId, fields] = KNOWLEDGE_ARGS.get(op);
-  if (has("key") && !byId && op !== "knowledge.create") throw bad(op + " takes no key");
-  if (!has("key") && byId) throw bad(op + " needs the document id in key");
+  if (has("key") && !byId && op !== "knowledge.create") throw typeError(op + " takes no key");
+  if (!has("key") && byId) throw typeError(op + " needs the document id in key");
   if (!has("value") || f.value === null) return;
-  if (!isPlain(f.value)) throw bad(op + " takes an object as value");
+  if (!isPlain(f.value)) throw typeError(op + " takes an object as value");
   for (const k of Reflect.ownKeys(f.value)) {
-    if (!fields.includes(k)) throw bad(op + " takes no " + String(k));
+    if (!fields.includes(k)) throw typeError(op + " takes no " + String(k));
   }
 }
 
-// Returns a fresh frame holding only the validated fields, or throws a BridgeError.
+// Returns a fresh frame holding only the validated fields, or throws an error with a
+// code: invalid_argument (a TypeError) or too_large (a BridgeError).
 export function checkRequest(f) {
-  if (!isPlain(f)) throw bad("a frame must be a plain object");
+  if (!isPlain(f)) throw typeError("a frame must be a plain object");
   for (const k of Reflect.ownKeys(f)) {
-    if (!FIELDS.includes(k)) throw bad("unexpected field " + String(k));
+    if (!FIELDS.includes(k)) throw typeError("unexpected field " + String(k));
   }
-  if (f.v !== V) throw bad("unsupported protocol version");
-  if (!Number.isSafeInteger(f.id) || f.id < 1) throw bad("id must be a safe positive integer");
+  if (f.v !== V) throw typeError("unsupported protocol version");
+  if (!Number.isSafeInteger(f.id) || f.id < 1) throw typeError("id must be a safe positive integer");
   const op = f.op;
-  if (!OPS.includes(op)) throw bad("unknown op");
+  if (!OPS.includes(op)) throw typeError("unknown op");
   const has = (k) => Object.prototype.hasOwnProperty.call(f, k);
   const sub = op === "subscribe" || op === "unsubscribe";
   const out = { v: V, id: f.id, op };
@@ -118,24 +138,24 @@ export function checkRequest(f) {
     out.alias = f.alias;
   }
   if (has("key")) {
-    if (sub) throw bad(op + " takes no key");
+    if (sub) throw typeError(op + " takes no key");
     checkKey(f.key);
     out.key = f.key;
   } else if (op === "get" || op === "set") {
-    throw bad(op + " needs a key");
+    throw typeError(op + " needs a key");
   }
   if (has("value")) {
-    if (sub || op === "get") throw bad(op + " takes no value");
+    if (sub || op === "get") throw typeError(op + " takes no value");
     checkValue(f.value);
     out.value = f.value;
   } else if (op === "set") {
-    throw bad("set needs a value");
+    throw typeError("set needs a value");
   }
   if (has("expectedRevision")) {
     const r = f.expectedRevision;
-    if (op !== "set") throw bad("only set takes expectedRevision");
+    if (op !== "set") throw typeError("only set takes expectedRevision");
     if (r !== null && (typeof r !== "string" || !r || r.length > MAX_REVISION)) {
-      throw bad("expectedRevision must be null or a revision string");
+      throw typeError("expectedRevision must be null or a revision string");
     }
     out.expectedRevision = r;
   }
@@ -145,9 +165,6 @@ export function checkRequest(f) {
 
 // Light check of what comes back from the server or the host: a reply or an event.
 export function isFrame(f) {
-  return (
-    isPlain(f) &&
-    f.v === V &&
-    (typeof f.event === "string" || (Number.isSafeInteger(f.id) && typeof f.ok === "boolean"))
-  );
+  const reply = Number.isSafeInteger(f?.id) && typeof f.ok === "boolean";
+  return isPlain(f) && f.v === V && (typeof f.event === "string" || reply);
 }

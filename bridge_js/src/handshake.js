@@ -7,14 +7,12 @@ import { isPlain } from "./guards.js";
 // Plugin side: say hello until the parent answers, accept the first connect from it.
 export function pluginHandshake(win, onPort, onGiveUp) {
   const parent = win.parent;
-  let done = false;
   let hellos = 0;
   let timer;
   const onMessage = (e) => {
     const d = e.data;
-    if (done || e.source !== parent || !isPlain(d) || d.type !== CONNECT || d.v !== V) return;
-    if (typeof d.nonce !== "string" || !e.ports || e.ports.length !== 1) return;
-    done = true;
+    if (e.source !== parent || !isPlain(d) || d.type !== CONNECT || d.v !== V) return;
+    if (typeof d.nonce !== "string" || e.ports?.length !== 1) return;
     win.clearTimeout(timer);
     win.removeEventListener("message", onMessage);
     const port = e.ports[0];
@@ -22,7 +20,6 @@ export function pluginHandshake(win, onPort, onGiveUp) {
     port.postMessage({ v: V, type: "ready", nonce: d.nonce });
   };
   const hello = () => {
-    if (done) return;
     if (hellos++ * HELLO_EVERY >= HELLO_FOR) return onGiveUp();
     parent.postMessage({ type: HELLO, v: V }, "*");
     timer = win.setTimeout(hello, HELLO_EVERY);
@@ -32,8 +29,8 @@ export function pluginHandshake(win, onPort, onGiveUp) {
   hello();
 }
 
-function nonce(crypto) {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
+function nonce(env) {
+  const bytes = env.crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -61,7 +58,7 @@ export function hostHandshake(env, iframe, onReady) {
     if (chan && (chan.ready ? chan.loads === loads : ++chan.hellos < 5)) return;
     drop();
     const { port1, port2 } = new env.MessageChannel();
-    const c = (chan = { port: port1, nonce: nonce(env.crypto), ready: false, hellos: 0, loads });
+    const c = (chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads });
     port1.onmessage = (m) => {
       const r = m.data;
       if (chan !== c || c.ready) return;

@@ -167,7 +167,7 @@ export function createHost(env) {
         env.clearTimeout(retry);
         handshake.close();
         if (ws) ws.close();
-        rpc.close("the board was closed");
+        rpc.detach("the board was closed", true);
         setStatus("closed");
         if (port) port.close();
         port = null;

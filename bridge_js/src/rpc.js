@@ -24,7 +24,6 @@ export function createRpc(timers, timeout = TIMEOUT) {
   };
 
   return {
-    pending,
     // `frame` is a request without id; requests wait in order while no link is attached.
     call(frame) {
       const id = ++lastId;
@@ -45,16 +44,11 @@ export function createRpc(timers, timeout = TIMEOUT) {
       send = fn;
       for (const p of pending.values()) if (!p.sent) transmit(p);
     },
-    // The link dropped: what was sent may be lost, so it fails; what waits keeps waiting.
-    detach(message) {
+    // The link dropped: what was sent may be lost, so it fails; what waits keeps waiting,
+    // unless `all` (the end: everything fails).
+    detach(message, all) {
       send = null;
-      for (const [id, p] of pending) {
-        if (p.sent) settle(id, replyError(id, "unavailable", message));
-      }
-    },
-    close(message) {
-      send = null;
-      for (const id of [...pending.keys()]) settle(id, replyError(id, "unavailable", message));
+      for (const [id, p] of pending) if (all || p.sent) settle(id, replyError(id, "unavailable", message));
     },
   };
 }

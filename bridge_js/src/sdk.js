@@ -2,14 +2,14 @@
 
 import { V, KNOWLEDGE } from "./protocol.js";
 import { BridgeError, HINTS, typeError, wireError } from "./errors.js";
-import { checkAlias, checkRequest, isFrame, isPlain } from "./guards.js";
+import { checkAlias, checkArguments, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { pluginHandshake } from "./handshake.js";
 
 const MAX_UPDATE_ATTEMPTS = 64;
 
 function deepFreeze(x) {
-  if (x !== null && typeof x === "object" && !Object.isFrozen(x)) {
+  if (x && typeof x === "object" && !Object.isFrozen(x)) {
     Object.freeze(x);
     for (const k of Object.keys(x)) deepFreeze(x[k]);
   }
@@ -17,11 +17,11 @@ function deepFreeze(x) {
 }
 
 function toConfiguration(c) {
-  const ok = isPlain(c);
+  if (!isPlain(c)) c = {};
   return deepFreeze({
-    id: ok && typeof c.id === "string" ? c.id : "",
-    name: ok && typeof c.name === "string" ? c.name : "",
-    values: ok && isPlain(c.values) ? c.values : {},
+    id: typeof c.id === "string" ? c.id : "",
+    name: typeof c.name === "string" ? c.name : "",
+    values: isPlain(c.values) ? c.values : {},
   });
 }
 
@@ -30,77 +30,76 @@ function toConfiguration(c) {
 export function createKanban(env) {
   const log = env.console;
   const rpc = createRpc(env);
+  // alias (null = this project) -> Set of {listener}
   const subscriptions = new Map();
   const configListeners = new Set();
   const invalidListeners = new Set();
   const related = new Map();
-  let configuration = toConfiguration(null);
+  const updateTails = new Map();
+  let configuration = toConfiguration();
   let configured = false;
   let status = "connecting";
   let resolveReady;
   const ready = new Promise((resolve) => (resolveReady = resolve));
 
-  // `entries` hold {listener} so one function added twice is two subscriptions.
-  const emit = (entries, event) => {
+  // Listener sets hold {listener} entries, so one function added twice is two listeners.
+  // Each listener gets its own event from `make`.
+  const emit = (entries, make) => {
     for (const { listener } of [...entries]) {
       try {
-        listener(typeof event === "function" ? event() : event);
+        listener(make());
       } catch (err) {
         log.error(err);
       }
     }
   };
-  const listen = (listeners, listener) => {
+  const add = (listeners, listener) => {
     if (typeof listener !== "function") throw typeError("listener must be a function");
     const entry = { listener };
     listeners.add(entry);
+    return entry;
+  };
+  const listen = (listeners, listener) => {
+    const entry = add(listeners, listener);
     return () => {
       listeners.delete(entry);
     };
   };
-  const report = (err) => {
-    if (err instanceof BridgeError) {
-      log.warn("steamHarnessKanban: " + err.code + ": " + err.message + " (" + HINTS[err.code] + ")");
-    }
-    throw err;
-  };
 
-  // Validates with the host's own guard before anything is posted.
-  const call = (frame) => {
-    try {
-      checkRequest({ v: V, id: 1, ...frame });
-    } catch (err) {
-      return Promise.reject(err.code === "too_large" ? err : typeError(err.message));
-    }
-    return rpc.call(frame).then((reply) => {
-      if (reply.ok) return reply.result;
-      const e = wireError(reply.error);
-      throw new BridgeError(e.code, e.message, e.current);
-    });
+  // Type mistakes fail here, before anything is posted; the limits (key length, 1 MiB)
+  // are the host's, whose refusal comes back with the same code.
+  const call = async (frame) => {
+    checkArguments(frame);
+    const reply = await rpc.call(frame);
+    if (reply.ok) return reply.result;
+    const e = wireError(reply.error);
+    throw new BridgeError(e.code, e.message, e.current);
   };
-  const pub = (promise) => promise.catch(report);
+  // What a public method returns: failures are logged once, with a hint.
+  const pub = (promise) =>
+    promise.catch((err) => {
+      if (err instanceof BridgeError) {
+        log.warn("steamHarnessKanban: " + err.code + ": " + err.message + " (" + HINTS[err.code] + ")");
+      }
+      throw err;
+    });
 
   const invalidate = (alias, code) => {
     subscriptions.delete(alias);
-    emit(invalidListeners, Object.freeze({ alias, code }));
+    emit(invalidListeners, () => Object.freeze({ alias, code }));
   };
 
+  // Listeners of one alias share one server subscription. While the link is down the host
+  // re-subscribes on reconnect, so an `unavailable` keeps them listening.
   const subscribe = (alias, target, listener) => {
-    if (typeof listener !== "function") throw typeError("listener must be a function");
-    let listeners = subscriptions.get(alias);
-    if (!listeners) {
-      const own = (listeners = new Set());
-      subscriptions.set(alias, own);
-      // While the link is down the host re-subscribes on reconnect, so keep listening.
-      call({ op: "subscribe", ...target }).catch((err) => {
-        if (err.code !== "unavailable" && subscriptions.get(alias) === own) {
-          invalidate(alias, err.code);
-        }
-        report(err);
-      }).catch(() => {});
+    const listeners = subscriptions.get(alias) || new Set();
+    const entry = add(listeners, listener);
+    if (!subscriptions.has(alias)) {
+      subscriptions.set(alias, listeners);
+      pub(call({ op: "subscribe", ...target })).catch((err) => {
+        if (err.code !== "unavailable" && subscriptions.get(alias) === listeners) invalidate(alias, err.code);
+      });
     }
-    const entry = { listener };
-    listeners.add(entry);
     return () => {
       if (!listeners.delete(entry) || listeners.size || subscriptions.get(alias) !== listeners) return;
       subscriptions.delete(alias);
@@ -110,63 +109,57 @@ export function createKanban(env) {
 
   // Compare-and-set loop; the updater may run several times and must be pure.
   const update = async (target, key, updater) => {
-    if (typeof updater !== "function") throw typeError("updateValue needs an updater function");
-    let current = await call({ op: "get", ...target, key });
+    if (typeof updater !== "function") throw typeError("updater must be a function");
+    const read = () => call({ op: "get", ...target, key });
+    let current = await read();
     for (let attempt = 1; ; attempt++) {
-      const next = updater(current.found ? current.value : undefined);
-      if (next === undefined) throw typeError("the updater returned undefined");
-      const expectedRevision = current.found ? String(current.revision) : null;
+      const value = updater(current.found ? current.value : undefined);
+      if (value === undefined) throw typeError("the updater returned undefined");
       try {
-        await call({ op: "set", ...target, key, value: next, expectedRevision });
-        return next;
+        await call({ op: "set", ...target, key, value, expectedRevision: current.found ? String(current.revision) : null });
+        return value;
       } catch (err) {
-        if (!(err instanceof BridgeError) || err.code !== "conflict") throw err;
-        if (attempt >= MAX_UPDATE_ATTEMPTS) throw err;
-        current = isPlain(err.current) ? err.current : await call({ op: "get", ...target, key });
+        if (!(err instanceof BridgeError) || err.code !== "conflict" || attempt >= MAX_UPDATE_ATTEMPTS) throw err;
+        current = isPlain(err.current) ? err.current : await read();
       }
     }
   };
 
   // One page's updates of one key run one after another. Run together they would only make
   // each other retry: fifty at once would cost over a thousand writes and exhaust attempts.
-  const updateTails = new Map();
   const queuedUpdate = (target, key, updater) => {
     const slot = (target.alias || "") + "\n" + key;
-    const previous = updateTails.get(slot);
-    const run = previous ? previous.then(() => update(target, key, updater)) : update(target, key, updater);
-    const tail = run.then(() => {}, () => {});
+    const run = (updateTails.get(slot) || Promise.resolve()).then(() => update(target, key, updater));
+    const tail = run.catch(() => {});
     updateTails.set(slot, tail);
     tail.then(() => updateTails.get(slot) === tail && updateTails.delete(slot));
     return run;
   };
 
-  const kvFor = (alias) => {
+  const project = (alias) => {
     const target = alias === null ? {} : { alias };
-    return {
-      getValue: (key) =>
-        pub(call({ op: "get", ...target, key }).then((r) => (r.found ? r.value : undefined))),
-      setValue: (key, value) =>
-        pub(call({ op: "set", ...target, key, value }).then(() => undefined)),
-      updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
-      subscribe: (listener) => subscribe(alias, target, listener),
-    };
-  };
-
-  const knowledgeFor = (alias) => {
-    const target = alias === null ? {} : { alias };
-    const api = {};
+    const knowledge = {};
     for (const [method, [op, byId, fields]] of Object.entries(KNOWLEDGE)) {
-      api[method] = (arg) => {
+      knowledge[method] = (arg) => {
         const frame = { op, ...target };
-        if (byId) frame.key = isPlain(arg) ? arg.id : arg;
+        const plain = isPlain(arg);
+        if (byId) frame.key = plain ? arg.id : arg;
         if (fields) {
           frame.value = {};
-          for (const f of fields) if (isPlain(arg) && arg[f] !== undefined) frame.value[f] = arg[f];
+          for (const f of fields) if (plain && arg[f] !== undefined) frame.value[f] = arg[f];
         }
         return pub(call(frame));
       };
     }
-    return api;
+    return {
+      kv: {
+        getValue: (key) => pub(call({ op: "get", ...target, key })).then((r) => (r.found ? r.value : undefined)),
+        setValue: (key, value) => pub(call({ op: "set", ...target, key, value })).then(() => {}),
+        updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
+        subscribe: (listener) => subscribe(alias, target, listener),
+      },
+      knowledge,
+    };
   };
 
   const onHost = (f) => {
@@ -175,7 +168,7 @@ export function createKanban(env) {
     const alias = typeof f.alias === "string" ? f.alias : null;
     if (f.event === "configuration") {
       configuration = toConfiguration(f.configuration);
-      if (configured) emit(configListeners, configuration);
+      if (configured) emit(configListeners, () => configuration);
       configured = true;
       resolveReady();
     } else if (f.event === "revision") {
@@ -194,7 +187,7 @@ export function createKanban(env) {
       port.onmessage = (e) => onHost(e.data);
       rpc.attach((frame) => port.postMessage(frame));
     },
-    () => log.warn("steamHarnessKanban: no host answered; is this page inside a kanban board?"),
+    () => log.warn("steamHarnessKanban: no host answered; is this page on a board?"),
   );
 
   return {
@@ -203,16 +196,11 @@ export function createKanban(env) {
       return status;
     },
     BridgeError,
-    kv: kvFor(null),
-    knowledge: knowledgeFor(null),
+    ...project(null),
     relatedProjects: {
       get(alias) {
-        try {
-          checkAlias(alias);
-        } catch (err) {
-          throw typeError(err.message);
-        }
-        if (!related.has(alias)) related.set(alias, { kv: kvFor(alias), knowledge: knowledgeFor(alias) });
+        checkAlias(alias);
+        if (!related.has(alias)) related.set(alias, project(alias));
         return related.get(alias);
       },
     },

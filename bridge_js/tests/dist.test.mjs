@@ -47,7 +47,7 @@ test("the bundles are classic scripts, not modules", () => {
   for (const file of ["kanban.js", "host.js"]) {
     const text = dist(file);
     assert.doesNotMatch(text, /^\s*(import|export)\b/m, file);
-    assert.match(text, /^\(function \(\) \{$/m);
+    assert.match(text, /^\(function\(\)\{"use strict";/m);
   }
 });
 
@@ -99,6 +99,29 @@ test("a bad call fails in the plugin and never reaches the server", async () => 
   await assert.rejects(p.sdk.kv.setValue("", 1), typeError);
   assert.throws(() => p.sdk.relatedProjects.get("Not An Alias"), typeError);
   assert.equal(p.sockets.last().sent.length, sent);
+});
+
+test("a call past the limits is refused by the host with the same code, and never reaches the server", async () => {
+  const p = await page();
+  const sent = p.sockets.last().sent.length;
+  const refused = (code) => (err) => {
+    assert.ok(err instanceof p.sdk.BridgeError, err.name);
+    assert.equal(err.code, code);
+    return true;
+  };
+  await assert.rejects(p.sdk.kv.setValue("k", "x".repeat(1048576)), refused("too_large"));
+  await assert.rejects(p.sdk.kv.setValue("k", "\u00e9".repeat(524288)), refused("too_large"));
+  await assert.rejects(p.sdk.kv.getValue("k".repeat(1025)), refused("invalid_argument"));
+  await assert.rejects(p.sdk.kv.setValue("a\u0000b", 1), refused("invalid_argument"));
+  await assert.rejects(p.sdk.relatedProjects.get("inventory").kv.getValue("a\uD800"), refused("invalid_argument"));
+  await assert.rejects(p.sdk.kv.setValue("k", ["ok", { b: "\uDC00" }]), refused("invalid_argument"));
+  assert.equal(p.sockets.last().sent.length, sent);
+  const warnings = p.frame.console.lines.warn;
+  assert.equal(warnings.length, 6);
+  assert.match(warnings[0], /^steamHarnessKanban: too_large: value is more than 1048576 bytes of JSON \(.+\)$/);
+  assert.match(warnings[2], /^steamHarnessKanban: invalid_argument: key is longer than 1024 characters \(.+\)$/);
+  await p.sdk.kv.setValue("k", "x".repeat(1048574));
+  assert.equal(p.server.data.get("\u0000k").value.length, 1048574, "exactly 1 MiB of JSON passes");
 });
 
 test("subscriptions get revisions, and a resync after the socket comes back", async () => {

@@ -65,7 +65,7 @@ test("the error codes are exactly the server's ErrorCode strings, each with a hi
     "unavailable",
   ]);
   for (const code of CODES) assert.ok(HINTS[code].length > 10, code);
-  assert.match(HINTS.relationship_pending, /must declare this one back/);
+  assert.match(HINTS.relationship_pending, /must declare this one/);
 });
 
 test("a BridgeError is an Error with a code and, for conflicts, the current value", () => {

@@ -22,7 +22,8 @@ test("ids start at 1, increase, and are stamped with v 1", () => {
 });
 
 test("each reply resolves the call with the same id, in any order", async () => {
-  const rpc = createRpc(fakeClock());
+  const clock = fakeClock();
+  const rpc = createRpc(clock);
   rpc.attach(() => {});
   const first = rpc.call({ op: "get", key: "a" });
   const second = rpc.call({ op: "get", key: "b" });
@@ -30,11 +31,12 @@ test("each reply resolves the call with the same id, in any order", async () => 
   assert.equal(rpc.handle({ v: 1, id: 1, ok: false, error: { code: "forbidden", message: "no" } }), true);
   assert.deepEqual(await second, { v: 1, id: 2, ok: true, result: "B" });
   assert.equal((await first).error.code, "forbidden");
-  assert.equal(rpc.pending.size, 0);
+  assert.equal(clock.timers.size, 0);
 });
 
 test("a reply for an unknown or already answered id is ignored", async () => {
-  const rpc = createRpc(fakeClock());
+  const clock = fakeClock();
+  const rpc = createRpc(clock);
   rpc.attach(() => {});
   const call = rpc.call({ op: "get", key: "a" });
   assert.equal(rpc.handle({ v: 1, id: 99, ok: true, result: 1 }), false);
@@ -58,7 +60,7 @@ test("a call without a reply within 15 s resolves as unavailable", async () => {
     ok: false,
     error: { code: "unavailable", message: "no reply within 15 s" },
   });
-  assert.equal(rpc.pending.size, 0);
+  assert.equal(clock.timers.size, 0);
   assert.equal(rpc.handle({ v: 1, id: 1, ok: true, result: "late" }), false);
 });
 
@@ -82,7 +84,7 @@ test("calls made while detached wait and are sent in order on attach", async () 
   rpc.attach(send);
   assert.deepEqual(sent.map((f) => f.id), [1, 2]);
   await clock.advance(5000);
-  assert.equal(rpc.pending.size, 0, "the timeout counts from the call, not from sending");
+  assert.equal(clock.timers.size, 0, "the timeout counts from the call, not from sending");
 });
 
 test("detach fails what was sent and keeps what still waits", async () => {
@@ -102,15 +104,16 @@ test("detach fails what was sent and keeps what still waits", async () => {
   assert.equal((await waiting).result, "B");
 });
 
-test("close fails everything, sent or not", async () => {
-  const rpc = createRpc(fakeClock());
+test("detach with all fails everything, sent or not", async () => {
+  const clock = fakeClock();
+  const rpc = createRpc(clock);
   rpc.attach(() => {});
   const a = rpc.call({ op: "get", key: "a" });
   rpc.detach("gone");
   await a;
   const b = rpc.call({ op: "get", key: "b" });
-  rpc.close("closed");
+  rpc.detach("closed", true);
   assert.equal((await b).error.code, "unavailable");
   await flush();
-  assert.equal(rpc.pending.size, 0);
+  assert.equal(clock.timers.size, 0);
 });

@@ -207,6 +207,7 @@ describe("kv.getValue and kv.setValue", () => {
     ["a function", () => 1],
     ["a Date", new Date()],
     ["a cycle", (() => { const a = []; a.push(a); return a; })()],
+    ["a value nested deeper than 64", JSON.parse("[".repeat(65) + "]".repeat(65))],
   ]) {
     test("setValue rejects " + name + " with a TypeError and sends nothing", async () => {
       const p = await plugin();
@@ -220,9 +221,9 @@ describe("kv.getValue and kv.setValue", () => {
     });
   }
 
-  test("bad keys are TypeErrors too, and nothing is sent", async () => {
+  test("keys of the wrong type are TypeErrors too, and nothing is sent", async () => {
     const p = await plugin();
-    for (const key of ["", "k".repeat(1025), "a\u0000b", 5, undefined]) {
+    for (const key of ["", 5, undefined, null, ["k"]]) {
       await assert.rejects(p.sdk.kv.getValue(key), TypeError);
       await assert.rejects(p.sdk.kv.setValue(key, 1), TypeError);
     }
@@ -230,15 +231,38 @@ describe("kv.getValue and kv.setValue", () => {
     assert.deepEqual(p.requests, []);
   });
 
-  test("a value over 1 MiB is a too_large BridgeError, and nothing is sent", async () => {
+  // The limits are the host's (dist.test.mjs runs them through the real host): the SDK
+  // sends such a call, and the host's refusal rejects it with the same code as ever.
+  test("a key or value past the limits goes to the host, whose refusal is an invalid_argument BridgeError", async () => {
     const p = await plugin();
-    await assert.rejects(p.sdk.kv.setValue("k", "x".repeat(1048576)), (err) => {
+    const calls = [
+      () => p.sdk.kv.getValue("k".repeat(1025)),
+      () => p.sdk.kv.getValue("a\u0000b"),
+      () => p.sdk.kv.getValue("a\uD800b"),
+      () => p.sdk.kv.setValue("k", { a: "\uDC00" }),
+      () => p.sdk.kv.setValue("k", { "\uD83D": 1 }),
+    ];
+    for (const call of calls) {
+      const done = later(call());
+      const request = await p.next();
+      assert.ok(request, "sent to the host");
+      await p.fail(request, "invalid_argument", "refused by the host");
+      await assert.rejects(done, (err) => err instanceof BridgeError && err.code === "invalid_argument");
+    }
+    assert.equal(p.log.warn.length, 5, "logged with the hint like any refusal");
+  });
+
+  test("a value over 1 MiB goes to the host, whose refusal is a too_large BridgeError", async () => {
+    const p = await plugin();
+    const write = later(p.sdk.kv.setValue("k", "x".repeat(1048576)));
+    const request = await p.next();
+    await p.fail(request, "too_large", "value is more than 1048576 bytes of JSON");
+    await assert.rejects(write, (err) => {
       assert.ok(err instanceof BridgeError);
       assert.equal(err.code, "too_large");
       return true;
     });
-    await flush();
-    assert.deepEqual(p.requests, []);
+    assert.match(p.log.warn[0], /too_large: .*\(values are limited to 1 MiB\)$/);
   });
 
   test("a server error rejects with a BridgeError and logs its code and hint once", async () => {
@@ -254,7 +278,7 @@ describe("kv.getValue and kv.setValue", () => {
     });
     assert.deepEqual(p.log.warn, [
       "steamHarnessKanban: relationship_pending: inventory has not declared this project " +
-        "(the other project must declare this one back)",
+        "(the other project must declare this one)",
     ]);
   });
 

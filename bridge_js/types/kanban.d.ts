@@ -9,6 +9,21 @@ export type JsonValue =
   | JsonValue[]
   | { [key: string]: JsonValue };
 
+/**
+ * The same strings on HTTP, the websocket and here. What to do about each:
+ * - invalid_argument: check the key, value and alias passed to the call (a TypeError when
+ *   the SDK caught the mistake itself, a BridgeError when the host refused a limit).
+ * - unauthenticated: the session ended; sign in again and reload the board.
+ * - forbidden: your role or the target project's grant does not allow this.
+ * - not_found: the project or document does not exist.
+ * - unknown_alias: declare this alias in package.json steamHarness.projectInfo.relatedProjects.
+ * - relationship_pending: the other project must declare this one back.
+ * - conflict: the value changed meanwhile; re-read it, or use updateValue.
+ * - too_large: values are limited to 1 MiB (1,048,576 bytes) of JSON text.
+ * - rate_limited: too many requests; retry later.
+ * - unavailable: the server is unreachable or did not answer within 15 s; retry after the
+ *   board reconnects (see `status`).
+ */
 export type ErrorCode =
   | "invalid_argument"
   | "unauthenticated"
@@ -57,7 +72,10 @@ export type Unsubscribe = () => void;
 export interface KanbanKV {
   /** Resolves undefined when the key is absent, null for a stored null. */
   getValue<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined>;
-  /** Rejects with TypeError for undefined or non-JSON values, before sending anything. */
+  /**
+   * Rejects with TypeError for undefined or non-JSON values, before sending anything; with
+   * BridgeError "too_large" (from the host) for more than 1 MiB of JSON.
+   */
   setValue(key: string, value: JsonValue): Promise<void>;
   /**
    * Compare-and-set loop (up to 64 attempts). The updater may run more than once and must

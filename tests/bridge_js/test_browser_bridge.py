@@ -260,6 +260,26 @@ def test_argument_mistakes_never_leave_the_iframe(open_board: Callable[[str], Bo
     assert board.server.received == []
 
 
+def test_limits_are_the_hosts_and_refused_with_the_same_codes(
+    open_board: Callable[[str], Board],
+) -> None:
+    board = open_board("plugin.html")
+    board.wait_ready()
+    outcome = board.plugin.evaluate(
+        """Promise.allSettled([
+            steamHarnessKanban.kv.setValue('k', 'x'.repeat(1048576)),
+            steamHarnessKanban.kv.getValue('k'.repeat(1025)),
+            steamHarnessKanban.kv.setValue('k', {a: '\\uDC00'}),
+        ]).then((r) => r.map((x) => x.reason.name + ':' + x.reason.code))"""
+    )
+    assert outcome == [
+        "BridgeError:too_large",
+        "BridgeError:invalid_argument",
+        "BridgeError:invalid_argument",
+    ]
+    assert board.server.received == []
+
+
 def test_the_host_refuses_extra_fields_without_relaying_them(
     open_board: Callable[[str], Board],
 ) -> None:

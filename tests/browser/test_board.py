@@ -291,7 +291,7 @@ def test_carol_the_guest_sees_the_board_but_cannot_change_it(
     )
     assert forced == "forbidden"
     # The SDK tells the developer why, in the plugin's console, with a hint.
-    hint = "(your role or the target project's grant does not allow this)"
+    hint = "(your role or the grant does not allow it)"
     expect(carol.plugin.get_by_test_id("readonly-note")).to_be_visible()
     assert any(
         line.startswith("steamHarnessKanban: forbidden: ") and line.endswith(hint)
