@@ -32,6 +32,9 @@ class Dialect(ABC):
 
     #: What starts a write transaction on this database.
     begin: str = "BEGIN"
+    #: True when a set or an append is one statement here (sequence included), so that a
+    #: commit of just that write is atomic without a transaction around it.
+    one_statement_writes: bool = False
 
     def cursor(self, driver_connection: Any) -> Any:
         """A cursor on the driver's own connection (below Django's wrappers)."""

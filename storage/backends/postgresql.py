@@ -91,6 +91,9 @@ class PostgresDialect(Dialect):
         # bind on the server and psycopg prepares them after a few uses per connection.
         return psycopg.Cursor(driver_connection)
 
+    #: The sequence is ``nextval`` inside the INSERT or UPDATE itself.
+    one_statement_writes = True
+
     def transaction(self, driver_connection: Any) -> Any:
         return driver_connection.transaction()
 

@@ -424,6 +424,24 @@ def test_outside_any_transaction_a_failed_commit_applies_and_publishes_nothing(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_outside_any_transaction_a_lone_write_conflicts_or_commits_whole(
+    published: list[events.Change],
+) -> None:
+    """On PostgreSQL a lone set or append is one statement, run without BEGIN/COMMIT."""
+    seq = put("default", value("app.state", "lone"), 1)
+    with pytest.raises(Conflict) as refused:
+        engine.commit([set_value(value("app.state", "lone"), 2, expected_seq=seq + 10**6)])
+    assert refused.value.current_seq == seq
+    with pytest.raises(Conflict):
+        engine.commit([set_value(value("app.state", "lone"), 3, expected_seq=None)])
+    assert [c.seq for c in published] == [seq]
+    (appended,) = engine.commit([append_list(value_list("app.lone"), "x")])
+    assert engine.read_list(value_list("app.lone")) == [engine.ListElement(appended.seq, "x")]
+    assert engine.get_value(value("app.state", "lone")).value == 1  # type: ignore[union-attr]
+    assert [c.seq for c in published] == [seq, appended.seq]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_outside_any_transaction_events_follow_the_commit() -> None:
     """A listener reading through another connection already sees the write."""
     seen: list[Any] = []
