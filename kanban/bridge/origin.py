@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from kanban.bridge import frames
+
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -53,6 +55,6 @@ class SameOriginWebsocketValidator:
             origin = headers.get(b"origin", b"").decode("latin-1") or None
             host = headers.get(b"host", b"").decode("latin-1") or None
             if not origin_allowed(origin, host):
-                await send({"type": "websocket.close", "code": 4403})
+                await send({"type": "websocket.close", "code": frames.CLOSE_FORBIDDEN})
                 return None
         return await self.app(scope, receive, send)
