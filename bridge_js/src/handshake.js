@@ -1,7 +1,7 @@
 // The handshake moves one MessagePort into the sandboxed iframe. window.postMessage
 // carries nothing but the hello, the port and a one-time nonce; all data uses the port.
 
-import { V, HELLO, CONNECT, HELLO_EVERY, HELLO_FOR } from "./protocol.js";
+import { V, HELLO, CONNECT, HELLO_EVERY, HELLO_FOR, MAX_EARLY } from "./protocol.js";
 import { isPlain } from "./guards.js";
 
 // Plugin side: say hello until the parent answers, accept the first connect from it.
@@ -16,8 +16,10 @@ export function pluginHandshake(win, onPort, onGiveUp) {
     win.clearTimeout(timer);
     win.removeEventListener("message", onMessage);
     const port = e.ports[0];
-    onPort(port);
+    // ready goes first: onPort sends the calls the plugin made before the connect, and
+    // a port delivers in order.
     port.postMessage({ v: V, type: "ready", nonce: d.nonce });
+    onPort(port);
   };
   const hello = () => {
     if (hellos++ * HELLO_EVERY >= HELLO_FOR) return onGiveUp();
@@ -59,14 +61,19 @@ export function hostHandshake(env, iframe, onReady) {
     drop();
     const { port1, port2 } = new env.MessageChannel();
     const c = (chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads });
+    // Frames that arrive before ready (an SDK that sent its queued calls first) wait for
+    // it, a bounded number of them, and are then handed over in order.
+    const early = [];
     port1.onmessage = (m) => {
       const r = m.data;
       if (chan !== c || c.ready) return;
-      if (!isPlain(r) || r.v !== V || r.type !== "ready" || r.nonce !== c.nonce) return drop();
+      if (!isPlain(r) || r.type !== "ready") return early.push(r) > MAX_EARLY ? drop() : undefined;
+      if (r.v !== V || r.nonce !== c.nonce) return drop();
       c.ready = true;
       c.loads = loads;
       port1.onmessage = null;
       onReady(port1);
+      for (const data of early) port1.onmessage?.({ data });
     };
     frame.postMessage({ type: CONNECT, v: V, nonce: c.nonce }, "*", [port2]);
   };

@@ -32,6 +32,7 @@ export const MAX_REVISION = 64;
 export const TIMEOUT = 15000;
 export const HELLO_EVERY = 200;
 export const HELLO_FOR = 5000;
+export const MAX_EARLY = 256;
 export const BACKOFF_MIN = 250;
 export const BACKOFF_MAX = 5000;
 export const STATUSES = ["connecting", "open", "reconnecting", "closed"];

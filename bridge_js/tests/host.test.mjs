@@ -95,8 +95,8 @@ describe("handshake", () => {
     assert.equal(b.page.frame.received.length, 1);
   });
 
-  test("a ready with the wrong nonce, or anything else, closes the port", async () => {
-    for (const answer of [{ type: "ready", v: 1, nonce: "0".repeat(32) }, { type: "ready", v: 1 }, { v: 1, id: 1, op: "get", key: "k" }]) {
+  test("a ready with the wrong nonce, or without one, closes the port", async () => {
+    for (const answer of [{ type: "ready", v: 1, nonce: "0".repeat(32) }, { type: "ready", v: 1 }, { type: "ready", v: 2 }]) {
       const b = await board();
       const connect = await b.hello();
       const port = connect.ports[0];
@@ -107,6 +107,33 @@ describe("handshake", () => {
       assert.equal(port.other.closed, true, JSON.stringify(answer));
       assert.deepEqual(inbox, []);
     }
+  });
+
+  test("requests posted before ready wait for it and are then relayed in order", async () => {
+    const b = await board();
+    const connect = await b.hello();
+    const port = connect.ports[0];
+    const inbox = [];
+    port.onmessage = (e) => inbox.push(e.data);
+    port.postMessage({ v: 1, id: 1, op: "get", key: "a" });
+    port.postMessage({ v: 1, id: 2, op: "subscribe" });
+    await flush();
+    assert.deepEqual(b.ws().sent, [], "nothing is relayed before ready");
+    port.postMessage({ v: 1, type: "ready", nonce: connect.data.nonce });
+    await flush();
+    assert.deepEqual(b.ws().sent.map((f) => [f.op, f.key]), [["get", "a"], ["subscribe", undefined]]);
+    b.ws().reply(b.ws().sent[0], { found: false });
+    await flush();
+    assert.deepEqual(inbox.filter((f) => "id" in f), [{ v: 1, id: 1, ok: true, result: { found: false } }]);
+  });
+
+  test("a channel that sends too much before ready is closed", async () => {
+    const b = await board();
+    const connect = await b.hello();
+    const port = connect.ports[0];
+    for (let id = 1; id <= 257; id++) port.postMessage({ v: 1, id, op: "get", key: "k" });
+    await flush();
+    assert.equal(port.other.closed, true);
   });
 
   test("after the matching ready the plugin gets its configuration and the status", async () => {

@@ -18,7 +18,11 @@ async function plugin({ connect = true, configuration = CONFIG } = {}) {
   const hostPort = channel.port1;
   const requests = [];
   const handshake = [];
-  hostPort.onmessage = (e) => (e.data.type === "ready" ? handshake : requests).push(e.data);
+  const arrived = [];
+  hostPort.onmessage = (e) => {
+    arrived.push(e.data);
+    (e.data.type === "ready" ? handshake : requests).push(e.data);
+  };
   const env = {
     clock,
     host,
@@ -27,6 +31,7 @@ async function plugin({ connect = true, configuration = CONFIG } = {}) {
     hostPort,
     requests,
     handshake,
+    arrived,
     log: frame.console.lines,
     connect(nonce = "n0nce") {
       frame.receive({ type: "steamHarnessKanban:connect", v: 1, nonce }, host, [channel.port2]);
@@ -102,12 +107,14 @@ describe("handshake", () => {
     assert.deepEqual(p.handshake, [{ v: 1, type: "ready", nonce: "real" }]);
   });
 
-  test("requests made before the connection wait and are sent once connected", async () => {
+  test("requests made before the connection wait and are sent once connected, after ready", async () => {
     const p = await plugin({ connect: false });
     const value = p.sdk.kv.getValue("early");
+    p.sdk.kv.subscribe(() => {});
     await p.clock.advance(400);
     assert.equal(p.requests.length, 0);
     await p.connect();
+    assert.deepEqual(p.arrived.map((f) => f.type ?? f.op), ["ready", "get", "subscribe"], "ready is the port's first message");
     const request = await p.next();
     assert.deepEqual(request, { v: 1, id: 1, op: "get", key: "early" });
     await p.reply(request, { found: true, value: 1, revision: "3" });
