@@ -194,6 +194,9 @@ def read_package(folder: Path) -> Package:
     if not folder.is_dir():
         problems.add(str(folder), "is not a folder")
         raise problems.error()
+    if manifest.is_symlink():
+        problems.add(PACKAGE_FILE, "is a link")
+        raise problems.error()
     if not manifest.is_file():
         problems.add(PACKAGE_FILE, "is missing")
         raise problems.error()
@@ -287,8 +290,12 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
     """Every file in the entry's folder and below. Hidden files and folders (``.git``,
     ``.DS_Store``) are left out; links and special files are refused."""
     entry_parent = PurePosixPath(entry).parent
+    folder = folder.resolve()
     base = folder.joinpath(*entry_parent.parts)
-    if not base.is_dir() or base.is_symlink():
+    if _through_link(folder, entry_parent.parts):
+        problems.add("steamHarness.kanban.entry", f"folder {str(entry_parent)!r} is a link")
+        return ()
+    if not base.is_dir():
         problems.add("steamHarness.kanban.entry", f"folder {str(entry_parent)!r} is missing")
         return ()
     sources: list[PluginSource] = []
@@ -326,7 +333,7 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
                     f"{MAX_PLUGIN_TOTAL_BYTES} bytes",
                 )
                 return ()
-            content = file_path.read_bytes()
+            content = _read_regular_file(file_path)
             sources.append(
                 PluginSource(
                     path=relative,
@@ -338,6 +345,25 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
     if entry not in {source.path for source in sources}:
         problems.add("steamHarness.kanban.entry", f"entry file {entry!r} is missing")
     return tuple(sources)
+
+
+def _through_link(folder: Path, parts: tuple[str, ...]) -> bool:
+    """Whether any folder from ``folder`` down along ``parts`` is a link. Checking only the
+    last one let ``link -> ../../outside`` with an entry of ``link/x/index.html`` import
+    files from outside the package."""
+    current = folder
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return not current.resolve().is_relative_to(folder)
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The file's bytes, refusing a link swapped in after the walk looked at it."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(descriptor, "rb") as file:
+        return file.read()
 
 
 def _relative(folder: Path, path: Path) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.test import Client
 
 from kanban import packages
 from kanban.memberships import membership_set, role_of
@@ -417,6 +418,46 @@ def test_links_and_oversized_files_are_refused(
         {"path": "dist/assets/fonts/inter.woff2", "message": "is larger than 200 bytes"},
         {"path": "dist/leak.txt", "message": "only regular files are imported (no links)"},
     ]
+
+
+@pytest.mark.parametrize("link", ["dist", "dist/nested"])
+def test_an_entry_reached_through_a_linked_folder_is_refused_and_serves_nothing(
+    tmp_path: Path, link: str, client: Client
+) -> None:
+    """The red team's package: a relative link (it survives a git clone) to a folder
+    outside the package, and an entry below it."""
+    outside = tmp_path / "outside" / "secretdir"
+    outside.mkdir(parents=True)
+    (outside / "index.html").write_text("<!doctype html>")
+    (outside / "secret.txt").write_text("not part of any plugin")
+    document = package_json()
+    document["steamHarness"]["kanban"]["entry"] = f"{link}/secretdir/index.html"
+    folder = write_package(tmp_path / "pkg" / "shop", document)
+    (folder / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(outside.parent, (folder / link).parent), folder / link)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    (problem,) = caught.value.details["problems"]
+    assert problem == {
+        "path": "steamHarness.kanban.entry",
+        "message": f"folder '{link}/secretdir' is a link",
+    }
+    assert not Project.objects.filter(id=SHOP).exists()
+    assert client.get(f"/plugins/{SHOP}/{link}/secretdir/secret.txt").status_code == 404
+
+
+def test_a_linked_package_json_is_refused(tmp_path: Path) -> None:
+    elsewhere = write_package(tmp_path / "elsewhere", package_json(), PLUGIN_FILES)
+    folder = write_package(tmp_path / "shop", package_json(), PLUGIN_FILES)
+    (folder / "package.json").unlink()
+    os.symlink(elsewhere / "package.json", folder / "package.json")
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    assert caught.value.details["problems"] == [{"path": "package.json", "message": "is a link"}]
 
 
 def test_too_many_plugin_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
