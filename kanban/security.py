@@ -8,19 +8,64 @@ plugin folder and the SDK, and may open no connection at all: the bridge is thei
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlsplit
 from uuid import UUID
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotFound
 
 SDK_PATH = "/static/bridge/kanban.js"
+PLUGIN_PREFIX = "/plugins/"
 
 
 def _origin(request: HttpRequest) -> str:
     return f"{request.scheme}://{request.get_host()}"
 
 
+def plugin_url(project_id: UUID, entry: str) -> str:
+    """Where a board's iframe loads its plugin: this origin, or ``KANBAN_PLUGIN_ORIGIN``."""
+    return f"{settings.KANBAN_PLUGIN_ORIGIN}{PLUGIN_PREFIX}{project_id}/{entry}"
+
+
+def _plugin_host() -> str:
+    return urlsplit(settings.KANBAN_PLUGIN_ORIGIN).netloc
+
+
+def _board_hosts() -> str:
+    """The frame-ancestors of a plugin on its own origin: the hosts the boards are served
+    from (ALLOWED_HOSTS, any port), never the plugin host itself."""
+    sources: list[str] = []
+    for host in settings.ALLOWED_HOSTS:
+        if host == "*":
+            return "*"
+        if host.lower() == urlsplit(settings.KANBAN_PLUGIN_ORIGIN).hostname or host.startswith("["):
+            continue  # CSP has no syntax for IPv6 literals
+        if host.startswith("."):
+            sources += [f"{host[1:]}:*", f"*{host}:*"]
+        else:
+            sources.append(f"{host}:*")
+    return " ".join(sources) or "'none'"
+
+
+def plugin_opened_at_top_level(request: HttpRequest) -> bool:
+    """A plugin document loaded as the tab's page, not in a frame. There the sandbox leaves
+    it free to navigate the tab anywhere (an open redirect on our origin) and to pass for a
+    page of ours, so it is refused. Browsers without fetch metadata say nothing and are
+    served; the sandbox still holds for them."""
+    return request.headers.get("Sec-Fetch-Dest") == "document"
+
+
+def plugin_top_level_refusal(project_id: UUID) -> HttpResponse:
+    return HttpResponseForbidden(
+        f"This is a plugin page: it runs only inside its board, /boards/{project_id}/ on the "
+        "dashboard.\n",
+        content_type="text/plain; charset=utf-8",
+    )
+
+
 def plugin_csp(request: HttpRequest, project_id: UUID) -> str:
     origin = _origin(request)
+    ancestors = _board_hosts() if settings.KANBAN_PLUGIN_ORIGIN else "'self'"
     own = f"{origin}/plugins/{project_id}/"
     sdk = f"{origin}{SDK_PATH}"
     return "; ".join(
@@ -35,7 +80,7 @@ def plugin_csp(request: HttpRequest, project_id: UUID) -> str:
             "connect-src 'none'",
             "form-action 'none'",
             "base-uri 'none'",
-            "frame-ancestors 'self'",
+            f"frame-ancestors {ancestors}",
         ]
     )
 
@@ -51,7 +96,7 @@ def host_csp(request: HttpRequest) -> str:
             "style-src 'self' 'unsafe-inline'",
             "img-src 'self' data:",
             f"connect-src 'self' {ws_scheme}://{request.get_host()}",
-            "frame-src 'self'",
+            f"frame-src 'self' {settings.KANBAN_PLUGIN_ORIGIN}".rstrip(),
             "object-src 'none'",
             "base-uri 'none'",
             "form-action 'self'",
@@ -87,3 +132,21 @@ class DefaultContentSecurityPolicyMiddleware:
         if "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = DEFAULT_CSP
         return response
+
+
+class PluginOriginMiddleware:
+    """With ``KANBAN_PLUGIN_ORIGIN`` set, plugin files are served on that host only, and that
+    host serves nothing else but static files (the SDK): no login, no API, no cookies."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.KANBAN_PLUGIN_ORIGIN:
+            on_plugin_host = request.get_host().lower() == _plugin_host()
+            path = request.path
+            plugin_file = path.startswith(PLUGIN_PREFIX)
+            static = path.startswith(str(settings.STATIC_URL))
+            if plugin_file != on_plugin_host and not (on_plugin_host and static):
+                return HttpResponseNotFound(b"Not Found\n", content_type="text/plain")
+        return self.get_response(request)

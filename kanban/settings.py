@@ -76,6 +76,28 @@ ALLOWED_HOSTS = env_list(
 )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+
+def plugin_origin_from_env(name: str) -> str:
+    """``scheme://host[:port]`` of a separate origin for plugin files, or "" to serve them
+    from this one. Nothing else is accepted: a path or a trusted origin would undo it."""
+    raw = os.environ.get(name, "").strip().rstrip("/")
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path or parts.query:
+        raise ImproperlyConfigured(f"{name} must be scheme://host[:port], got {raw!r}")
+    if raw.lower() in {origin.lower().rstrip("/") for origin in CSRF_TRUSTED_ORIGINS}:
+        raise ImproperlyConfigured(f"{name} must not be one of CSRF_TRUSTED_ORIGINS")
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+# Plugin files (third-party code) from an origin of their own, the way hosted plugin
+# platforms isolate apps: even a browser that ignored the sandbox would run them where no
+# session cookie is sent. That host serves only plugin files and static files.
+KANBAN_PLUGIN_ORIGIN = plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN")
+if KANBAN_PLUGIN_ORIGIN:
+    ALLOWED_HOSTS = [*ALLOWED_HOSTS, urlsplit(KANBAN_PLUGIN_ORIGIN).hostname or ""]
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -96,6 +118,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "kanban.security.DefaultContentSecurityPolicyMiddleware",
+    "kanban.security.PluginOriginMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

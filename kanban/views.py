@@ -10,13 +10,18 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from kanban import boards, configurations
 from kanban.demo import demo_is_loaded
-from kanban.security import host_csp, plugin_csp
+from kanban.security import (
+    host_csp,
+    plugin_csp,
+    plugin_opened_at_top_level,
+    plugin_top_level_refusal,
+    plugin_url,
+)
 from storage.errors import ErrorCode, KanbanError
 
 
@@ -59,7 +64,7 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
         "board_data": {
             "projectId": str(project.id),
             "name": project.name,
-            "pluginUrl": f"/plugins/{project.id}/{project.kanban_entry}",
+            "pluginUrl": plugin_url(project.id, project.kanban_entry),
             "configuration": active.for_bridge(),
         },
     }
@@ -69,8 +74,9 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
 
 
 @require_GET
-@xframe_options_sameorigin
 def plugin_file(request: HttpRequest, project_id: UUID, path: str) -> HttpResponse:
+    if plugin_opened_at_top_level(request):
+        return plugin_top_level_refusal(project_id)
     try:
         found = boards.plugin_file_for_page(project_id=project_id, path=path)
     except KanbanError:
@@ -85,4 +91,9 @@ def plugin_file(request: HttpRequest, project_id: UUID, path: str) -> HttpRespon
     response["ETag"] = f'"{found.sha256}"'
     response["Cache-Control"] = "no-cache"
     response["Referrer-Policy"] = "no-referrer"
+    if settings.KANBAN_PLUGIN_ORIGIN:
+        # Framed by the boards' origin, which frame-ancestors names and SAMEORIGIN cannot.
+        response.xframe_options_exempt = True  # type: ignore[attr-defined]
+    else:
+        response["X-Frame-Options"] = "SAMEORIGIN"
     return response

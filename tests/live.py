@@ -138,6 +138,8 @@ class LiveServer:
         """Launch without waiting; ``wait_until_ready`` finishes the start."""
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         port = free_port()
+        # A value may name the worker's own port before it is chosen (a plugin origin).
+        env = {key: value.replace("{live_port}", str(port)) for key, value in env.items()}
         fd, name = tempfile.mkstemp(prefix=f"daphne-{port}-", suffix=".log", dir=LOG_DIR)
         argv = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port)]
         argv.append("kanban.asgi:application")

@@ -1,0 +1,152 @@
+"""Where plugin pages may run: only framed by a board, and optionally on an origin of their own.
+
+A red team opened a plugin page at top level, where the sandbox still lets its script set
+``top.location`` to any site: an open redirect and a phishing page on the product's origin.
+Browsers say whether a navigation is for a frame (``Sec-Fetch-Dest``), so a top-level load
+is refused. ``KANBAN_PLUGIN_ORIGIN`` moves plugin files to a host of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+
+from kanban.memberships import membership_set
+from kanban.models import PluginFile, Project
+from kanban.projects import project_create
+from kanban.settings import plugin_origin_from_env
+
+pytestmark = pytest.mark.django_db
+
+PLUGIN_HTML = b"<!doctype html><script>top.location = 'https://phish.example/'</script>"
+PLUGIN_ORIGIN = "http://plugins.testserver:8001"
+
+
+@pytest.fixture
+def board() -> Project:
+    project = project_create(name="Board")
+    PluginFile.objects.create(
+        project=project,
+        path="index.html",
+        content=PLUGIN_HTML,
+        content_type="text/html; charset=utf-8",
+        sha256=hashlib.sha256(PLUGIN_HTML).hexdigest(),
+        size=len(PLUGIN_HTML),
+    )
+    return project
+
+
+@pytest.fixture
+def alice(board: Project) -> Client:
+    client = Client()
+    user = get_user_model().objects.create_user("alice")
+    membership_set(user=user, project=board, role="developer")
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def separate_origin(settings: Any) -> None:
+    settings.KANBAN_PLUGIN_ORIGIN = PLUGIN_ORIGIN
+    settings.ALLOWED_HOSTS = ["testserver", ".example.com", "plugins.testserver", "[::1]"]
+
+
+def test_a_plugin_page_loaded_as_the_tabs_page_is_refused(board: Project) -> None:
+    response = Client().get(
+        f"/plugins/{board.id}/index.html", headers={"Sec-Fetch-Dest": "document"}
+    )
+
+    assert response.status_code == 403
+    assert PLUGIN_HTML not in response.content
+    assert f"/boards/{board.id}/" in response.content.decode()
+
+
+@pytest.mark.parametrize("destination", ["iframe", "script", "style", "image", None])
+def test_a_plugin_page_loaded_in_a_frame_or_as_a_resource_is_served(
+    board: Project, destination: str | None
+) -> None:
+    headers = {"Sec-Fetch-Dest": destination} if destination else {}
+    response = Client().get(f"/plugins/{board.id}/index.html", headers=headers)
+
+    assert response.status_code == 200
+    assert response.content == PLUGIN_HTML
+    assert "frame-ancestors 'self'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "SAMEORIGIN"
+
+
+def test_by_default_the_board_frames_its_plugin_from_its_own_origin(
+    board: Project, alice: Client
+) -> None:
+    response = alice.get(f"/boards/{board.id}/")
+
+    assert f'src="/plugins/{board.id}/index.html"' in response.content.decode()
+    assert "frame-src 'self';" in response["Content-Security-Policy"]
+
+
+@pytest.mark.usefixtures("separate_origin")
+def test_with_a_plugin_origin_the_board_frames_its_plugin_from_there(
+    board: Project, alice: Client
+) -> None:
+    response = alice.get(f"/boards/{board.id}/")
+
+    html = response.content.decode()
+    assert f'src="{PLUGIN_ORIGIN}/plugins/{board.id}/index.html"' in html
+    assert 'sandbox="allow-scripts"' in html
+    assert f"frame-src 'self' {PLUGIN_ORIGIN};" in response["Content-Security-Policy"]
+
+
+@pytest.mark.usefixtures("separate_origin")
+def test_with_a_plugin_origin_plugin_files_are_served_there_and_only_there(board: Project) -> None:
+    path = f"/plugins/{board.id}/index.html"
+    on_plugin_host = Client(HTTP_HOST="plugins.testserver:8001").get(
+        path, headers={"Sec-Fetch-Dest": "iframe"}
+    )
+    on_board_host = Client().get(path, headers={"Sec-Fetch-Dest": "iframe"})
+
+    assert on_plugin_host.status_code == 200
+    csp = on_plugin_host["Content-Security-Policy"]
+    assert csp.startswith("sandbox allow-scripts;")
+    assert f"script-src {PLUGIN_ORIGIN}/plugins/{board.id}/ {PLUGIN_ORIGIN}/static/" in csp
+    assert "frame-ancestors testserver:* example.com:* *.example.com:*" in csp
+    assert "plugins.testserver" not in csp.split("frame-ancestors")[1]
+    assert "X-Frame-Options" not in on_plugin_host
+    assert on_board_host.status_code == 404
+
+
+@pytest.mark.usefixtures("separate_origin")
+@pytest.mark.parametrize(
+    "path", ["/", "/accounts/login/", "/healthz", "/admin/", "/api/v1/schema/"]
+)
+def test_the_plugin_host_serves_nothing_but_plugin_and_static_files(
+    path: str, alice: Client
+) -> None:
+    alice.defaults["HTTP_HOST"] = "plugins.testserver:8001"
+    assert alice.get(path).status_code == 404
+    assert alice.get("/static/bridge/kanban.js").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "ftp://plugins.example.com",
+        "https://plugins.example.com/path",
+        "plugins.example.com",
+        "https://",
+    ],
+)
+def test_a_plugin_origin_must_be_a_bare_origin(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KANBAN_PLUGIN_ORIGIN", raw)
+    with pytest.raises(ImproperlyConfigured):
+        plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN")
+
+
+def test_a_plugin_origin_is_normalised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KANBAN_PLUGIN_ORIGIN", "https://Plugins.Example.com/")
+    assert plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN") == "https://plugins.example.com"
+    monkeypatch.delenv("KANBAN_PLUGIN_ORIGIN")
+    assert plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN") == ""
