@@ -227,7 +227,10 @@ class Server:
 def daphne() -> Server:
     """One bridge worker on the bench database and Redis layer, ready when /healthz is."""
     server = Server(
-        [sys.executable, "-m", "daphne", "-b", HOST, "-p", "{port}", "kanban.asgi:application"],
+        [
+            *(sys.executable, "-m", "kanban.daphne"),
+            *("-b", HOST, "-p", "{port}", "kanban.asgi:application"),
+        ],
         name="daphne",
     )
     try:

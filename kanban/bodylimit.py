@@ -13,14 +13,18 @@ from typing import Any
 
 from django.conf import settings
 
+from storage import limits
+
 TOO_LARGE = json.dumps(
     {"code": "too_large", "message": "request body is larger than this server accepts"}
 ).encode()
 
 
 def max_request_bytes() -> int:
-    largest = max(int(settings.KANBAN_MAX_VALUE_BYTES), int(settings.KANBAN_MAX_DOCUMENT_BYTES))
-    return largest + 64 * 1024
+    return limits.request_bytes(
+        value_bytes=int(settings.KANBAN_MAX_VALUE_BYTES),
+        document_bytes=int(settings.KANBAN_MAX_DOCUMENT_BYTES),
+    )
 
 
 class RequestBodyLimit:

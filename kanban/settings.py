@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from storage import limits
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -256,14 +258,17 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# Product limits (issue 4): a value is at most this many bytes of compact UTF-8 JSON.
-KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", str(1024 * 1024)))
-# A Knowledge document body is the one value allowed past that limit, up to this many bytes.
-KANBAN_MAX_DOCUMENT_BYTES = int(os.environ.get("KANBAN_MAX_DOCUMENT_BYTES", str(8 * 1024 * 1024)))
-# The bridge websocket: per-connection message rate, burst, and largest frame.
+# Product limits (defaults from bridge_js/protocol.json): a value is at most this many bytes
+# of compact UTF-8 JSON, a Knowledge document's markdown at most this many bytes of UTF-8.
+# Every cap in front of them (request bodies, frames, the proxy's) is derived in
+# storage/limits.py.
+KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", limits.DEFAULT_VALUE_BYTES))
+KANBAN_MAX_DOCUMENT_BYTES = int(
+    os.environ.get("KANBAN_MAX_DOCUMENT_BYTES", limits.DEFAULT_DOCUMENT_BYTES)
+)
+# The bridge websocket: per-connection message rate and burst.
 KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
 KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))
-KANBAN_BRIDGE_MAX_FRAME_CHARS = KANBAN_MAX_VALUE_BYTES + 64 * 1024
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

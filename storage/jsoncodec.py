@@ -10,9 +10,10 @@ import json
 import math
 from typing import Any
 
+from storage import limits
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
-MAX_DEPTH = 64
+MAX_DEPTH = limits.MAX_DEPTH
 #: Longest integer literal accepted: Python's own limit on int/str conversion (CVE-2020-10735),
 #: past which ``int()`` raises a bare ValueError that would escape as a crash.
 MAX_INT_DIGITS = 4300

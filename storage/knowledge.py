@@ -19,7 +19,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 
-from storage import engine, jsoncodec
+from storage import engine, jsoncodec, limits
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import (
     INDEX_KEY,
@@ -72,7 +72,7 @@ __all__ = [
     "knowledge_search",
 ]
 
-MAX_TITLE_LENGTH: Final = 1024
+MAX_TITLE_LENGTH: Final = limits.MAX_TITLE_CHARS
 MAX_QUERY_LENGTH: Final = 1024
 DEFAULT_SEARCH_LIMIT: Final = 100
 MAX_SEARCH_LIMIT: Final = 1000
@@ -229,9 +229,8 @@ def max_document_bytes() -> int:
 
 def _max_body_bytes() -> int:
     """The stored body's bound. The markdown limit is checked exactly by ``check_markdown``;
-    the body around it adds the title and timestamps, and JSON escaping can grow a control
-    character to six bytes, so a document at the limit must not fail here instead."""
-    return 6 * max_document_bytes() + MAX_TITLE_LENGTH * 6 + 1024
+    this one only must not refuse a document at that limit instead."""
+    return limits.document_json_bytes(max_document_bytes())
 
 
 def check_markdown(markdown: object) -> tuple[str, int]:

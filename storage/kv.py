@@ -15,7 +15,7 @@ from uuid import UUID
 
 from django.conf import settings
 
-from storage import engine, events
+from storage import engine, events, limits
 from storage.addresses import Value
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import (
@@ -29,7 +29,6 @@ from storage.writes import ANY, ExpectedSeq, delete_value, set_value
 
 #: ``update`` gives up after this many compare-and-set rounds under contention.
 MAX_UPDATE_ATTEMPTS: Final = 64
-_MAX_REVISION_LENGTH: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +74,7 @@ def parse_revision(revision: object) -> int:
         not isinstance(revision, str)
         or not revision.isdecimal()
         or not revision.isascii()
-        or len(revision) > _MAX_REVISION_LENGTH
+        or len(revision) > limits.MAX_REVISION_CHARS
         or int(revision) <= 0
     ):
         raise invalid_argument("expectedRevision is not a revision this server issued")

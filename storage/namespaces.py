@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import Final, Literal
 from uuid import UUID
 
+from storage import limits
 from storage.addresses import Value, check_text
 from storage.errors import invalid_argument
 
 Domain = Literal["kv", "persistentValue"]
 DOMAINS: Final[tuple[Domain, ...]] = ("kv", "persistentValue")
 
-#: KV keys are at most this long (issue 4); the address limit is higher for internal keys.
-MAX_USER_KEY_LENGTH: Final = 1024
+#: KV keys are at most this long; the address limit is higher for internal keys.
+MAX_USER_KEY_LENGTH: Final = limits.MAX_KEY_CHARS
 MAX_CONVERSATION_ID_LENGTH: Final = 256
 
 _PREFIX: Final = "project"

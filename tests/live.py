@@ -141,7 +141,7 @@ class LiveServer:
         # A value may name the worker's own port before it is chosen (a plugin origin).
         env = {key: value.replace("{live_port}", str(port)) for key, value in env.items()}
         fd, name = tempfile.mkstemp(prefix=f"daphne-{port}-", suffix=".log", dir=LOG_DIR)
-        argv = [sys.executable, "-m", "daphne", "-b", HOST, "-p", str(port)]
+        argv = [sys.executable, "-m", "kanban.daphne", "-b", HOST, "-p", str(port)]
         argv.append("kanban.asgi:application")
         with os.fdopen(fd, "wb") as log:
             process = subprocess.Popen(

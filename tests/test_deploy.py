@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from kanban.settings import database_from_url
+from storage import limits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +76,7 @@ def test_compose_runs_postgres_redis_migrations_workers_and_a_proxy(
     assert {"postgres", "redis", "migrate", "web", "proxy"} <= set(services)
     web = services["web"]
     command = (ROOT / "Dockerfile").read_text().split("CMD")[1]
-    assert "daphne" in yaml.safe_load(command)
+    assert "kanban.daphne" in yaml.safe_load(command)
     assert web["deploy"]["replicas"] >= 2, "several workers behind one address"
     assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
@@ -94,3 +95,16 @@ def test_compose_wires_workers_to_postgres_and_redis_in_production_mode(
     assert compose["services"]["migrate"]["environment"] == env
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "server web:8000" in nginx and "Upgrade $http_upgrade" in nginx
+
+
+def test_the_proxy_accepts_the_largest_request_the_server_does() -> None:
+    """nginx's body cap is the server's own, derived from the document limit: lower and a
+    document at its limit is refused by the proxy; higher and the proxy buffers waste."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    (line,) = [
+        raw.strip() for raw in conf.splitlines() if raw.strip().startswith("client_max_body_size")
+    ]
+    expected = limits.request_bytes(
+        value_bytes=limits.DEFAULT_VALUE_BYTES, document_bytes=limits.DEFAULT_DOCUMENT_BYTES
+    )
+    assert line == f"client_max_body_size {expected};"

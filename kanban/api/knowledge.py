@@ -17,20 +17,21 @@ from rest_framework.views import APIView
 from kanban import knowledge as actions
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
-from kanban.api.parsers import ENVELOPE_BYTES, StrictJSONParser
+from kanban.api.parsers import StrictJSONParser
 from kanban.api.schema import json_body
 from kanban.kv import Origin
+from storage import limits
 from storage.errors import invalid_argument
 
 ORIGIN = Origin(via="api")
 
 
 class DocumentJSONParser(StrictJSONParser):
-    """A document may be larger than a KV value; JSON escaping (``\\n``, ``\\"``) can make
-    its body up to twice its size, and the markdown limit is then checked exactly."""
+    """A document may be larger than a KV value, and JSON escaping makes its body larger
+    still; the markdown limit is then checked exactly."""
 
     def max_bytes(self) -> int:
-        return 2 * int(settings.KANBAN_MAX_DOCUMENT_BYTES) + ENVELOPE_BYTES
+        return limits.document_json_bytes(int(settings.KANBAN_MAX_DOCUMENT_BYTES))
 
 
 def query_int(params: Mapping[str, str], name: str) -> int | None:

@@ -8,15 +8,12 @@ from typing import IO, Any
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
-from storage import jsoncodec
+from storage import jsoncodec, limits
 from storage.errors import ErrorCode, KanbanError
-
-#: Room for the envelope (``{"value": ..., "expectedRevision": ...}``) around a value.
-ENVELOPE_BYTES = 64 * 1024
 
 
 def max_body_bytes() -> int:
-    return int(settings.KANBAN_MAX_VALUE_BYTES) + ENVELOPE_BYTES
+    return limits.value_json_bytes(int(settings.KANBAN_MAX_VALUE_BYTES))
 
 
 class StrictJSONParser(BaseParser):

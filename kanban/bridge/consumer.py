@@ -18,6 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
+from kanban import bodylimit
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
@@ -93,7 +94,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         try:
             if text_data is None:
                 raise invalid_argument("frames are JSON text, not binary")
-            if len(text_data) > settings.KANBAN_BRIDGE_MAX_FRAME_CHARS:
+            if len(text_data) > bodylimit.max_request_bytes():
                 raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
             frame = jsoncodec.decode(text_data)
             # After decoding, so the refusal can name the request it refuses.

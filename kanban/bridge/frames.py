@@ -13,45 +13,34 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from storage.errors import KanbanError, invalid_argument
+from storage.limits import MAX_REVISION_CHARS, SPEC
 from storage.namespaces import check_user_key
 from storage.writes import ANY
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final[int] = SPEC["version"]
 #: Close codes: 4000-4999 are the application's own; 1013 is the standard "try again
 #: later", for a server that could not reach its database (the host reconnects with backoff).
 CLOSE_UNAUTHENTICATED: Final = 4401
 CLOSE_FORBIDDEN: Final = 4403
 CLOSE_TRY_AGAIN_LATER: Final = 1013
 MAX_REQUEST_ID: Final = 2**53 - 1
-ALIAS_RE: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-_MAX_REVISION_LENGTH: Final = 64
+ALIAS_RE: Final = re.compile(SPEC["alias"])
 
-KV_OPS: Final = frozenset({"get", "set", "subscribe", "unsubscribe"})
-KNOWLEDGE_OPS: Final = frozenset(
-    {
-        "knowledge.list",
-        "knowledge.get",
-        "knowledge.create",
-        "knowledge.edit",
-        "knowledge.delete",
-        "knowledge.search",
-        "knowledge.readLines",
-    }
-)
-OPS: Final = KV_OPS | KNOWLEDGE_OPS
+#: Each op and the arguments it takes, from the protocol spec: "required", "optional", or
+#: for ``value`` the fields of the object it holds (an object op takes ``value`` optionally).
+_OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = SPEC["ops"]
+OPS: Final = frozenset(_OP_ARGUMENTS)
+KNOWLEDGE_OPS: Final = frozenset(op for op in OPS if op.startswith("knowledge."))
 _ENVELOPE: Final = frozenset({"v", "id", "op"})
-_ARGUMENTS: Final = frozenset({"alias", "key", "value", "expectedRevision"})
+_ARGUMENTS: Final = frozenset(SPEC["fields"]) - _ENVELOPE
 #: Which arguments each op takes; a present argument outside its set is refused.
 _ALLOWED: Final[dict[str, frozenset[str]]] = {
-    "get": frozenset({"alias", "key"}),
-    "set": frozenset({"alias", "key", "value", "expectedRevision"}),
-    "subscribe": frozenset({"alias"}),
-    "unsubscribe": frozenset({"alias"}),
-    **{op: frozenset({"alias", "key", "value"}) for op in KNOWLEDGE_OPS},
+    op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS)
+    for op, takes in _OP_ARGUMENTS.items()
 }
 _REQUIRED: Final[dict[str, frozenset[str]]] = {
-    "get": frozenset({"key"}),
-    "set": frozenset({"key", "value"}),
+    op: frozenset(name for name, rule in takes.items() if rule == "required")
+    for op, takes in _OP_ARGUMENTS.items()
 }
 
 
@@ -93,7 +82,7 @@ def check_frame(frame: Any) -> Request:
     extra = sorted(present - _ALLOWED[op])
     if extra:
         raise invalid_argument(f"{op} takes no {extra[0]!r}", field=extra[0])
-    missing = sorted(_REQUIRED.get(op, frozenset()) - present)
+    missing = sorted(_REQUIRED[op] - present)
     if missing:
         raise invalid_argument(f"{op} needs {missing[0]!r}", field=missing[0])
     alias = frame.get("alias")
@@ -106,7 +95,7 @@ def check_frame(frame: Any) -> Request:
     if "expectedRevision" in frame:
         expected = frame["expectedRevision"]
         if expected is not None and (
-            not isinstance(expected, str) or not 0 < len(expected) <= _MAX_REVISION_LENGTH
+            not isinstance(expected, str) or not 0 < len(expected) <= MAX_REVISION_CHARS
         ):
             raise invalid_argument("expectedRevision must be a revision or null")
     return Request(rid, op, alias, key, frame.get("value"), expected)

@@ -16,27 +16,17 @@ from kanban import knowledge
 from kanban.bridge.frames import Request
 from kanban.kv import Origin
 from storage.errors import invalid_argument
+from storage.limits import SPEC
 
-#: The ``value`` fields each op takes; an op not named here takes no ``value``.
+#: The ``value`` fields each op takes, from the protocol spec (``check_frame`` has already
+#: refused a ``key`` or ``value`` the op does not take, or a missing document id).
 _FIELDS: Final[dict[str, frozenset[str]]] = {
-    "knowledge.list": frozenset({"cursor"}),
-    "knowledge.create": frozenset({"title", "markdown"}),
-    "knowledge.edit": frozenset({"title", "markdown"}),
-    "knowledge.search": frozenset({"query", "documentId", "beforeLines", "afterLines"}),
-    "knowledge.readLines": frozenset({"start", "end"}),
+    op: frozenset(takes["value"]) for op, takes in SPEC["ops"].items() if "value" in takes
 }
-#: Ops naming one document by ``key``; ``knowledge.create`` may name one (a stable id).
-_BY_ID: Final = frozenset(
-    {"knowledge.get", "knowledge.edit", "knowledge.delete", "knowledge.readLines"}
-)
 
 
 def _arguments(request: Request) -> dict[str, Any]:
-    """The op's ``value`` fields (absent ones left out), after checking ``key``."""
-    if request.op in _BY_ID and request.key is None:
-        raise invalid_argument(f"{request.op} needs the document id in 'key'", field="key")
-    if request.key is not None and request.op not in _BY_ID | {"knowledge.create"}:
-        raise invalid_argument(f"{request.op} takes no 'key'", field="key")
+    """The op's ``value`` fields, absent ones left out."""
     fields = _FIELDS.get(request.op, frozenset())
     value = request.value
     if value is None:

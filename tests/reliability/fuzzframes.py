@@ -514,9 +514,10 @@ class Generator:
         return frame, False
 
 
-#: A websocket frame past the worker's frame limit (the test runs the worker with a small
-#: ``KANBAN_MAX_VALUE_BYTES``); a host value past the SDK's 1 MiB.
-OVERSIZE_WS: Final = 120_000
+#: A websocket frame past the worker's frame limit (the test runs the worker with small
+#: ``KANBAN_MAX_VALUE_BYTES`` and ``KANBAN_MAX_DOCUMENT_BYTES``, 64 KiB: a frame limit of
+#: 472 KiB); a host value past the SDK's 1 MiB.
+OVERSIZE_WS: Final = 500_000
 OVERSIZE_HOST: Final = 1_048_577
 
 

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 from channels.testing import WebsocketCommunicator
 
+from kanban import bodylimit
 from kanban.asgi import application
 from kanban.tokens import token_create
 from tests.api.conftest import People, client_for
@@ -44,8 +45,7 @@ CASES = [
 
 @pytest.fixture(autouse=True)
 def small_limit(settings: Any) -> None:
-    settings.KANBAN_MAX_VALUE_BYTES = LIMIT
-    settings.KANBAN_BRIDGE_MAX_FRAME_CHARS = LIMIT + 1024
+    settings.KANBAN_MAX_VALUE_BYTES = settings.KANBAN_MAX_DOCUMENT_BYTES = LIMIT
 
 
 def http_put(client: Any, board: Any, key: str, value_text: str) -> tuple[str | None, Any]:
@@ -96,7 +96,7 @@ async def test_http_and_websocket_accept_and_refuse_exactly_the_same_inputs(
                 error = ws_reply["error"]
                 assert set(http_body) >= {"code", "message"} and set(error) >= {"code", "message"}
                 assert error["code"] == http_body["code"]
-        big = "x" * (LIMIT + 2048)
+        big = "x" * bodylimit.max_request_bytes()
         await communicator.send_to(text_data=f'{{"v":1,"id":99,"op":"get","key":"{big}"}}')
         oversized = json.loads(await communicator.receive_from(timeout=5))
         assert oversized["error"]["code"] == "too_large"

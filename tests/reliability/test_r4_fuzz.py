@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 from playwright.sync_api import BrowserContext
@@ -50,7 +49,7 @@ from playwright.sync_api import expect as expect_page
 from websockets.asyncio.client import ClientConnection, connect
 
 from kanban.bridge import frames
-from storage import jsoncodec
+from storage import jsoncodec, limits
 from storage.errors import ErrorCode, KanbanError
 from storage.kv import Dataset, kv_set
 from tests.api.conftest import People
@@ -69,11 +68,12 @@ CONNECTIONS = 4
 #: Frames in flight per socket: enough to keep the worker busy, few enough to stay fair.
 WINDOW = 32
 MAX_VALUE_BYTES = 65536
-MAX_FRAME_CHARS = MAX_VALUE_BYTES + 64 * 1024  # kanban/settings.py derives it the same way
+MAX_FRAME_CHARS = limits.request_bytes(value_bytes=MAX_VALUE_BYTES, document_bytes=MAX_VALUE_BYTES)
 WORKER_ENV = {
     "KANBAN_BRIDGE_RATE": "1e9",
     "KANBAN_BRIDGE_BURST": "1e9",
     "KANBAN_MAX_VALUE_BYTES": str(MAX_VALUE_BYTES),
+    "KANBAN_MAX_DOCUMENT_BYTES": str(MAX_VALUE_BYTES),
 }
 STABLE_CODES = {str(code) for code in ErrorCode}
 #: Codes a malformed frame may never earn: they would mean the refusal came from elsewhere.
@@ -227,7 +227,6 @@ def test_r4_websocket_refuses_every_malformed_frame_with_a_stable_code(
     assert sum(tally.by_category.values()) == FRAMES
     assert server.running, server.output()
     assert "Traceback" not in log, log[-6000:]
-    assert settings.KANBAN_BRIDGE_MAX_FRAME_CHARS - settings.KANBAN_MAX_VALUE_BYTES == 64 * 1024
 
 
 # --- the host relay (Chromium) -----------------------------------------------------------------

@@ -28,6 +28,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Serving on http://{host}:{port}/ (Ctrl+C to stop)")
         sys.stdout.flush()
         # exec hands the process to daphne so signals and exit codes are daphne's own.
-        argv = [sys.executable, "-m", "daphne", "-b", host, "-p", port]
+        argv = [sys.executable, "-m", "kanban.daphne", "-b", host, "-p", port]
         argv += ["--proxy-headers", "kanban.asgi:application"]
         os.execv(sys.executable, argv)  # noqa: S606

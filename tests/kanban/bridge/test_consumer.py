@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections
 
+from kanban import bodylimit
 from kanban.asgi import application
 from kanban.kv import Origin, project_kv_get, project_kv_set
 from kanban.memberships import membership_set
@@ -237,8 +237,9 @@ async def test_numbers_python_cannot_hold_are_refused_and_the_socket_lives_on(
     assert (await bob_on_board.call("get", key="k"))["ok"] is True
 
 
-async def test_oversized_frames_are_too_large(bob_on_board: Bridge) -> None:
-    big = "x" * (settings.KANBAN_BRIDGE_MAX_FRAME_CHARS + 1)
+async def test_oversized_frames_are_too_large(bob_on_board: Bridge, settings: Any) -> None:
+    settings.KANBAN_MAX_VALUE_BYTES = settings.KANBAN_MAX_DOCUMENT_BYTES = 1000
+    big = "x" * (bodylimit.max_request_bytes() + 1)
     reply = await bob_on_board.send_raw(
         json.dumps({"v": 1, "id": 1, "op": "set", "key": "k", "value": big})
     )

@@ -1,0 +1,33 @@
+"""``python -m kanban.daphne [daphne's options] kanban.asgi:application``: daphne with its
+websocket message limit derived from the product's limits.
+
+Daphne's own default (1 MiB) closed the socket (1006) on a value at exactly its 1 MiB limit,
+before the consumer could answer. Every way this project starts a worker (``serve``, the
+Dockerfile, the tests' and the bench's workers) goes through here, so the limit is set once.
+It is twice the largest frame the consumer accepts, so a frame somewhat past that gets the
+consumer's ``too_large`` and only a far larger one is cut by daphne.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from daphne.cli import CommandLineInterface
+
+
+def websocket_arguments() -> list[str]:
+    from kanban import bodylimit
+
+    size = str(2 * bodylimit.max_request_bytes())
+    return ["--websocket-max-message-size", size, "--websocket-max-frame-size", size]
+
+
+def main(argv: list[str]) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kanban.settings")
+    # Options given later win, so a caller can still override these.
+    CommandLineInterface().run([*websocket_arguments(), *argv])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
