@@ -17,16 +17,11 @@ const ROOT = dirname(fileURLToPath(import.meta.url));
 const SRC = join(ROOT, "src");
 const DIST = join(ROOT, "dist");
 
-// Each bundle is its entry's export called with the page's window, in one IIFE.
+// Each bundle is this entry module, run in one IIFE: it imports a factory from src/ and
+// calls it with the page's window.
 const BUNDLES = {
-  "kanban.js": {
-    entry: "sdk.js",
-    footer: "import { createKanban } from \"./sdk.js\";\nwindow.steamHarnessKanban ||= createKanban(window);\n",
-  },
-  "host.js": {
-    entry: "host.js",
-    footer: "import { createHost } from \"./host.js\";\nwindow.KanbanHost = createHost(window);\n",
-  },
+  "kanban.js": 'import { createKanban } from "./sdk.js";\nwindow.steamHarnessKanban ||= createKanban(window);\n',
+  "host.js": 'import { createHost } from "./host.js";\nwindow.KanbanHost = createHost(window);\n',
 };
 const COPIES = { "kanban.d.ts": join(ROOT, "types", "kanban.d.ts") };
 
@@ -48,9 +43,9 @@ async function tools() {
 }
 
 // The unminified bundle: modules in dependency order, what the entry never uses dropped.
-async function bundle(esbuild, { footer }) {
+async function bundle(esbuild, entry) {
   const result = await esbuild.build({
-    stdin: { contents: footer, resolveDir: SRC, sourcefile: "entry.js" },
+    stdin: { contents: entry, resolveDir: SRC, sourcefile: "entry.js" },
     absWorkingDir: ROOT,
     bundle: true,
     format: "iife",
@@ -82,8 +77,8 @@ async function minify(terser, code) {
 export async function build({ minify: shorten = true } = {}) {
   const { esbuild, terser } = await tools();
   const out = {};
-  for (const [file, spec] of Object.entries(BUNDLES)) {
-    const code = await bundle(esbuild, spec);
+  for (const [file, entry] of Object.entries(BUNDLES)) {
+    const code = await bundle(esbuild, entry);
     out[file] = shorten ? await minify(terser, code) : code;
   }
   for (const [file, from] of Object.entries(COPIES)) out[file] = readFileSync(from, "utf8");
