@@ -78,7 +78,7 @@ def b8(*, rounds: int, calls: int) -> list[Figure]:
         ),
         Figure(
             "B8 SDK size",
-            "dist/kanban.js gzip -9 (bridge_js/build.mjs minifies: names shortened, no dependency)",
+            "dist/kanban.js gzip -9 (bridge_js/build.mjs: esbuild bundle, terser minify)",
             "KB",
             at_most(3),
             [size / 1024],

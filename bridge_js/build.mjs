@@ -1,14 +1,10 @@
 #!/usr/bin/env node
-// Bundles bridge_js/src into two classic scripts without any dependency:
+// Bundles bridge_js/src into two classic scripts with esbuild, then minifies them with
+// terser (both pinned in package.json; `npm ci` in bridge_js installs them):
 //   dist/kanban.js  -> window.steamHarnessKanban (the plugin SDK)
 //   dist/host.js    -> window.KanbanHost (the board page relay)
-// Each bundle is the modules its entry needs in dependency order, import/export syntax
-// stripped, top-level declarations nobody references dropped, comments and indentation
-// removed, all inside one IIFE; then minify.mjs shortens the names the bundle binds and
-// drops the line breaks and commas no statement needs. Sources follow two conventions
-// this relies on: top-level declarations start at column 0, and comments sit on their
-// own lines (minify.mjs refuses what it cannot read safely: see there).
-//   node bridge_js/build.mjs          write dist/
+// and copies types/kanban.d.ts next to the SDK. The bundles have no runtime dependency.
+//   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
 //   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
 
@@ -16,165 +12,88 @@ import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { compact, namesUsed, rename } from "./minify.mjs";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const SRC = join(ROOT, "src");
 const DIST = join(ROOT, "dist");
 
+// Each bundle is this entry module, run in one IIFE: it imports a factory from src/ and
+// calls it with the page's window.
 const BUNDLES = {
-  "kanban.js": {
-    entry: "sdk.js",
-    footer: "window.steamHarnessKanban ||= createKanban(window);",
-  },
-  "host.js": {
-    entry: "host.js",
-    footer: "window.KanbanHost = createHost(window);",
-  },
+  "kanban.js": 'import { createKanban } from "./sdk.js";\nwindow.steamHarnessKanban ||= createKanban(window);\n',
+  "host.js": 'import { createHost } from "./host.js";\nwindow.KanbanHost = createHost(window);\n',
 };
 const COPIES = { "kanban.d.ts": join(ROOT, "types", "kanban.d.ts") };
 
-const IMPORT = /^import\s[^;]*?from\s*"\.\/([\w.-]+)";\s*$/gm;
-const DECLARATION = /^(?:export\s+)?(?:async\s+)?(?:function\*?|class|const|let|var)\s+([\w$]+)/;
+const BANNER = "/* built from bridge_js/src; do not edit */";
+// Every browser that runs the board: optional chaining, `??`, lookbehind. esbuild lowers
+// anything newer the sources use (`||=`).
+const TARGET = "es2020";
 
-function modulesFor(entry) {
-  const order = [];
-  const visit = (name, trail) => {
-    if (trail.includes(name)) throw new Error("import cycle: " + [...trail, name].join(" -> "));
-    if (order.includes(name)) return;
-    const text = readFileSync(join(SRC, name), "utf8");
-    for (const [, dep] of text.matchAll(IMPORT)) visit(dep, [...trail, name]);
-    order.push(name);
-  };
-  visit(entry, []);
-  return order;
-}
-
-function stripModuleSyntax(name, text) {
-  const body = text.replace(IMPORT, "");
-  if (/^\s*(import|export\s+(default|\{|\*))/m.test(body)) {
-    throw new Error(name + ": only `import {..} from \"./x.js\"` and `export <declaration>` are supported");
-  }
-  return body.replace(/^export\s+/gm, "");
-}
-
-function stripComments(text) {
-  const out = [];
-  let inBlock = false;
-  for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    if (inBlock) {
-      inBlock = !line.includes("*/");
-      continue;
-    }
-    if (line.startsWith("/*")) {
-      inBlock = !line.includes("*/");
-      continue;
-    }
-    if (line && !line.startsWith("//")) out.push(raw);
-  }
-  return out.join("\n");
-}
-
-// Splits at column-0 declarations and drops those no other kept code uses as a name (a
-// property or an object key of the same spelling is no use).
-export function treeShake(text, footer) {
-  const chunks = [];
-  for (const line of text.split("\n")) {
-    const m = DECLARATION.exec(line);
-    if (m || !chunks.length) chunks.push({ name: m ? m[1] : null, lines: [] });
-    chunks[chunks.length - 1].lines.push(line);
-  }
-  for (const c of chunks) c.text = c.lines.join("\n");
-  const seen = new Set();
-  for (const c of chunks) {
-    if (!c.name) continue;
-    if (seen.has(c.name)) throw new Error("two modules declare " + c.name);
-    seen.add(c.name);
-  }
-  for (const c of chunks) c.uses = namesUsed(c.text);
-  const footerUses = namesUsed(footer);
-  let kept = chunks;
-  for (;;) {
-    const next = kept.filter(
-      (c) => !c.name || footerUses.has(c.name) || kept.some((o) => o !== c && o.uses.has(c.name)),
-    );
-    if (next.length === kept.length) return kept.map((c) => c.text).join("\n");
-    kept = next;
+async function tools() {
+  try {
+    const [esbuild, terser] = await Promise.all([import("esbuild"), import("terser")]);
+    return { esbuild, terser };
+  } catch (err) {
+    if (err.code !== "ERR_MODULE_NOT_FOUND") throw err;
+    const e = new Error("esbuild and terser are not installed: run `npm ci` in bridge_js (" + err.message + ")");
+    e.code = "BUILD_TOOLS_MISSING";
+    throw e;
   }
 }
 
-// Drops the spaces inside one line that no token needs. Lines stay lines, so automatic
-// semicolon insertion sees the same code. Knows strings and regex literals; refuses
-// template literals rather than tokenising them.
-const WORD = /[\w$]/;
-const REGEX_AFTER = /(^|[(,=:[!&|?{};+\-*%<>~^]|\b(return|typeof|case|in|of|delete|void|throw|new))\s*$/;
-
-export function squeeze(line) {
-  let out = "";
-  let i = 0;
-  while (i < line.length) {
-    const c = line[i];
-    if (c === "`") throw new Error("template literals are not supported by the build: " + line);
-    if (c === '"' || c === "'") {
-      let j = i + 1;
-      while (line[j] !== c) {
-        if (j >= line.length) throw new Error("unterminated string: " + line);
-        j += line[j] === "\\" ? 2 : 1;
-      }
-      out += line.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === "/" && REGEX_AFTER.test(out)) {
-      let j = i + 1;
-      let inClass = false;
-      while (inClass || line[j] !== "/") {
-        if (j >= line.length) throw new Error("unterminated regex: " + line);
-        if (line[j] === "[") inClass = true;
-        else if (line[j] === "]") inClass = false;
-        j += line[j] === "\\" ? 2 : 1;
-      }
-      j++;
-      while (j < line.length && /[a-z]/.test(line[j])) j++;
-      out += line.slice(i, j);
-      i = j;
-    } else if (c === " ") {
-      const prev = out[out.length - 1] || "";
-      while (line[i] === " ") i++;
-      const next = line[i] || "";
-      const same = (prev === "+" || prev === "-") && prev === next;
-      if ((WORD.test(prev) && WORD.test(next)) || same) out += " ";
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
+// The unminified bundle: modules in dependency order, what the entry never uses dropped.
+async function bundle(esbuild, entry) {
+  const result = await esbuild.build({
+    stdin: { contents: entry, resolveDir: SRC, sourcefile: "entry.js" },
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: "iife",
+    target: TARGET,
+    // The modules are strict; the bundle stays so as one classic script.
+    banner: { js: "\"use strict\";" },
+    charset: "utf8",
+    legalComments: "none",
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0].text;
 }
 
-// `rename: false` leaves the names as written (tests read the bundle's structure that way).
-export function build({ rename: shorten = true } = {}) {
+async function minify(terser, code) {
+  const result = await terser.minify(code, {
+    ecma: 2020,
+    compress: { passes: 2 },
+    // A name a plugin can observe stays as written: kanban.BridgeError.name. esbuild
+    // makes the class `var BridgeError = class extends Error`, named after its binding.
+    mangle: { reserved: ["BridgeError"] },
+    format: { comments: false, preamble: BANNER },
+  });
+  return result.code + "\n";
+}
+
+// `minify: false` returns esbuild's output with the names as written (tests read the
+// bundles' structure that way).
+export async function build({ minify: shorten = true } = {}) {
+  const { esbuild, terser } = await tools();
   const out = {};
-  for (const [file, { entry, footer }] of Object.entries(BUNDLES)) {
-    const modules = modulesFor(entry);
-    const source = modules
-      .map((m) => stripComments(stripModuleSyntax(m, readFileSync(join(SRC, m), "utf8"))))
-      .join("\n");
-    const body = treeShake(source, footer)
-      .split("\n")
-      .map((l) => squeeze(l.trim()))
-      .filter(Boolean)
-      .join("\n");
-    const code = "(function(){\n\"use strict\";\n" + body + "\n" + squeeze(footer) + "\n})();\n";
-    out[file] =
-      "/* built from bridge_js/src; do not edit */\n" +
-      (shorten ? compact(rename(code)) : code);
+  for (const [file, entry] of Object.entries(BUNDLES)) {
+    const code = await bundle(esbuild, entry);
+    out[file] = shorten ? await minify(terser, code) : code;
   }
   for (const [file, from] of Object.entries(COPIES)) out[file] = readFileSync(from, "utf8");
   return out;
 }
 
-function main(argv) {
-  const files = build();
+async function main(argv) {
+  let files;
+  try {
+    files = await build();
+  } catch (err) {
+    if (err.code !== "BUILD_TOOLS_MISSING") throw err;
+    console.error(err.message);
+    return 2;
+  }
   const at = argv.indexOf("--out");
   const dist = at >= 0 ? argv[at + 1] : DIST;
   if (argv.includes("--check")) {
@@ -198,5 +117,5 @@ function main(argv) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 }

@@ -16,8 +16,9 @@ export const KNOWLEDGE = {
   readDocumentLines: ["knowledge.readLines", 1, ["start", "end"]],
 };
 
-export const OPS = ["get", "set", "subscribe", "unsubscribe"].concat(
-  Object.values(KNOWLEDGE).map((k) => k[0]),
+// PURE: a bundle that never checks a request (the SDK) drops the list.
+export const OPS = /* @__PURE__ */ ["get", "set", "subscribe", "unsubscribe"].concat(
+  /* @__PURE__ */ Object.values(KNOWLEDGE).map((k) => k[0]),
 );
 
 // The only fields a request may carry: the target is always derived by the server from

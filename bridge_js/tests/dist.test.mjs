@@ -47,7 +47,7 @@ test("the bundles are classic scripts, not modules", () => {
   for (const file of ["kanban.js", "host.js"]) {
     const text = dist(file);
     assert.doesNotMatch(text, /^\s*(import|export)\b/m, file);
-    assert.match(text, /^\(function\(\)\{"use strict";/m);
+    assert.match(text, /^"use strict";\(\(\)=>\{/m);
   }
 });
 

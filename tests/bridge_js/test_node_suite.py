@@ -1,7 +1,10 @@
 """The JS bridge's own suite runs under node; this makes it part of every pytest run.
 
-Without node the tests skip with a reason, unless ``KANBAN_REQUIRE_NODE=1`` says node is
-part of this environment, in which case its absence is a failure.
+The build also needs esbuild and terser, which ``npm ci`` installs into
+``bridge_js/node_modules``. Without node the tests skip with a reason; without the build
+tools the build check skips and the node suite runs with its build tests skipped. Unless
+``KANBAN_REQUIRE_NODE=1`` says node and the tools are part of this environment: then their
+absence is a failure.
 """
 
 from __future__ import annotations
@@ -10,20 +13,31 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = ROOT / "bridge_js"
+BUILD_TOOLS = ("esbuild", "terser")
+
+
+def missing(reason: str) -> NoReturn:
+    if os.environ.get("KANBAN_REQUIRE_NODE") == "1":
+        pytest.fail(reason + " and KANBAN_REQUIRE_NODE=1")
+    pytest.skip(reason + " (set KANBAN_REQUIRE_NODE=1 to make this a failure)")
 
 
 def node_or_skip() -> str:
     node = shutil.which("node")
     if node is None:
-        if os.environ.get("KANBAN_REQUIRE_NODE") == "1":
-            pytest.fail("node is not on PATH and KANBAN_REQUIRE_NODE=1")
-        pytest.skip("node is not on PATH (set KANBAN_REQUIRE_NODE=1 to make this a failure)")
+        missing("node is not on PATH")
     return node
+
+
+def absent_build_tools() -> str | None:
+    absent = [t for t in BUILD_TOOLS if not (BRIDGE / "node_modules" / t).is_dir()]
+    return " and ".join(absent) + " not installed: run `npm ci` in bridge_js" if absent else None
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,6 +47,10 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_node_suite_passes() -> None:
+    node_or_skip()
+    absent = absent_build_tools()
+    if absent and os.environ.get("KANBAN_REQUIRE_NODE") == "1":
+        missing(absent)
     result = run("--test", "bridge_js/tests/")
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "# fail 0" in result.stdout
@@ -40,6 +58,10 @@ def test_the_node_suite_passes() -> None:
 
 
 def test_the_committed_bundles_match_the_sources() -> None:
+    node_or_skip()
+    absent = absent_build_tools()
+    if absent:
+        missing(absent)
     result = run("bridge_js/build.mjs", "--check")
     assert result.returncode == 0, result.stderr
 
