@@ -66,6 +66,10 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
             "name": project.name,
             "pluginUrl": plugin_url(project.id, project.kanban_entry),
             "configuration": active.for_bridge(),
+            "limits": {
+                "valueBytes": settings.KANBAN_MAX_VALUE_BYTES,
+                "documentBytes": settings.KANBAN_MAX_DOCUMENT_BYTES,
+            },
         },
     }
     response = render(request, "kanban/board.html", context)

@@ -1,18 +1,10 @@
 // The error vocabulary: the same strings as storage/errors.py ErrorCode.
 
-// The hint the SDK logs after a failed call's message; the TypeScript declarations say more.
-export const HINTS = {
-  invalid_argument: "check the arguments",
-  unauthenticated: "sign in again",
-  forbidden: "your role or the grant does not allow it",
-  not_found: "no such project or document",
-  unknown_alias: "declare it in package.json relatedProjects",
-  relationship_pending: "the other project must declare this one",
-  conflict: "re-read or use updateValue",
-  too_large: "values are limited to 1 MiB",
-  rate_limited: "retry later",
-  unavailable: "retry once reconnected",
-};
+import { HINTS } from "./protocol.js";
+
+// The hint the SDK logs after a failed call's message, per code (protocol.json); the
+// TypeScript declarations say more.
+export { HINTS };
 
 export const CODES = Object.keys(HINTS);
 

@@ -2,12 +2,10 @@
 // before relaying it; the server checks again on its own. The SDK runs only the part that
 // needs no measuring, checkArguments (a key is a non-empty string, a value is JSON no
 // deeper than 64), so a programming mistake fails in the plugin as a TypeError; the limits
-// (key length and characters, 1 MiB) are checkRequest's alone, and the host's reply
-// carries the same code the SDK used to raise itself.
+// (key length and characters, value and document bytes) are checkRequest's alone, and the
+// host's reply carries the same code the SDK used to raise itself.
 
-import {
-  V, OPS, FIELDS, ALIAS, MAX_KEY, MAX_BYTES, MAX_DEPTH, MAX_REVISION, KNOWLEDGE,
-} from "./protocol.js";
+import { V, OP_RULES, FIELDS, ALIAS, LIMITS, MAX_DEPTH } from "./protocol.js";
 import { BridgeError, typeError } from "./errors.js";
 
 // A rule broken is a typeError (a TypeError whose code is invalid_argument): what a plugin
@@ -78,18 +76,21 @@ export function checkArguments(f) {
   if ("value" in f) checkJson(f.value);
 }
 
-export function checkValue(value) {
+// `limits` are the server's valueBytes and documentBytes (the spec's by default).
+export function checkValue(value, limits = LIMITS) {
   checkJson(value, checkString);
   const text = JSON.stringify(value);
-  if (text.length * 3 > MAX_BYTES && utf8Length(text) > MAX_BYTES) {
-    throw new BridgeError("too_large", "value is more than " + MAX_BYTES + " bytes of JSON");
+  const max = limits.valueBytes;
+  if (text.length * 3 > max && utf8Length(text) > max) {
+    throw new BridgeError("too_large", "value is more than " + max + " bytes of JSON");
   }
 }
 
 export function checkKey(key) {
   checkKeyType(key);
-  if (key.length > MAX_KEY && [...key].length > MAX_KEY) {
-    throw typeError("key is longer than " + MAX_KEY + " characters");
+  const max = LIMITS.keyChars;
+  if (key.length > max && [...key].length > max) {
+    throw typeError("key is longer than " + max + " characters");
   }
   if (key.includes("\u0000")) throw typeError("key must not contain NUL");
   checkString(key, "key");
@@ -101,28 +102,26 @@ export function checkAlias(alias) {
   }
 }
 
-// op -> [takes a document id in `key`, fields its `value` object may hold]. The PURE
-// marks let the build drop the table from a bundle that never checks a request (the SDK).
-const KNOWLEDGE_ARGS = /* @__PURE__ */ new Map(
-  /* @__PURE__ */ Object.values(KNOWLEDGE).map(([op, byId, fields]) => [op, [byId, fields || []]]),
-);
-
-// A Knowledge op's arguments, as the server's kanban/bridge/knowledge_calls.py takes them:
-// the document id in `key` (create may name one), the op's own fields in `value`.
-function checkKnowledge(op, f, has) {
-  const [byId, fields] = KNOWLEDGE_ARGS.get(op);
-  if (has("key") && !byId && op !== "knowledge.create") throw typeError(op + " takes no key");
-  if (!has("key") && byId) throw typeError(op + " needs the document id in key");
-  if (!has("value") || f.value === null) return;
-  if (!isPlain(f.value)) throw typeError(op + " takes an object as value");
-  for (const k of Reflect.ownKeys(f.value)) {
+// An object `value` (a Knowledge op's arguments, as kanban/bridge/knowledge_calls.py takes
+// them): only the op's own fields, and markdown within the document limit.
+function checkFields(op, value, fields, limits) {
+  if (value === null) return;
+  if (!isPlain(value)) throw typeError(op + " takes an object as value");
+  for (const k of Reflect.ownKeys(value)) {
     if (!fields.includes(k)) throw typeError(op + " takes no " + String(k));
+  }
+  checkJson(value, checkString);
+  const max = limits.documentBytes;
+  const markdown = value.markdown;
+  if (typeof markdown === "string" && markdown.length > max / 3 && utf8Length(markdown) > max) {
+    throw new BridgeError("too_large", "markdown is more than " + max + " bytes");
   }
 }
 
 // Returns a fresh frame holding only the validated fields, or throws an error with a
-// code: invalid_argument (a TypeError) or too_large (a BridgeError).
-export function checkRequest(f) {
+// code: invalid_argument (a TypeError) or too_large (a BridgeError). Each op's arguments
+// are the spec's (protocol.json).
+export function checkRequest(f, limits = LIMITS) {
   if (!isPlain(f)) throw typeError("a frame must be a plain object");
   for (const k of Reflect.ownKeys(f)) {
     if (!FIELDS.includes(k)) throw typeError("unexpected field " + String(k));
@@ -130,37 +129,37 @@ export function checkRequest(f) {
   if (f.v !== V) throw typeError("unsupported protocol version");
   if (!Number.isSafeInteger(f.id) || f.id < 1) throw typeError("id must be a safe positive integer");
   const op = f.op;
-  if (!OPS.includes(op)) throw typeError("unknown op");
-  const has = (k) => Object.prototype.hasOwnProperty.call(f, k);
-  const sub = op === "subscribe" || op === "unsubscribe";
+  const rule = typeof op === "string" && Object.hasOwn(OP_RULES, op) && OP_RULES[op];
+  if (!rule) throw typeError("unknown op");
+  const has = (k) => Object.hasOwn(f, k);
   const out = { v: V, id: f.id, op };
   if (has("alias")) {
     if (f.alias !== null) checkAlias(f.alias);
     out.alias = f.alias;
   }
   if (has("key")) {
-    if (sub) throw typeError(op + " takes no key");
+    if (!rule.key) throw typeError(op + " takes no key");
     checkKey(f.key);
     out.key = f.key;
-  } else if (op === "get" || op === "set") {
-    throw typeError(op + " needs a key");
+  } else if (rule.key === "required") {
+    throw typeError(op + (rule.op ? " needs the document id in key" : " needs a key"));
   }
   if (has("value")) {
-    if (sub || op === "get") throw typeError(op + " takes no value");
-    checkValue(f.value);
+    if (!rule.value) throw typeError(op + " takes no value");
+    if (Array.isArray(rule.value)) checkFields(op, f.value, rule.value, limits);
+    else checkValue(f.value, limits);
     out.value = f.value;
-  } else if (op === "set") {
-    throw typeError("set needs a value");
+  } else if (rule.value === "required") {
+    throw typeError(op + " needs a value");
   }
   if (has("expectedRevision")) {
     const r = f.expectedRevision;
-    if (op !== "set") throw typeError("only set takes expectedRevision");
-    if (r !== null && (typeof r !== "string" || !r || r.length > MAX_REVISION)) {
+    if (!rule.expectedRevision) throw typeError("only set takes expectedRevision");
+    if (r !== null && (typeof r !== "string" || !r || r.length > LIMITS.revisionChars)) {
       throw typeError("expectedRevision must be null or a revision string");
     }
     out.expectedRevision = r;
   }
-  if (KNOWLEDGE_ARGS.has(op)) checkKnowledge(op, f, has);
   return out;
 }
 

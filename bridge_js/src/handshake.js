@@ -1,7 +1,7 @@
 // The handshake moves one MessagePort into the sandboxed iframe. window.postMessage
 // carries nothing but the hello, the port and a one-time nonce; all data uses the port.
 
-import { V, HELLO, CONNECT, HELLO_EVERY, HELLO_FOR, MAX_EARLY } from "./protocol.js";
+import { V, HELLO, CONNECT, READY, HELLO_EVERY, HELLO_FOR, MAX_EARLY } from "./protocol.js";
 import { isPlain } from "./guards.js";
 
 // Plugin side: say hello until the parent answers, accept the first connect from it.
@@ -18,7 +18,7 @@ export function pluginHandshake(win, onPort, onGiveUp) {
     const port = e.ports[0];
     // ready goes first: onPort sends the calls the plugin made before the connect, and
     // a port delivers in order.
-    port.postMessage({ v: V, type: "ready", nonce: d.nonce });
+    port.postMessage({ v: V, type: READY, nonce: d.nonce });
     onPort(port);
   };
   const hello = () => {
@@ -67,7 +67,7 @@ export function hostHandshake(env, iframe, onReady) {
     port1.onmessage = (m) => {
       const r = m.data;
       if (chan !== c || c.ready) return;
-      if (!isPlain(r) || r.type !== "ready") return early.push(r) > MAX_EARLY ? drop() : undefined;
+      if (!isPlain(r) || r.type !== READY) return early.push(r) > MAX_EARLY ? drop() : undefined;
       if (r.v !== V || r.nonce !== c.nonce) return drop();
       c.ready = true;
       c.loads = loads;

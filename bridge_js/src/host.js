@@ -1,7 +1,7 @@
 // window.KanbanHost: the board page's relay between the plugin's port and the one
 // websocket of this page view. It trusts neither side's frames blindly.
 
-import { V, BACKOFF_MIN, BACKOFF_MAX } from "./protocol.js";
+import { V, BACKOFF_MIN, BACKOFF_MAX, LIMITS } from "./protocol.js";
 import { replyError, wireError } from "./errors.js";
 import { checkRequest, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
@@ -21,7 +21,8 @@ function toHostConfiguration(c) {
 export function createHost(env) {
   const random = env.random || Math.random;
 
-  function connect({ iframe, projectId, wsUrl, configuration, onStatus }) {
+  // `limits`: the server's {valueBytes, documentBytes} when they differ from the spec's.
+  function connect({ iframe, projectId, wsUrl, configuration, onStatus, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
@@ -55,7 +56,7 @@ export function createHost(env) {
       if (p !== port) return;
       let frame;
       try {
-        frame = checkRequest(data);
+        frame = checkRequest(data, { ...LIMITS, ...limits });
       } catch (err) {
         const id = isPlain(data) && Number.isSafeInteger(data.id) && data.id > 0 ? data.id : null;
         return p.postMessage(replyError(id, err.code, err.message));

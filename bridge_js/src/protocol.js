@@ -1,35 +1,32 @@
 // Wire protocol of the bridge: one version, one set of ops and fields, shared by the
 // plugin SDK, the host relay and (by value) the server consumer.
 
-export const V = 1;
-export const HELLO = "steamHarnessKanban:hello";
-export const CONNECT = "steamHarnessKanban:connect";
+import spec from "../protocol.json" with { type: "json" };
 
-// SDK method name -> [op, takes a document id in `key`, fields copied into `value`].
-export const KNOWLEDGE = {
-  listDocuments: ["knowledge.list", 0, ["cursor"]],
-  getDocument: ["knowledge.get", 1],
-  createDocument: ["knowledge.create", 0, ["title", "markdown"]],
-  editDocument: ["knowledge.edit", 1, ["title", "markdown"]],
-  deleteDocument: ["knowledge.delete", 1],
-  searchDocuments: ["knowledge.search", 0, ["query", "documentId", "beforeLines", "afterLines"]],
-  readDocumentLines: ["knowledge.readLines", 1, ["start", "end"]],
-};
+// The spec is bridge_js/protocol.json, which the server reads too; the build inlines it.
+export const V = spec.version;
+export const HELLO = spec.handshake.hello;
+export const CONNECT = spec.handshake.connect;
+export const READY = spec.handshake.ready;
 
-// PURE: a bundle that never checks a request (the SDK) drops the list.
-export const OPS = /* @__PURE__ */ ["get", "set", "subscribe", "unsubscribe"].concat(
-  /* @__PURE__ */ Object.values(KNOWLEDGE).map((k) => k[0]),
-);
+// SDK method name -> {op, key: "required" | "optional", value: [fields of its object]}.
+export const KNOWLEDGE = spec.knowledge;
+
+// op -> {key: "required" | "optional", value: "required" | [fields of its object], ...}
+export const OP_RULES = /* @__PURE__ */ (() => {
+  const rules = { ...spec.ops };
+  for (const rule of Object.values(spec.knowledge)) rules[rule.op] = rule;
+  return rules;
+})();
 
 // The only fields a request may carry: the target is always derived by the server from
 // the page and the alias, never named by the plugin.
-export const FIELDS = ["v", "id", "op", "alias", "key", "value", "expectedRevision"];
+export const FIELDS = spec.fields;
 
-export const ALIAS = /^[a-z][a-z0-9_-]{0,63}$/;
-export const MAX_KEY = 1024;
-export const MAX_BYTES = 1048576;
-export const MAX_DEPTH = 64;
-export const MAX_REVISION = 64;
+export const ALIAS = /* @__PURE__ */ new RegExp(spec.alias);
+export const MAX_DEPTH = spec.limits.depth;
+export const LIMITS = spec.limits;
+export const HINTS = spec.errors;
 export const TIMEOUT = 15000;
 export const HELLO_EVERY = 200;
 export const HELLO_FOR = 5000;

@@ -139,12 +139,14 @@ export function createKanban(env) {
   const project = (alias) => {
     const target = alias === null ? {} : { alias };
     const knowledge = {};
-    for (const [method, [op, byId, fields]] of Object.entries(KNOWLEDGE)) {
+    for (const [method, { op, key: byId, value: fields }] of Object.entries(KNOWLEDGE)) {
       knowledge[method] = (arg) => {
         const frame = { op, ...target };
         const plain = isPlain(arg);
-        if (byId) frame.key = plain ? arg.id : arg;
-        if (fields) {
+        const id = plain ? arg.id : arg;
+        // A document id is required, or (createDocument) optional: a stable id to create.
+        if (byId === "required" || (byId && id !== undefined)) frame.key = id;
+        if (fields.length) {
           frame.value = {};
           for (const f of fields) if (plain && arg[f] !== undefined) frame.value[f] = arg[f];
         }

@@ -34,7 +34,7 @@ describe("valid frames pass and come back as a fresh copy", () => {
     set({ value: { a: [true, false, null, 1.5, -0, "x"], b: {} } }),
     set({ expectedRevision: null }),
     set({ expectedRevision: "42" }),
-    set({ expectedRevision: "r".repeat(64) }),
+    set({ expectedRevision: "r".repeat(20) }),
     set({ value: nested(64) }),
     set({ key: "k".repeat(1024) }),
     set({ key: "😀".repeat(1024) }),
@@ -115,6 +115,15 @@ describe("alias", () => {
   for (const alias of ["", "Inventory", "1x", "-x", "a".repeat(65), "a/b", " a", 7, {}, undefined]) {
     test("rejects " + JSON.stringify(alias), () => rejects(get({ alias }), "invalid_argument", /alias/));
   }
+});
+
+describe("op", () => {
+  // Found by R4: an op spelled as an array (["get"]) passed a property lookup and was relayed.
+  test("must be one of the spec's op strings, spelled exactly", () => {
+    for (const op of [["get"], "valueOf", "__proto__", "GET", 1, null]) {
+      rejects({ v: 1, id: 1, op, key: "k" }, "invalid_argument", /unknown op/);
+    }
+  });
 });
 
 describe("key", () => {
@@ -239,7 +248,7 @@ describe("expectedRevision", () => {
     rejects(get({ expectedRevision: "1" }), "invalid_argument", /only set/);
     rejects(get({ expectedRevision: null }), "invalid_argument", /only set/);
   });
-  for (const bad of ["", "r".repeat(65), 42, false, {}, undefined]) {
+  for (const bad of ["", "r".repeat(21), 42, false, {}, undefined]) {
     test("rejects " + JSON.stringify(bad), () =>
       rejects(set({ expectedRevision: bad }), "invalid_argument", /expectedRevision/),
     );

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import * as protocol from "../src/protocol.js";
 import { CODES, HINTS, BridgeError, wireError, typeError } from "../src/errors.js";
 
@@ -13,8 +14,17 @@ test("requests may carry only the seven fields of the frame", () => {
   assert.deepEqual(protocol.FIELDS, ["v", "id", "op", "alias", "key", "value", "expectedRevision"]);
 });
 
+const spec = JSON.parse(readFileSync(new URL("../protocol.json", import.meta.url), "utf8"));
+
+test("everything comes from protocol.json, which the server reads too", () => {
+  assert.equal(protocol.V, spec.version);
+  assert.deepEqual(protocol.LIMITS, spec.limits);
+  assert.deepEqual(protocol.KNOWLEDGE, spec.knowledge);
+  assert.deepEqual(protocol.HINTS, spec.errors);
+});
+
 test("the ops are the four KV ops and the seven knowledge ops", () => {
-  assert.deepEqual(protocol.OPS, [
+  assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
     "get",
     "set",
     "subscribe",
@@ -26,14 +36,15 @@ test("the ops are the four KV ops and the seven knowledge ops", () => {
     "knowledge.delete",
     "knowledge.search",
     "knowledge.readLines",
-  ]);
+  ].sort());
 });
 
-test("limits match the server: 1024-char keys, 1 MiB values, depth 64, 15 s timeout", () => {
-  assert.equal(protocol.MAX_KEY, 1024);
-  assert.equal(protocol.MAX_BYTES, 1048576);
+test("limits: 1024-char keys, 1 MiB values, 8 MiB documents, depth 64, 15 s timeout", () => {
+  assert.equal(protocol.LIMITS.keyChars, 1024);
+  assert.equal(protocol.LIMITS.valueBytes, 1048576);
+  assert.equal(protocol.LIMITS.documentBytes, 8388608);
   assert.equal(protocol.MAX_DEPTH, 64);
-  assert.equal(protocol.MAX_REVISION, 64);
+  assert.equal(protocol.LIMITS.revisionChars, 20);
   assert.equal(protocol.TIMEOUT, 15000);
   assert.equal(protocol.HELLO_EVERY, 200);
   assert.equal(protocol.HELLO_FOR, 5000);

@@ -28,19 +28,23 @@ ALIAS_RE: Final = re.compile(SPEC["alias"])
 
 #: Each op and the arguments it takes, from the protocol spec: "required", "optional", or
 #: for ``value`` the fields of the object it holds (an object op takes ``value`` optionally).
-_OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = SPEC["ops"]
-OPS: Final = frozenset(_OP_ARGUMENTS)
-KNOWLEDGE_OPS: Final = frozenset(op for op in OPS if op.startswith("knowledge."))
+#: The Knowledge ops are listed by their SDK method, each naming its op.
+OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
+    **SPEC["ops"],
+    **{rule["op"]: rule for rule in SPEC["knowledge"].values()},
+}
+
+OPS: Final = frozenset(OP_ARGUMENTS)
+KNOWLEDGE_OPS: Final = frozenset(rule["op"] for rule in SPEC["knowledge"].values())
 _ENVELOPE: Final = frozenset({"v", "id", "op"})
 _ARGUMENTS: Final = frozenset(SPEC["fields"]) - _ENVELOPE
 #: Which arguments each op takes; a present argument outside its set is refused.
 _ALLOWED: Final[dict[str, frozenset[str]]] = {
-    op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS)
-    for op, takes in _OP_ARGUMENTS.items()
+    op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS) for op, takes in OP_ARGUMENTS.items()
 }
 _REQUIRED: Final[dict[str, frozenset[str]]] = {
     op: frozenset(name for name, rule in takes.items() if rule == "required")
-    for op, takes in _OP_ARGUMENTS.items()
+    for op, takes in OP_ARGUMENTS.items()
 }
 
 

@@ -21,7 +21,7 @@ from storage.limits import SPEC
 #: The ``value`` fields each op takes, from the protocol spec (``check_frame`` has already
 #: refused a ``key`` or ``value`` the op does not take, or a missing document id).
 _FIELDS: Final[dict[str, frozenset[str]]] = {
-    op: frozenset(takes["value"]) for op, takes in SPEC["ops"].items() if "value" in takes
+    rule["op"]: frozenset(rule["value"]) for rule in SPEC["knowledge"].values()
 }
 
 

@@ -68,3 +68,42 @@ def test_a_plugin_creates_a_document_in_a_related_project_and_reads_it_back(
     assert last.source["alias"] == "wiki"
     assert last.source["consumerProject"] == str(board.id)
     assert last.source["page"] == f"/boards/{board.id}/"
+
+
+#: Creates a document of ``size`` bytes of control characters (six bytes each in the
+#: frame's JSON, the worst case) through the SDK and the host relay; the outcome.
+_CREATE_AT = """async (_body, size) => {
+  const wiki = window.steamHarnessKanban.relatedProjects.get("wiki").knowledge;
+  try {
+    const created = await wiki.createDocument({ title: "Big", markdown: "\\u0001".repeat(size) });
+    return { ok: true, size: created.size };
+  } catch (error) {
+    return { ok: false, code: error.code };
+  }
+}"""
+
+
+def test_a_document_at_its_8_mib_limit_goes_through_the_host_and_one_byte_more_does_not(
+    bob: User, projects: tuple[Project, Project], page: Page, live_server: LiveServer
+) -> None:
+    board, wiki = projects
+    sent: list[int] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda text: sent.append(len(text))))
+    log_in_by_cookie(page.context, bob, live_server.url)
+    page.goto(f"/boards/{board.id}/")
+    expect(page.locator("#bridge-status")).to_have_text("Live")
+    frame = page.frame_locator("#plugin-frame").locator("body")
+    expect(frame.locator("#status")).to_have_text("ready")
+    limit = 8 * 1024 * 1024
+
+    at_limit = frame.evaluate(_CREATE_AT, limit)
+    relayed = max(sent)
+    too_large = frame.evaluate(_CREATE_AT, limit + 1)
+
+    assert at_limit == {"ok": True, "size": limit}
+    assert relayed > 6 * limit, "the frame carried the worst-case encoding"
+    assert too_large == {"ok": False, "code": "too_large"}
+    assert max(sent) == relayed, "the host refused it without relaying it"
+    assert [d.size for d in project_knowledge_list(user=bob, project_id=wiki.id).documents] == [
+        limit
+    ]

@@ -14,6 +14,7 @@
     iframe: document.getElementById("plugin-frame"),
     projectId: data.projectId,
     configuration: data.configuration,
+    limits: data.limits,
     onStatus(status) {
       statusEl.dataset.status = status;
       statusEl.textContent = labels[status] || status;
