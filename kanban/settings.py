@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from typing import Any, Final
+from urllib.parse import urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from storage import limits
@@ -20,11 +21,19 @@ from storage import limits
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"0", "false", "no", "off"})
+
+
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
+    """A yes/no setting; a value that is neither (a typo like "ture") refuses to start
+    rather than quietly meaning no."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
         return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if raw not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(f"{name}={raw!r} is neither of {sorted(_TRUE | _FALSE)}")
+    return raw in _TRUE
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -35,18 +44,35 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def database_from_url(url: str) -> dict[str, Any]:
-    """Parse ``postgres://user:password@host:port/name?option=value``."""
-    parts = urlsplit(url)
-    if parts.scheme not in {"postgres", "postgresql"}:
-        raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not supported")
-    options: dict[str, Any] = dict(parse_qsl(parts.query))
+    """``postgres://user:password@host:port/name?option=value`` or ``sqlite:///path``,
+    parsed by dj-database-url, with this project's options for each engine."""
+    try:
+        database: dict[str, Any] = dj_database_url.parse(url)
+    except (ValueError, dj_database_url.UnknownSchemeError) as error:
+        raise ImproperlyConfigured(f"DATABASE_URL: {error}") from None
+    engine = database["ENGINE"]
+    if engine == "django.db.backends.sqlite3":
+        path = Path(database["NAME"])
+        # The embedded default must work from a fresh checkout: SQLite creates the file,
+        # not its folder.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return {
+            "ENGINE": engine,
+            "NAME": path,
+            "OPTIONS": {
+                # IMMEDIATE takes the write lock at BEGIN, so two writers queue on
+                # busy_timeout instead of one failing with "database is locked".
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+            "TEST": {"NAME": os.environ.get("KANBAN_SQLITE_TEST_PATH") or None},
+        }
+    if engine != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(f"DATABASE_URL engine {engine!r} is not supported")
     return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "kanban",
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname or "",
-        "PORT": str(parts.port or ""),
+        **database,
+        "PORT": str(database.get("PORT") or ""),
         # Under ASGI every worker thread would keep its own persistent connection; a pool
         # bounds connections per process instead (Django requires CONN_MAX_AGE 0 with it).
         "CONN_MAX_AGE": 0,
@@ -56,7 +82,7 @@ def database_from_url(url: str) -> dict[str, Any]:
                 "max_size": int(os.environ.get("DATABASE_POOL_MAX", "12")),
                 "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
             },
-            **options,
+            **database.get("OPTIONS", {}),
         },
         "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
     }
@@ -148,28 +174,10 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
-if DATABASE_URL:
-    DATABASES = {"default": database_from_url(DATABASE_URL)}
-else:
-    SQLITE_PATH = Path(os.environ.get("KANBAN_SQLITE_PATH", BASE_DIR / "var" / "kanban.sqlite3"))
-    # The embedded default must work from a fresh checkout: SQLite creates the file, not
-    # its folder.
-    SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": SQLITE_PATH,
-            "OPTIONS": {
-                # IMMEDIATE takes the write lock at BEGIN, so two writers queue on busy_timeout
-                # instead of one failing with "database is locked" at its first write.
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-            "TEST": {"NAME": os.environ.get("KANBAN_SQLITE_TEST_PATH") or None},
-        }
-    }
+# Without DATABASE_URL: the embedded default, an SQLite file under var/.
+SQLITE_PATH = Path(os.environ.get("KANBAN_SQLITE_PATH", BASE_DIR / "var" / "kanban.sqlite3"))
+DATABASE_URL = os.environ.get("DATABASE_URL", "") or f"sqlite:///{SQLITE_PATH.resolve()}"
+DATABASES = {"default": database_from_url(DATABASE_URL)}
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:

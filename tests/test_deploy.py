@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
+from django.core.exceptions import ImproperlyConfigured
 
-from kanban.settings import database_from_url
+from kanban.settings import database_from_url, env_bool
 from storage import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +63,39 @@ def test_database_url_is_parsed_into_django_settings() -> None:
     assert (parsed["HOST"], parsed["PORT"], parsed["NAME"]) == ("db.internal", "6543", "boards")
     assert parsed["OPTIONS"]["sslmode"] == "require"
     assert parsed["OPTIONS"]["pool"]["max_size"] >= 1, "connections are pooled per process"
+
+
+def test_an_sqlite_database_url_names_the_file(tmp_path: Path) -> None:
+    parsed = database_from_url(f"sqlite:///{tmp_path}/data/boards.sqlite3")
+    assert parsed["ENGINE"] == "django.db.backends.sqlite3"
+    assert parsed["NAME"] == tmp_path / "data" / "boards.sqlite3"
+    assert parsed["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert (tmp_path / "data").is_dir(), "the folder is made; SQLite makes only the file"
+
+
+@pytest.mark.parametrize("url", ["mysql://u@h/db", "redis://h:6379/0", "nonsense"])
+def test_an_unsupported_database_url_refuses_to_start(url: str) -> None:
+    with pytest.raises(ImproperlyConfigured):
+        database_from_url(url)
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"), [("1", True), (" Yes ", True), ("off", False), ("", True)]
+)
+def test_yes_no_settings_read_the_usual_spellings(
+    raw: str, value: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KANBAN_FLAG", raw)
+    assert env_bool("KANBAN_FLAG", default=True) is value
+
+
+@pytest.mark.parametrize("raw", ["ture", "2", "enabled"])
+def test_a_misspelt_yes_no_setting_refuses_to_start(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KANBAN_FLAG", raw)
+    with pytest.raises(ImproperlyConfigured, match="KANBAN_FLAG"):
+        env_bool("KANBAN_FLAG", default=False)
 
 
 @pytest.fixture(scope="module")
