@@ -47,7 +47,7 @@ def database_from_url(url: str) -> dict[str, Any]:
     """``postgres://user:password@host:port/name?option=value`` or ``sqlite:///path``,
     parsed by dj-database-url, with this project's options for each engine."""
     try:
-        database: dict[str, Any] = dj_database_url.parse(url)
+        database: dict[str, Any] = dict(dj_database_url.parse(url))
     except (ValueError, dj_database_url.UnknownSchemeError) as error:
         raise ImproperlyConfigured(f"DATABASE_URL: {error}") from None
     engine = database["ENGINE"]
