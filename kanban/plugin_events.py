@@ -1,42 +1,26 @@
-"""Plugin-changed events: published after a re-import that changed a board's plugin files
-commits, so that open boards load the new files. A rolled-back import publishes nothing,
-because delivery is registered with ``transaction.on_commit``.
+"""Plugin-changed events: sent once a re-import that changed a board's plugin files commits,
+so that open boards load the new files. Sent through ``storage.events.Topic``, so a
+rolled-back import sends nothing.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
+from dataclasses import dataclass
 from uuid import UUID
 
-from django.db import transaction
-
-logger = logging.getLogger(__name__)
-
-#: ``listener(project_id, version)``; ``version`` is ``kanban.packages.plugin_versions``'.
-PluginListener = Callable[[UUID, str], None]
-_listeners: list[PluginListener] = []
+from storage.events import Topic
 
 
-def add_plugin_listener(listener: PluginListener) -> Callable[[], None]:
-    """Register a listener for committed plugin changes; returns a function removing it."""
-    _listeners.append(listener)
+@dataclass(frozen=True, slots=True)
+class PluginChanged:
+    project_id: UUID
+    #: ``kanban.packages.plugin_versions``' version of the new files.
+    version: str
 
-    def remove() -> None:
-        if listener in _listeners:
-            _listeners.remove(listener)
 
-    return remove
+PLUGIN_CHANGED: Topic[PluginChanged] = Topic("plugin")
 
 
 def publish_plugin_changed(*, project_id: UUID, version: str, using: str | None = None) -> None:
     """Announce, once the current transaction commits, that the plugin's files changed."""
-    transaction.on_commit(lambda: _deliver(project_id, version), using=using)
-
-
-def _deliver(project_id: UUID, version: str) -> None:
-    for listener in tuple(_listeners):
-        try:
-            listener(project_id, version)
-        except Exception:
-            logger.exception("plugin listener %r failed", listener)
+    PLUGIN_CHANGED.send_on_commit(PluginChanged(project_id, version), using=using)

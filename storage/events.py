@@ -1,7 +1,11 @@
-"""Change events, published only after the writing transaction commits.
+"""Events sent once the writing transaction commits: the project's one way to announce that
+something changed, in the spirit of Zulip's ``send_event_on_commit``.
 
-The engine registers ``publish`` with ``transaction.on_commit``; a rolled-back write
-publishes nothing. Upper layers (the KV service, the bridge fan-out) add listeners.
+A ``Topic`` is one kind of event and its listeners. ``send_on_commit`` hands the event to
+Django's ``transaction.on_commit``: inside a transaction the listeners hear it after the
+outermost commit and never on rollback; outside one (a write that committed on its own)
+they hear it at once. Storage's committed writes (``CHANGES``) are one topic; the access
+and plugin events of ``kanban`` are others, built the same way.
 """
 
 from __future__ import annotations
@@ -9,9 +13,42 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
+
+from django.db import transaction
 
 logger = logging.getLogger(__name__)
+
+E = TypeVar("E")
+
+
+class Topic(Generic[E]):
+    """One kind of event: listeners register here, senders send here."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._listeners: list[Callable[[E], None]] = []
+
+    def listen(self, listener: Callable[[E], None]) -> Callable[[], None]:
+        """Register a listener for committed events; returns a function that removes it."""
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def send_on_commit(self, event: E, *, using: str | None = None) -> None:
+        transaction.on_commit(lambda: self._deliver(event), using=using)
+
+    def _deliver(self, event: E) -> None:
+        # A failing listener must not keep the others from hearing about a committed change.
+        for listener in tuple(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("%s listener %r failed", self.name, listener)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,25 +60,5 @@ class Change:
     deleted: bool
 
 
-Listener = Callable[[Sequence[Change]], None]
-_listeners: list[Listener] = []
-
-
-def add_listener(listener: Listener) -> Callable[[], None]:
-    """Register a listener for committed changes; returns a function that removes it."""
-    _listeners.append(listener)
-
-    def remove() -> None:
-        if listener in _listeners:
-            _listeners.remove(listener)
-
-    return remove
-
-
-def publish(changes: Sequence[Change]) -> None:
-    # A failing listener must not keep the others from hearing about a committed write.
-    for listener in tuple(_listeners):
-        try:
-            listener(changes)
-        except Exception:
-            logger.exception("storage change listener %r failed", listener)
+#: Storage's committed writes, one event per transaction: its changes in commit order.
+CHANGES: Topic[Sequence[Change]] = Topic("storage change")

@@ -224,4 +224,4 @@ def add_kv_listener(listener: KvListener) -> Callable[[], None]:
         if mapped:
             listener(mapped)
 
-    return events.add_listener(translate)
+    return events.CHANGES.listen(translate)

@@ -44,6 +44,10 @@ def _forward_access(event: access_events.AccessChanged) -> None:
     hub.publish_access_changed(event.project_ids, event.user_ids)
 
 
+def _forward_plugin(event: plugin_events.PluginChanged) -> None:
+    hub.publish_plugin_changed(event.project_id, event.version)
+
+
 def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
     if user is None:
         return
@@ -57,6 +61,6 @@ def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> Non
 
 def connect() -> None:
     add_kv_listener(_forward_kv)
-    access_events.add_access_listener(_forward_access)
-    plugin_events.add_plugin_listener(hub.publish_plugin_changed)
+    access_events.ACCESS_CHANGED.listen(_forward_access)
+    plugin_events.PLUGIN_CHANGED.listen(_forward_plugin)
     user_logged_out.connect(_user_logged_out, dispatch_uid="kanban.bridge.logout")

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 
-from kanban.access_events import AccessChanged, add_access_listener
+from kanban.access_events import ACCESS_CHANGED, AccessChanged
 from kanban.models import Project
 from kanban.projects import project_create
 from kanban.relationships import Grant, relationship_declare
@@ -81,7 +81,7 @@ def relate(
 def access_events() -> Iterator[list[AccessChanged]]:
     """Every access-changed event delivered while the test runs."""
     seen: list[AccessChanged] = []
-    remove = add_access_listener(seen.append)
+    remove = ACCESS_CHANGED.listen(seen.append)
     yield seen
     remove()
 

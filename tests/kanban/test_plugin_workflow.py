@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 
 from kanban.models import PluginFile, Project
 from kanban.packages import plugin_versions, project_import, read_package
-from kanban.plugin_events import add_plugin_listener
+from kanban.plugin_events import PLUGIN_CHANGED
 from kanban.plugin_workflow import plugin_start, project_import_watch
 from storage.errors import ErrorCode, KanbanError
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def plugin_changes() -> Iterator[list[tuple[UUID, str]]]:
     seen: list[tuple[UUID, str]] = []
-    remove = add_plugin_listener(lambda project_id, version: seen.append((project_id, version)))
+    remove = PLUGIN_CHANGED.listen(lambda event: seen.append((event.project_id, event.version)))
     yield seen
     remove()
 

@@ -29,7 +29,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
 
     published: list[Sequence[events.Change]] = []
     layer_messages: list[Any] = []
-    remove = events.add_listener(published.append)
+    remove = events.CHANGES.listen(published.append)
     monkeypatch.setattr(hub, "_group_send", lambda group, message: layer_messages.append(message))
     origin = Origin(via="api")
     try:
@@ -73,7 +73,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
     )
     assert published == [] and layer_messages == []
     # and the control: one committed write is heard exactly once
-    remove = events.add_listener(published.append)
+    remove = events.CHANGES.listen(published.append)
     try:
         project_kv_set(user=people.bob, project_id=board.id, key="ok", value=1, origin=origin)
     finally:

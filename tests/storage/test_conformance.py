@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(databases="__all__")
 @pytest.fixture
 def published() -> Iterator[list[events.Change]]:
     seen: list[events.Change] = []
-    remove = events.add_listener(seen.extend)
+    remove = events.CHANGES.listen(seen.extend)
     yield seen
     remove()
 
@@ -457,7 +457,7 @@ def test_outside_any_transaction_events_follow_the_commit() -> None:
         reader.start()
         reader.join()
 
-    remove = events.add_listener(read_elsewhere)
+    remove = events.CHANGES.listen(read_elsewhere)
     try:
         seq = put("default", value("app.state", "visible"), "yes")
     finally:
