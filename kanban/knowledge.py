@@ -43,30 +43,41 @@ def access_knowledge(
     return access
 
 
-def _source(user: Any, access: Access, origin: Origin) -> dict[str, Any]:
-    return write_source(user=user, access=access, origin=origin, conversation_id=None)
+def _read(*, user: Any, project_id: UUID, alias: str | None, document_id: str | None) -> UUID:
+    """Authorize a read; the project to read from."""
+    access = access_knowledge(
+        user=user, project_id=project_id, alias=alias, op=Op.KNOWLEDGE_READ, document_id=document_id
+    )
+    return access.target_id
+
+
+def _write(
+    *, user: Any, project_id: UUID, alias: str | None, document_id: str | None, origin: Origin
+) -> dict[str, Any]:
+    """Authorize a write; the target project and the write's source, as storage takes them."""
+    access = access_knowledge(
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        op=Op.KNOWLEDGE_WRITE,
+        document_id=document_id,
+    )
+    source = write_source(user=user, access=access, origin=origin, conversation_id=None)
+    return {"project_id": access.target_id, "source": source}
 
 
 def project_knowledge_list(
     *, user: Any, project_id: UUID, alias: str | None = None, cursor: str | None = None
 ) -> knowledge.DocumentPage:
-    access = access_knowledge(
-        user=user, project_id=project_id, alias=alias, op=Op.KNOWLEDGE_READ, document_id=None
-    )
-    return knowledge.knowledge_list(project_id=access.target_id, cursor=cursor)
+    target = _read(user=user, project_id=project_id, alias=alias, document_id=None)
+    return knowledge.knowledge_list(project_id=target, cursor=cursor)
 
 
 def project_knowledge_get(
     *, user: Any, project_id: UUID, document_id: str, alias: str | None = None
 ) -> knowledge.Document:
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_READ,
-        document_id=document_id,
-    )
-    return knowledge.knowledge_get(project_id=access.target_id, document_id=document_id)
+    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
+    return knowledge.knowledge_get(project_id=target, document_id=document_id)
 
 
 def project_knowledge_create(
@@ -79,19 +90,11 @@ def project_knowledge_create(
     alias: str | None = None,
     document_id: str | None = None,
 ) -> knowledge.DocumentSummary:
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_WRITE,
-        document_id=document_id,
+    writing = _write(
+        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
     return knowledge.knowledge_create(
-        project_id=access.target_id,
-        title=title,
-        markdown=markdown,
-        document_id=document_id,
-        source=_source(user, access, origin),
+        title=title, markdown=markdown, document_id=document_id, **writing
     )
 
 
@@ -106,22 +109,17 @@ def project_knowledge_edit(
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_WRITE,
-        document_id=document_id,
+    writing = _write(
+        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
     # A stale ``expected_revision`` raises ``conflict`` carrying no current state, so a
     # write-only grant cannot read through it.
     return knowledge.knowledge_edit(
-        project_id=access.target_id,
         document_id=document_id,
         title=title,
         markdown=markdown,
         expected_revision=expected_revision,
-        source=_source(user, access, origin),
+        **writing,
     )
 
 
@@ -133,18 +131,10 @@ def project_knowledge_delete(
     origin: Origin,
     alias: str | None = None,
 ) -> bool:
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_WRITE,
-        document_id=document_id,
+    writing = _write(
+        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
-    return knowledge.knowledge_delete(
-        project_id=access.target_id,
-        document_id=document_id,
-        source=_source(user, access, origin),
-    )
+    return knowledge.knowledge_delete(document_id=document_id, **writing)
 
 
 def project_knowledge_search(
@@ -158,15 +148,9 @@ def project_knowledge_search(
     after_lines: int = 0,
 ) -> knowledge.SearchResult:
     """Search every document (an index read), or only ``document_id`` (that document's)."""
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_READ,
-        document_id=document_id,
-    )
+    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
     return knowledge.knowledge_search(
-        project_id=access.target_id,
+        project_id=target,
         query=query,
         document_id=document_id,
         before_lines=before_lines,
@@ -183,16 +167,7 @@ def project_knowledge_read_lines(
     end_line: int | None = None,
     alias: str | None = None,
 ) -> knowledge.DocumentLines:
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_READ,
-        document_id=document_id,
-    )
+    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
     return knowledge.knowledge_read_lines(
-        project_id=access.target_id,
-        document_id=document_id,
-        start_line=start_line,
-        end_line=end_line,
+        project_id=target, document_id=document_id, start_line=start_line, end_line=end_line
     )
