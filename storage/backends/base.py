@@ -31,6 +31,8 @@ class Dialect(ABC):
     is_empty: str  # -> one row when any data exists
 
     #: What starts a write transaction on this database.
+    #: The driver's parameter mark: ``%s`` (psycopg) or ``?`` (sqlite3).
+    placeholder: str
     begin: str = "BEGIN"
     #: True when a set or an append is one statement here (sequence included), so that a
     #: commit of just that write is atomic without a transaction around it.
@@ -77,7 +79,6 @@ class Dialect(ABC):
     def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
         """Append one list element; return its seq."""
 
-    @abstractmethod
     def scan(
         self,
         cursor: Any,
@@ -91,14 +92,33 @@ class Dialect(ABC):
         """Rows (key, seq, value, source, written_at) with low <= key < high, key order.
 
         ``low_exclusive`` makes the lower bound strict (paging after a key)."""
+        p = self.placeholder
+        sql = (
+            "SELECT key, seq, value, source, written_at FROM scalar_values "
+            f"WHERE namespace = {p} AND key {'>' if low_exclusive else '>='} {p}"
+        )
+        params: tuple[Any, ...] = (namespace, low)
+        if high is not None:
+            sql += f" AND key < {p}"
+            params += (high,)
+        cursor.execute(sql + f" ORDER BY key LIMIT {p}", (*params, limit))
+        return list(cursor.fetchall())
 
-    @abstractmethod
     def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped value with its original seq (namespace, key, seq, value, ...)."""
+        marks = ", ".join([self.placeholder] * 6)
+        cursor.execute(
+            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
+            f"VALUES ({marks})",
+            row,
+        )
 
-    @abstractmethod
     def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
-        """Insert a dumped list element with its original seq."""
+        """Insert a dumped list element with its original seq (namespace, key, seq, value)."""
+        marks = ", ".join([self.placeholder] * 4)
+        cursor.execute(
+            f"INSERT INTO list_values (namespace, key, seq, value) VALUES ({marks})", row
+        )
 
     @abstractmethod
     def last_seq(self, cursor: Any) -> int:

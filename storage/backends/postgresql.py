@@ -20,6 +20,7 @@ _NEXT = "nextval('storage_seq')"
 
 class PostgresDialect(Dialect):
     vendor = "postgresql"
+    placeholder = "%s"
     create_statements = (
         "CREATE SEQUENCE IF NOT EXISTS storage_seq AS bigint",
         """CREATE TABLE scalar_values (
@@ -124,39 +125,6 @@ class PostgresDialect(Dialect):
     def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
         cursor.execute(self._append, (namespace, key, value), prepare=True)
         return int(cursor.fetchone()[0])
-
-    def scan(
-        self,
-        cursor: Any,
-        namespace: str,
-        low: str,
-        high: str | None,
-        limit: int,
-        *,
-        low_exclusive: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        sql = (
-            "SELECT key, seq, value, source, written_at FROM scalar_values "
-            "WHERE namespace = %s AND key " + (">" if low_exclusive else ">=") + " %s"
-        )
-        params: tuple[Any, ...] = (namespace, low)
-        if high is not None:
-            sql += " AND key < %s"
-            params += (high,)
-        cursor.execute(sql + " ORDER BY key LIMIT %s", (*params, limit))
-        return list(cursor.fetchall())
-
-    def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
-        cursor.execute(
-            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            row,
-        )
-
-    def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
-        cursor.execute(
-            "INSERT INTO list_values (namespace, key, seq, value) VALUES (%s, %s, %s, %s)", row
-        )
 
     def last_seq(self, cursor: Any) -> int:
         cursor.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM storage_seq")

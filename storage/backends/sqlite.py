@@ -15,6 +15,7 @@ from storage.backends.base import Dialect
 
 class SqliteDialect(Dialect):
     vendor = "sqlite"
+    placeholder = "?"
     create_statements = (
         """CREATE TABLE scalar_values (
             namespace TEXT NOT NULL,
@@ -113,39 +114,6 @@ class SqliteDialect(Dialect):
             (namespace, key, seq, value),
         )
         return seq
-
-    def scan(
-        self,
-        cursor: Any,
-        namespace: str,
-        low: str,
-        high: str | None,
-        limit: int,
-        *,
-        low_exclusive: bool = False,
-    ) -> list[tuple[Any, ...]]:
-        sql = (
-            "SELECT key, seq, value, source, written_at FROM scalar_values "
-            "WHERE namespace = ? AND key " + (">" if low_exclusive else ">=") + " ?"
-        )
-        params: tuple[Any, ...] = (namespace, low)
-        if high is not None:
-            sql += " AND key < ?"
-            params += (high,)
-        cursor.execute(sql + " ORDER BY key LIMIT ?", (*params, limit))
-        return list(cursor.fetchall())
-
-    def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
-        cursor.execute(
-            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            row,
-        )
-
-    def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
-        cursor.execute(
-            "INSERT INTO list_values (namespace, key, seq, value) VALUES (?, ?, ?, ?)", row
-        )
 
     def last_seq(self, cursor: Any) -> int:
         cursor.execute("SELECT last FROM storage_sequence WHERE id = 1")
