@@ -95,7 +95,10 @@ def driver_cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
     Django's error translation: for hot paths that Django's cursor wrappers would slow.
 
     One cursor per connection is reused while it stays healthy (making one was a tenth of a
-    point read). A nested use finds none idle and gets its own, so two never share."""
+    point read). A nested use finds none idle and gets its own, so two never share. Seam:
+    the idle cursor lives in the Django connection's ``__dict__`` and is valid only while
+    ``connection.connection`` is the same driver connection (pinned in
+    tests/kanban/bridge/test_seams.py)."""
     connection = connections[using]
     connection.ensure_connection()
     with connection.wrap_database_errors:

@@ -48,8 +48,9 @@ class TokenBucket:
 class BridgeConsumer(AsyncWebsocketConsumer):
     user_id: int
     consumer_id: UUID
-    #: No per-socket channel on the layer: events reach sockets through the process's hub,
-    #: and a channel per socket cost a pending layer receive (memory, Redis work) each.
+    #: Seam: no per-socket channel on the layer. Events reach sockets through the process's
+    #: hub, and a channel per socket cost a pending layer receive (memory, Redis work) each.
+    #: Pinned in tests/kanban/bridge/test_seams.py.
     channel_layer_alias = "kanban.bridge.consumer-has-no-channel"
 
     async def connect(self) -> None:
@@ -82,8 +83,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await hub.remove_socket(self)
 
     async def send_text(self, text: str) -> None:
-        # Straight to the server's send: the hub calls this once per subscriber per event,
-        # and Channels' two ``send`` layers above it were a sixth of each fan-out send.
+        # Seam: straight to the server's send. The hub calls this once per subscriber per
+        # event, and Channels' two ``send`` layers above it were a sixth of each fan-out
+        # send. Pinned to send what Channels would in tests/kanban/bridge/test_seams.py.
         await self.base_send({"type": "websocket.send", "text": text})
 
     async def reply(self, payload: dict[str, Any]) -> None:
