@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any, Final
 from uuid import UUID
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import connections, router
@@ -109,11 +110,16 @@ def access_project_data(
         raise invalid_argument("alias must be a string", field="alias")
     if key is not None and not isinstance(key, str):
         raise invalid_argument("key must be a string", field="key")
-    superuser = bool(getattr(user, "is_superuser", False))
     needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
 
     consumer_uuid = _as_uuid(consumer_id)
     row = None if consumer_uuid is None else _fetch(user, consumer_uuid, alias)
+    # The user as the database has them now, not as whoever holds ``user`` loaded them (an
+    # open websocket, since its handshake): deactivated, or a new password, ends access
+    # at once, with no event needed; a revoked superuser is no longer one.
+    if row is not None and (not row.active or row.password != user.password):
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "the account changed: sign in again")
+    superuser = row is not None and row.superuser
     if row is None or (not superuser and row.role is None):
         raise KanbanError(ErrorCode.NOT_FOUND, "no such project")
     assert consumer_uuid is not None
@@ -188,6 +194,9 @@ class _Row:
     #: The target's declaration pointing back at the consumer, None when it has none.
     back: dict[str, Any] | None
     target_role: str | None
+    active: bool
+    superuser: bool
+    password: str
 
 
 @functools.cache
@@ -209,9 +218,14 @@ def _access_sql(vendor: str) -> str:
         col(Relationship, f) for f in ("project", "alias", "related_project_id")
     )
     grant = ", ".join(f"b.{col(Relationship, name)}" for name in GRANT_COLUMNS)
+    User = get_user_model()
+    users = table(User)
+    account = ", ".join(f"u.{col(User, f)}" for f in ("is_active", "is_superuser", "password"))
     sql = (
-        f"SELECT m.{m_role}, r.{r_target}, b.{col(Relationship, 'id')}, {grant}, t.{m_role}"
+        f"SELECT m.{m_role}, r.{r_target}, b.{col(Relationship, 'id')}, {grant}, t.{m_role},"
+        f" {account}"
         f" FROM {project} p"
+        f" JOIN {users} u ON u.{col(User, 'id')} = %s"
         f" LEFT JOIN {membership} m ON m.{m_project} = p.{pk} AND m.{m_user} = %s"
         f" LEFT JOIN {relationship} r ON r.{r_project} = p.{pk} AND r.{r_alias} = %s"
         f" LEFT JOIN {relationship} b"
@@ -231,7 +245,13 @@ def _fetch(
     connection = connections[using]
     project_pk = Project._meta.pk
     assert project_pk is not None
-    params = (user.pk, alias, user.pk, project_pk.get_db_prep_value(consumer_id, connection))
+    params = (
+        user.pk,
+        user.pk,
+        alias,
+        user.pk,
+        project_pk.get_db_prep_value(consumer_id, connection),
+    )
     # The driver's cursor: on PostgreSQL it binds on the server and psycopg prepares the
     # statement after a few calls per connection.
     with driver_cursor(using) as (_, cursor):
@@ -239,7 +259,7 @@ def _fetch(
         row = cursor.fetchone()
     if row is None:
         return None
-    role, target, back_id, *grant, target_role = row
+    role, target, back_id, *grant, target_role, active, superuser, password = row
     back = None
     if back_id is not None:
         back = {
@@ -255,4 +275,7 @@ def _fetch(
         target=_as_uuid(target) if target is not None else None,
         back=back,
         target_role=target_role,
+        active=bool(active),
+        superuser=bool(superuser),
+        password=password,
     )

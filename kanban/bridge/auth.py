@@ -31,7 +31,14 @@ logger = logging.getLogger(__name__)
 def session_user(*, cookie_header: str) -> tuple[SessionBase | None, Any]:
     """The session named by the request's cookies and its user (``AnonymousUser`` when
     there is no cookie, the session expired, or its user is gone or inactive)."""
-    session_key = parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
+    return session_user_of(
+        session_key=parse_cookie(cookie_header).get(settings.SESSION_COOKIE_NAME)
+    )
+
+
+def session_user_of(*, session_key: str | None) -> tuple[SessionBase | None, Any]:
+    """The session and its user, as Django decides it for a request: through the configured
+    session engine, with the check that a changed password ends every session."""
     if not session_key:
         return None, AnonymousUser()
     session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)

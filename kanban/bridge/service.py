@@ -7,16 +7,13 @@ access function; tests call these directly as well.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any
 from uuid import UUID
-
-from django.conf import settings
-from django.contrib.auth import get_user_model
 
 from kanban import kv as kv_actions
 from kanban.access import Access, Op, access_project_data
 from kanban.bridge import knowledge_calls
+from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
 from kanban.models import Project
@@ -79,8 +76,8 @@ class Verdicts:
 def recheck_socket(
     *, user_id: int, session_key: str | None, consumer_id: UUID, aliases: list[str | None]
 ) -> Verdicts:
-    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
-    if user is None or not _session_alive(session_key, user_id):
+    _, user = session_user_of(session_key=session_key)
+    if not user.is_authenticated or user.pk != user_id:
         return Verdicts(user=None)
     verdicts = Verdicts(user=user)
     for alias in aliases:
@@ -90,11 +87,3 @@ def recheck_socket(
         except KanbanError as error:
             verdicts.rules[alias] = error.code
     return verdicts
-
-
-def _session_alive(session_key: str | None, user_id: int) -> bool:
-    if not session_key:
-        return False
-    # Through the configured session engine, so logout is seen whatever stores sessions.
-    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    return str(store.get("_auth_user_id")) == str(user_id)

@@ -15,11 +15,19 @@ from django.contrib.sessions.models import Session
 from django.db import OperationalError
 from django.test import Client
 
+from kanban.access_events import publish_access_changed
 from kanban.asgi import application
 from kanban.bridge.auth import session_user
 from kanban.memberships import membership_set
 from kanban.projects import project_create
-from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, open_bridge, session_cookie
+from tests.kanban.bridge.helpers import (
+    CONNECT_TIMEOUT,
+    HOST,
+    ORIGIN,
+    Bridge,
+    open_bridge,
+    session_cookie,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,3 +122,73 @@ async def test_a_database_failure_at_connect_says_try_again_later_not_forbidden(
         "type": "websocket.close",
         "code": 1013,
     }
+
+
+# --- an open socket after the account changed (red team, Medium 3) -------------------------
+# The socket holds the user it had at its handshake. Every call re-reads the account in the
+# one access query, so a new password or a deactivation ends access at once even when no
+# event announced it (a direct database update, a script, another admin tool).
+
+
+async def open_socket(board: Any, bob: Any) -> Any:
+    communicator, connected, _ = await open_bridge(board, bob)
+    assert connected
+    bridge = Bridge(communicator)
+    assert (await bridge.call("set", key="k", value=1))["ok"] is True
+    return communicator, bridge
+
+
+async def expect_signed_out(communicator: Any, bridge: Any, op: str, **fields: Any) -> None:
+    reply = await bridge.call(op, **fields)
+    assert reply["ok"] is False and reply["error"]["code"] == "unauthenticated", reply
+    closed = await communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
+
+
+@database_sync_to_async
+def change_password(user: Any) -> None:
+    user.set_password("changed by an admin")
+    user.save()
+
+
+@database_sync_to_async
+def deactivate_behind_djangos_back(user: Any) -> None:
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+
+
+async def test_an_open_socket_cannot_write_after_a_password_change(board: Any, bob: Any) -> None:
+    communicator, bridge = await open_socket(board, bob)
+    await change_password(bob)
+    await expect_signed_out(communicator, bridge, "set", key="k", value=2)
+
+
+async def test_an_open_socket_cannot_read_after_a_deactivation_in_the_database(
+    board: Any, bob: Any
+) -> None:
+    communicator, bridge = await open_socket(board, bob)
+    await deactivate_behind_djangos_back(bob)
+    await expect_signed_out(communicator, bridge, "get", key="k")
+
+
+async def test_a_recheck_after_a_password_change_ends_the_socket(board: Any, bob: Any) -> None:
+    communicator, bridge = await open_socket(board, bob)
+    assert (await bridge.call("subscribe"))["ok"] is True
+    await change_password(bob)
+    await database_sync_to_async(publish_access_changed)(user_ids={bob.pk})
+    invalidated = await bridge.event()
+    assert invalidated["event"] == "invalidated" and invalidated["code"] == "unauthenticated"
+    closed = await communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4401}
+
+
+async def test_a_superuser_whose_flag_was_taken_away_is_an_ordinary_user_at_once(
+    board: Any,
+) -> None:
+    alice = await database_sync_to_async(get_user_model().objects.create_superuser)("alice")
+    communicator, bridge = await open_socket(board, alice)
+    await database_sync_to_async(get_user_model().objects.filter(pk=alice.pk).update)(
+        is_superuser=False
+    )
+    reply = await bridge.call("get", key="k")
+    assert reply["ok"] is False and reply["error"]["code"] == "not_found", reply
+    await communicator.disconnect()
