@@ -13,10 +13,11 @@ from typing import Any, Literal
 from uuid import UUID
 
 from kanban.access import Access, Op, access_project_data
-from storage import kv
+from storage import jsoncodec, kv
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import RESERVED_PREFIX
-from storage.namespaces import Domain
+from storage.limits import MAX_BATCH_BYTES
+from storage.namespaces import Domain, check_user_keys
 from storage.writes import ANY
 
 Via = Literal["bridge", "api", "admin", "cli"]
@@ -78,6 +79,64 @@ def project_kv_get(
 ) -> kv.Entry | None:
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key)
     return kv.kv_get(dataset=_dataset(access, domain, conversation_id), key=key)
+
+
+def project_kv_get_many(
+    *,
+    user: Any,
+    project_id: UUID,
+    keys: object,
+    alias: str | None = None,
+    domain: Domain = "kv",
+) -> list[kv.Entry | KanbanError | None]:
+    """Named keys in one round trip, in the order asked. Each key is decided by the same
+    read rule as ``project_kv_get``: a key the grant does not open is refused alone
+    (``forbidden``), the others are read. Values past ``MAX_BATCH_BYTES`` in all come back
+    as ``too_large``, to be read one by one."""
+    checked = check_user_keys(keys)
+    access = access_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=None
+    )
+    allowed = [key for key in checked if access.read.allows(key)]
+    entries = dict(
+        zip(
+            allowed,
+            kv.kv_get_many(dataset=_dataset(access, domain, None), keys=allowed),
+            strict=True,
+        )
+    )
+    results: list[kv.Entry | KanbanError | None] = []
+    budget = MAX_BATCH_BYTES
+    for key in checked:
+        if key not in entries:
+            results.append(
+                KanbanError(
+                    ErrorCode.FORBIDDEN, f"reading {key!r} through {alias!r} is not allowed"
+                )
+            )
+            continue
+        entry = entries[key]
+        size = 0 if entry is None else len(jsoncodec.encode(entry.value))
+        if size > budget:
+            results.append(
+                KanbanError(
+                    ErrorCode.TOO_LARGE,
+                    f"{key!r} is past this read's {MAX_BATCH_BYTES} bytes; read it alone",
+                )
+            )
+            continue
+        budget -= size
+        results.append(entry)
+    return results
+
+
+def read_result(item: kv.Entry | KanbanError | None) -> dict[str, Any]:
+    """One key of a read as both transports render it."""
+    if isinstance(item, KanbanError):
+        return {"found": False, "error": item.as_dict()}
+    if item is None:
+        return {"found": False}
+    return {"found": True, "value": item.value, "revision": item.revision}
 
 
 def project_kv_set(

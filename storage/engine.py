@@ -146,6 +146,25 @@ def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
     return None if row is None else _stored(dialect, address, row)
 
 
+def get_values(addresses: Sequence[Value], *, using: str = "default") -> list[StoredValue | None]:
+    """Many values of one namespace in one round trip, in the order asked (None: absent)."""
+    if not addresses:
+        return []
+    if not all(isinstance(a, Value) for a in addresses):
+        raise invalid_argument("get_values needs Value addresses")
+    namespace = addresses[0].namespace
+    if any(a.namespace != namespace for a in addresses):
+        raise invalid_argument("get_values reads one namespace at a time")
+    for address in addresses:
+        _record("get", address)
+    keys = list(dict.fromkeys(a.key for a in addresses))
+    with driver_cursor(using) as (dialect, cursor):
+        rows = {row[0]: row[1:] for row in dialect.select_values(cursor, namespace, keys)}
+    return [
+        None if (row := rows.get(a.key)) is None else _stored(dialect, a, row) for a in addresses
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class LastWrite:
     seq: int

@@ -106,6 +106,13 @@ def kv_get(*, dataset: Dataset, key: str) -> Entry | None:
     return None if stored is None else _entry(stored)
 
 
+def kv_get_many(*, dataset: Dataset, keys: list[str]) -> list[Entry | None]:
+    """Named keys in one round trip, in the order asked (None: absent). No listing: the
+    caller names every key (``check_user_keys``)."""
+    found = engine.get_values([dataset.address(key) for key in keys])
+    return [None if stored is None else _entry(stored) for stored in found]
+
+
 def kv_set(
     *,
     dataset: Dataset,

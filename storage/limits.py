@@ -24,6 +24,10 @@ DEFAULT_DOCUMENT_BYTES: Final[int] = _LIMITS["documentBytes"]
 MAX_TITLE_CHARS: Final[int] = _LIMITS["titleChars"]
 MAX_DEPTH: Final[int] = _LIMITS["depth"]
 MAX_REVISION_CHARS: Final[int] = _LIMITS["revisionChars"]
+#: A batched read names at most this many keys, and returns at most this many bytes of
+#: values; the values past that come back as ``too_large``, to be read one by one.
+MAX_BATCH_KEYS: Final[int] = _LIMITS["batchKeys"]
+MAX_BATCH_BYTES: Final[int] = _LIMITS["batchBytes"]
 #: Room for everything around the limited part: the frame's or body's other fields.
 ENVELOPE_BYTES: Final[int] = _LIMITS["envelopeBytes"]
 

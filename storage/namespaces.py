@@ -25,6 +25,16 @@ def check_user_key(key: object) -> str:
     return check_text(key, field="key", allow_empty=False, max_length=MAX_USER_KEY_LENGTH)
 
 
+def check_user_keys(keys: object) -> list[str]:
+    """The one validation of the keys a batched read names: 1 to ``MAX_BATCH_KEYS`` of them,
+    each a valid key."""
+    if not isinstance(keys, list) or not keys:
+        raise invalid_argument("keys must be a non-empty list of keys", field="keys")
+    if len(keys) > limits.MAX_BATCH_KEYS:
+        raise invalid_argument(f"at most {limits.MAX_BATCH_KEYS} keys per read", field="keys")
+    return [check_user_key(key) for key in keys]
+
+
 def check_conversation_id(conversation_id: object) -> str:
     return check_text(
         conversation_id,

@@ -14,6 +14,7 @@ from kanban import kv as kv_actions
 from kanban.api.schema import json_body
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
+from storage.limits import MAX_BATCH_KEYS
 from storage.namespaces import Domain
 from storage.writes import ANY
 
@@ -123,3 +124,49 @@ class RelatedKvView(EntryView):
 
     related = True
     http_method_names = ["get", "put", "options"]
+
+
+BATCH_BODY = json_body(
+    required=("keys",),
+    keys={
+        "type": "array",
+        "items": {"type": "string"},
+        "minItems": 1,
+        "maxItems": MAX_BATCH_KEYS,
+        "description": "the keys to read, each named (there is no listing)",
+    },
+)
+BATCH_RESULTS = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description='{"results": [...]}: per key in the order asked, {"found": true, "value", '
+    '"revision"}, {"found": false}, or {"found": false, "error": {"code", "message"}} for a key '
+    "the grant does not open (forbidden) or past the read's byte budget (too_large)",
+)
+
+
+def check_batch_body(data: Any) -> Any:
+    """``{"keys": [...]}`` and nothing else."""
+    if not isinstance(data, dict) or set(data) != {"keys"}:
+        raise invalid_argument('the body must be a JSON object {"keys": [...]}')
+    return data["keys"]
+
+
+class BatchGetView(APIView):
+    """``POST .../kv:batchGet``: up to 256 named keys of the project's (or, through an alias,
+    the related project's) KV in one request and one database round trip."""
+
+    related: ClassVar[bool] = False
+
+    @extend_schema(request=BATCH_BODY, responses={200: BATCH_RESULTS, **ERRORS})
+    def post(self, request: Request, **kwargs: Any) -> Response:
+        items = kv_actions.project_kv_get_many(
+            user=request.user,
+            project_id=kwargs["project_id"],
+            alias=kwargs.get("alias") if self.related else None,
+            keys=check_batch_body(request.data),
+        )
+        return Response({"results": [kv_actions.read_result(item) for item in items]})
+
+
+class RelatedBatchGetView(BatchGetView):
+    related = True

@@ -29,6 +29,12 @@ def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPat
 
 
 urlpatterns = [
+    path(project + "kv:batchGet", kv.BatchGetView.as_view(), name="api-kv-batch-get"),
+    path(
+        project + "related/<str:alias>/kv:batchGet",
+        kv.RelatedBatchGetView.as_view(),
+        name="api-related-kv-batch-get",
+    ),
     path(project + "kv/<path:key>", kv.KvView.as_view(), name="api-kv"),
     path(conversation + "kv/<path:key>", kv.KvView.as_view(), name="api-conversation-kv"),
     path(project + "persistent-values/<path:key>", kv.PersistentValueView.as_view(), name="api-pv"),

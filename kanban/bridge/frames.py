@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from storage.errors import KanbanError, invalid_argument
 from storage.limits import MAX_REVISION_CHARS, SPEC
-from storage.namespaces import check_user_key
+from storage.namespaces import check_user_key, check_user_keys
 from storage.writes import ANY
 
 PROTOCOL_VERSION: Final[int] = SPEC["version"]
@@ -26,8 +26,9 @@ CLOSE_TRY_AGAIN_LATER: Final = 1013
 MAX_REQUEST_ID: Final = 2**53 - 1
 ALIAS_RE: Final = re.compile(SPEC["alias"])
 
-#: Each op and the arguments it takes, from the protocol spec: "required", "optional", or
-#: for ``value`` the fields of the object it holds (an object op takes ``value`` optionally).
+#: Each op and the arguments it takes, from the protocol spec: "required", "optional",
+#: "keys" (a required list of keys, a batched read's), or for ``value`` the fields of the
+#: object it holds (an object op takes ``value`` optionally).
 #: The Knowledge ops are listed by their SDK method, each naming its op.
 OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     **SPEC["ops"],
@@ -43,7 +44,7 @@ _ALLOWED: Final[dict[str, frozenset[str]]] = {
     op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS) for op, takes in OP_ARGUMENTS.items()
 }
 _REQUIRED: Final[dict[str, frozenset[str]]] = {
-    op: frozenset(name for name, rule in takes.items() if rule == "required")
+    op: frozenset(name for name, rule in takes.items() if rule in ("required", "keys"))
     for op, takes in OP_ARGUMENTS.items()
 }
 
@@ -95,6 +96,8 @@ def check_frame(frame: Any) -> Request:
     key = frame.get("key")
     if key is not None or "key" in frame:
         key = check_user_key(key)
+    if OP_ARGUMENTS[op].get("value") == "keys":
+        check_user_keys(frame["value"])
     expected: Any = ANY
     if "expectedRevision" in frame:
         expected = frame["expectedRevision"]

@@ -41,9 +41,12 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
         entry = kv_actions.project_kv_get(
             user=user, project_id=consumer_id, alias=request.alias, key=request.key
         )
-        if entry is None:
-            return {"found": False}
-        return {"found": True, "value": entry.value, "revision": entry.revision}
+        return kv_actions.read_result(entry)
+    if request.op == "getMany":
+        items = kv_actions.project_kv_get_many(
+            user=user, project_id=consumer_id, alias=request.alias, keys=request.value
+        )
+        return [kv_actions.read_result(item) for item in items]
     if request.op == "set":
         assert request.key is not None
         revision = kv_actions.project_kv_set(

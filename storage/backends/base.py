@@ -55,6 +55,11 @@ class Dialect(ABC):
         driver_connection.execute("COMMIT")
 
     @abstractmethod
+    def select_values(self, cursor: Any, namespace: str, keys: list[str]) -> list[tuple[Any, ...]]:
+        """Rows (key, seq, value, source, written_at) of those keys that hold a value, in one
+        statement."""
+
+    @abstractmethod
     def allocate_seq(self, cursor: Any) -> int:
         """Take the next value of the global sequence inside the current transaction."""
 

@@ -126,6 +126,15 @@ class PostgresDialect(Dialect):
         cursor.execute(self._append, (namespace, key, value), prepare=True)
         return int(cursor.fetchone()[0])
 
+    def select_values(self, cursor: Any, namespace: str, keys: list[str]) -> list[tuple[Any, ...]]:
+        cursor.execute(
+            "SELECT key, seq, value, source, written_at FROM scalar_values "
+            "WHERE namespace = %s AND key = ANY(%s)",
+            (namespace, keys),
+            prepare=True,
+        )
+        return list(cursor.fetchall())
+
     def last_seq(self, cursor: Any) -> int:
         cursor.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM storage_seq")
         return int(cursor.fetchone()[0])

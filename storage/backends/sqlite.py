@@ -115,6 +115,15 @@ class SqliteDialect(Dialect):
         )
         return seq
 
+    def select_values(self, cursor: Any, namespace: str, keys: list[str]) -> list[tuple[Any, ...]]:
+        marks = ", ".join("?" * len(keys))
+        cursor.execute(
+            "SELECT key, seq, value, source, written_at FROM scalar_values "
+            f"WHERE namespace = ? AND key IN ({marks})",
+            (namespace, *keys),
+        )
+        return list(cursor.fetchall())
+
     def last_seq(self, cursor: Any) -> int:
         cursor.execute("SELECT last FROM storage_sequence WHERE id = 1")
         return int(cursor.fetchone()[0])

@@ -296,6 +296,92 @@ def test_a_write_only_grant_does_not_leak_values_through_conflicts(
     assert "current" not in response.json()
 
 
+# --- batched reads (kv:batchGet) ------------------------------------------------------------
+
+
+def batch(client: APIClient, project: Project, keys: Any, *, alias: str | None = None) -> Any:
+    base = f"/api/v1/projects/{project.id}/" + (f"related/{alias}/" if alias else "")
+    return client.post(
+        base + "kv:batchGet", data=json.dumps({"keys": keys}), content_type="application/json"
+    )
+
+
+def test_a_batched_read_answers_every_key_in_the_order_asked(
+    people: People, board: Project
+) -> None:
+    bob = client_for(people.bob)
+    revisions = {
+        k: put(bob, kv_url(board, k), {"value": {"title": k}}).json()["revision"]
+        for k in ("a", "b")
+    }
+
+    response = batch(client_for(people.charlie), board, ["b", "missing", "a", "b"])
+
+    assert response.status_code == 200, response.content
+    assert response.json() == {
+        "results": [
+            {"found": True, "value": {"title": "b"}, "revision": revisions["b"]},
+            {"found": False},
+            {"found": True, "value": {"title": "a"}, "revision": revisions["a"]},
+            {"found": True, "value": {"title": "b"}, "revision": revisions["b"]},
+        ]
+    }
+
+
+def test_a_prefix_grant_refuses_the_keys_it_does_not_open_alone_and_reads_the_rest(
+    people: People, hierarchy: dict[str, Project]
+) -> None:
+    from kanban.relationships import relationship_declare
+
+    bob = client_for(people.bob)
+    parent, child = hierarchy["parent"], hierarchy["child"]
+    relationship_declare(
+        project=child,
+        alias="parent",
+        project_id=parent.id,
+        grant=Grant(read=Rule("prefixes", ("stock:",)), write=NONE),
+    )
+    put(bob, kv_url(child, "stock:1"), {"value": 5})
+    put(bob, kv_url(child, "secret"), {"value": "never sent"})
+
+    response = batch(bob, parent, ["secret", "stock:1", "stock:2"], alias="child")
+
+    results = response.json()["results"]
+    assert [r["found"] for r in results] == [False, True, False]
+    assert results[0]["error"]["code"] == "forbidden" and "value" not in results[0]
+    assert "never sent" not in response.content.decode()
+    assert results[1]["value"] == 5 and results[2] == {"found": False}
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [[], "k", [1], [""], ["k\x00"], ["k" * 1025], [f"k{n}" for n in range(257)]],
+)
+def test_a_batched_read_of_bad_keys_is_refused_whole(
+    people: People, board: Project, keys: Any
+) -> None:
+    assert_error(batch(client_for(people.bob), board, keys), 400, "invalid_argument")
+
+
+def test_a_batched_read_needs_membership(people: People, board: Project) -> None:
+    assert_error(batch(client_for(people.dave), board, ["k"]), 404, "not_found")
+
+
+def test_values_past_the_reads_byte_budget_come_back_too_large_to_be_read_alone(
+    people: People, board: Project, settings: Any
+) -> None:
+    from kanban import kv as kv_actions
+
+    bob = client_for(people.bob)
+    big = "x" * 600_000
+    for n in range(8):
+        put(bob, kv_url(board, f"big:{n}"), {"value": big})
+    results = batch(bob, board, [f"big:{n}" for n in range(8)]).json()["results"]
+    fitted = sum(1 for r in results if r["found"])
+    assert fitted == kv_actions.MAX_BATCH_BYTES // (len(big) + 2)
+    assert all(r["error"]["code"] == "too_large" for r in results[fitted:])
+
+
 # --- schema and docs -----------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import threading
@@ -180,6 +181,60 @@ def test_delete_reports_whether_something_was_removed(using: str) -> None:
     (removed,) = engine.commit([delete_value(address)], using=using)
     assert removed.applied
     assert engine.get_value(address, using=using) is None
+
+
+def test_many_values_are_read_in_one_call_in_the_order_asked(using: str) -> None:
+    seqs = {key: put(using, value("app.batch", key), {"n": n}) for n, key in enumerate("abc")}
+    put(using, value("app.other", "a"), "another namespace")
+    asked = [value("app.batch", k) for k in ("c", "missing", "a", "c")]
+
+    found = engine.get_values(asked, using=using)
+
+    assert [None if f is None else (f.address.key, f.value, f.seq) for f in found] == [
+        ("c", {"n": 2}, seqs["c"]),
+        None,
+        ("a", {"n": 0}, seqs["a"]),
+        ("c", {"n": 2}, seqs["c"]),
+    ]
+    assert engine.get_values([], using=using) == []
+
+
+def test_a_batched_read_stays_in_one_namespace(using: str) -> None:
+    with pytest.raises(KanbanError) as caught:
+        engine.get_values([value("app.a", "k"), value("app.b", "k")], using=using)
+    assert error_code(caught) == "invalid_argument"
+
+
+class _CountingCursor:
+    def __init__(self, cursor: Any, statements: list[str]) -> None:
+        self._cursor, self._statements = cursor, statements
+
+    def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        self._statements.append(sql)
+        return self._cursor.execute(sql, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def test_a_batched_read_of_many_keys_is_one_statement(
+    using: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = [f"card:{n:04d}" for n in range(1000)]
+    engine.commit([set_value(value("app.board", k), n) for n, k in enumerate(keys)], using=using)
+    statements: list[str] = []
+    real = engine.driver_cursor
+
+    @contextlib.contextmanager
+    def counting(alias: str) -> Iterator[tuple[Any, Any]]:
+        with real(alias) as (dialect, cursor):
+            yield dialect, _CountingCursor(cursor, statements)
+
+    monkeypatch.setattr(engine, "driver_cursor", counting)
+    with engine.recording_reads() as reads:
+        found = engine.get_values([value("app.board", k) for k in keys], using=using)
+    assert [f.value for f in found if f is not None] == list(range(1000))
+    assert len(reads) == 1000 and len(statements) == 1
 
 
 # --- compare-and-set -----------------------------------------------------------------------
