@@ -96,6 +96,14 @@ export function checkKey(key) {
   checkString(key, "key");
 }
 
+// A batched read's keys: 1 to batchKeys of them, each a valid key.
+function checkKeys(keys) {
+  if (!Array.isArray(keys) || !keys.length || keys.length > LIMITS.batchKeys) {
+    throw typeError("keys must be a list of 1 to " + LIMITS.batchKeys + " keys");
+  }
+  keys.forEach(checkKey);
+}
+
 export function checkAlias(alias) {
   if (typeof alias !== "string" || !ALIAS.test(alias)) {
     throw typeError("alias must match [a-z][a-z0-9_-]{0,63}");
@@ -147,9 +155,10 @@ export function checkRequest(f, limits = LIMITS) {
   if (has("value")) {
     if (!rule.value) throw typeError(op + " takes no value");
     if (Array.isArray(rule.value)) checkFields(op, f.value, rule.value, limits);
+    else if (rule.value === "keys") checkKeys(f.value);
     else checkValue(f.value, limits);
     out.value = f.value;
-  } else if (rule.value === "required") {
+  } else if (rule.value === "required" || rule.value === "keys") {
     throw typeError(op + " needs a value");
   }
   if (has("expectedRevision")) {

@@ -156,6 +156,7 @@ export function createKanban(env) {
     return {
       kv: {
         getValue: (key) => pub(call({ op: "get", ...target, key })).then((r) => (r.found ? r.value : undefined)),
+        getValues: (keys) => pub(call({ op: "getMany", ...target, value: keys })),
         setValue: (key, value) => pub(call({ op: "set", ...target, key, value })).then(() => {}),
         updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
         subscribe: (listener) => subscribe(alias, target, listener),

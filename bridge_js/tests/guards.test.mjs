@@ -126,6 +126,19 @@ describe("op", () => {
   });
 });
 
+describe("getMany", () => {
+  const many = (value) => ({ v: 1, id: 1, op: "getMany", value });
+  test("takes 1 to 256 valid keys in value, and nothing in key", () => {
+    checkRequest(many(["a", "b"]));
+    checkRequest(many(Array.from({ length: 256 }, (_, n) => "k" + n)));
+    for (const bad of [[], "a", [1], [""], ["a\u0000"], Array.from({ length: 257 }, (_, n) => "k" + n)]) {
+      rejects(many(bad), "invalid_argument", /key/);
+    }
+    rejects({ v: 1, id: 1, op: "getMany" }, "invalid_argument", /needs a value/);
+    rejects({ ...many(["a"]), key: "a" }, "invalid_argument", /takes no key/);
+  });
+});
+
 describe("key", () => {
   test("is required for get and set", () => {
     const { key: _g, ...getNoKey } = get();

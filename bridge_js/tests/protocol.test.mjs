@@ -23,9 +23,10 @@ test("everything comes from protocol.json, which the server reads too", () => {
   assert.deepEqual(protocol.HINTS, spec.errors);
 });
 
-test("the ops are the four KV ops and the seven knowledge ops", () => {
+test("the ops are the five KV ops and the seven knowledge ops", () => {
   assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
     "get",
+    "getMany",
     "set",
     "subscribe",
     "unsubscribe",

@@ -122,6 +122,18 @@ describe("handshake", () => {
   });
 });
 
+describe("getValues", () => {
+  test("sends the keys in one request and resolves with the results in order", async () => {
+    const p = await plugin();
+    const results = p.sdk.relatedProjects.get("inventory").kv.getValues(["a", "b"]);
+    const request = await p.next();
+    assert.deepEqual(request, { v: 1, id: 1, op: "getMany", alias: "inventory", value: ["a", "b"] });
+    const answer = [{ found: true, value: 1, revision: "3" }, { found: false, error: { code: "forbidden", message: "no" } }];
+    await p.reply(request, answer);
+    assert.deepEqual(await results, answer);
+  });
+});
+
 describe("configuration", () => {
   test("ready resolves with the first configuration", async () => {
     const p = await plugin({ configuration: null });
@@ -542,7 +554,7 @@ describe("relatedProjects and knowledge", () => {
     }
     const a = p.sdk.relatedProjects.get("inventory");
     assert.equal(p.sdk.relatedProjects.get("inventory"), a);
-    assert.deepEqual(Object.keys(a.kv), ["getValue", "setValue", "updateValue", "subscribe"]);
+    assert.deepEqual(Object.keys(a.kv), ["getValue", "getValues", "setValue", "updateValue", "subscribe"]);
     assert.deepEqual(Object.keys(a.knowledge), [
       "listDocuments",
       "getDocument",

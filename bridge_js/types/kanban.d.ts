@@ -69,9 +69,22 @@ export interface InvalidatedEvent {
 
 export type Unsubscribe = () => void;
 
+/** One key of a `getValues` read, in the order asked. */
+export type ReadResult<T extends JsonValue = JsonValue> =
+  | { readonly found: true; readonly value: T; readonly revision: string }
+  | { readonly found: false }
+  /** forbidden: the grant does not open this key; too_large: read it alone with getValue. */
+  | { readonly found: false; readonly error: { readonly code: ErrorCode; readonly message: string } };
+
 export interface KanbanKV {
   /** Resolves undefined when the key is absent, null for a stored null. */
   getValue<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined>;
+  /**
+   * Extension: up to 256 named keys in one request (and one database round trip), each
+   * decided by the same read rule as getValue; a key the grant does not open is refused
+   * alone, the others are read. No listing: name every key.
+   */
+  getValues<T extends JsonValue = JsonValue>(keys: string[]): Promise<ReadResult<T>[]>;
   /**
    * Rejects with TypeError for undefined or non-JSON values, before sending anything; with
    * BridgeError "too_large" (from the host) for more than 1 MiB of JSON.

@@ -283,6 +283,38 @@ async def test_a_prefix_grant_hides_writes_outside_its_prefixes(
     assert await bob_on_board.no_message()
 
 
+async def test_a_batched_read_through_a_prefix_grant_returns_only_the_keys_it_opens(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await write(world, "inventory", "secret", "never sent")
+    revision = await write(world, "inventory", "stock:nut", 5)
+
+    reply = await bob_on_board.call(
+        "getMany", alias="inventory", value=["secret", "stock:nut", "stock:bolt"]
+    )
+
+    assert reply["ok"] is True, reply
+    secret, nut, bolt = reply["result"]
+    assert secret["found"] is False and secret["error"]["code"] == "forbidden"
+    assert "never sent" not in json.dumps(reply)
+    assert nut == {"found": True, "value": 5, "revision": revision}
+    assert bolt == {"found": False}
+
+
+async def test_a_batched_read_of_the_own_project_in_one_frame(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    revisions = [await write(world, "board", f"card:{n}", n) for n in range(3)]
+    reply = await bob_on_board.call("getMany", value=["card:2", "card:0", "card:9"])
+    assert reply["result"] == [
+        {"found": True, "value": 2, "revision": revisions[2]},
+        {"found": True, "value": 0, "revision": revisions[0]},
+        {"found": False},
+    ]
+    refused = await bob_on_board.call("getMany", value=[f"k{n}" for n in range(257)])
+    assert refused["error"]["code"] == "invalid_argument"
+
+
 async def test_unsubscribed_sockets_hear_nothing(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
