@@ -23,7 +23,9 @@ from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
 from storage import jsoncodec
+from storage.addresses import check_text
 from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.namespaces import MAX_USER_KEY_LENGTH
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         self.user_id = user.pk
         self.page = f"/boards/{self.consumer_id}/"
         self.subscriptions: dict[str | None, Subscription] = {}
+        self.watches: dict[str | None, Subscription] = {}
         self.bucket = TokenBucket(settings.KANBAN_BRIDGE_RATE, settings.KANBAN_BRIDGE_BURST)
         self.hub = get_hub()
         await self.accept()
@@ -119,6 +122,13 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             if sub is not None:
                 await self.hub.unsubscribe(sub)
             return {"subscribed": False}
+        if request.op == "watch":
+            return await self.watch(request.alias, request.value)
+        if request.op == "unwatch":
+            sub = self.watches.pop(request.alias, None)
+            if sub is not None:
+                await self.hub.unsubscribe(sub)
+            return {"watching": False}
         return await in_thread(service.bridge_call)(
             user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
         )
@@ -133,6 +143,34 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await self.hub.subscribe(sub)
         return {"subscribed": True}
 
+    async def watch(self, alias: str | None, options: Any) -> dict[str, Any]:
+        """A subscription whose events name the keys (under ``prefix``) that changed. One per
+        alias: watching again replaces the prefix."""
+        prefix = check_text(
+            (options or {}).get("prefix") or "",
+            field="prefix",
+            allow_empty=True,
+            max_length=MAX_USER_KEY_LENGTH,
+        )
+        access = await in_thread(service.access_subscription)(
+            user=self.user, consumer_id=self.consumer_id, alias=alias
+        )
+        old = self.watches.pop(alias, None)
+        if old is not None:
+            await self.hub.unsubscribe(old)
+        sub = Subscription(
+            self,
+            alias,
+            access.target_id,
+            access.read,
+            access.knowledge_read,
+            watch=True,
+            prefix=prefix,
+        )
+        self.watches[alias] = sub
+        await self.hub.subscribe(sub)
+        return {"watching": True}
+
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         """Called by the hub after an access change that may concern this socket."""
         verdicts = await in_thread(service.recheck_socket)(
@@ -142,7 +180,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             aliases=[sub.alias for sub in subscriptions],
         )
         if verdicts.user is None:
-            for sub in list(self.subscriptions.values()):
+            for sub in [*self.subscriptions.values(), *self.watches.values()]:
                 await self._invalidate(sub, ErrorCode.UNAUTHENTICATED)
             await self.close(code=frames.CLOSE_UNAUTHENTICATED)
             return
@@ -155,7 +193,8 @@ class BridgeConsumer(AsyncWebsocketConsumer):
                 await self._invalidate(sub, outcome or ErrorCode.FORBIDDEN)
 
     async def _invalidate(self, sub: Subscription, code: ErrorCode) -> None:
-        if self.subscriptions.get(sub.alias) is sub:
-            del self.subscriptions[sub.alias]
+        held = self.watches if sub.watch else self.subscriptions
+        if held.get(sub.alias) is sub:
+            del held[sub.alias]
         await self.hub.release(sub, None)
         await self.reply(frames.invalidated_event(sub.alias, str(code)))

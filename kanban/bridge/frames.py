@@ -9,6 +9,7 @@ target, a path) is ``invalid_argument``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -96,8 +97,16 @@ def check_frame(frame: Any) -> Request:
     key = frame.get("key")
     if key is not None or "key" in frame:
         key = check_user_key(key)
-    if OP_ARGUMENTS[op].get("value") == "keys":
+    takes = OP_ARGUMENTS[op].get("value")
+    if takes == "keys":
         check_user_keys(frame["value"])
+    elif isinstance(takes, list) and frame.get("value") is not None:
+        # An object of the op's own fields (a Knowledge call's arguments, a watch's prefix).
+        if not isinstance(frame["value"], dict):
+            raise invalid_argument(f"{op} takes an object as 'value'", field="value")
+        extra = sorted(set(frame["value"]) - set(takes))
+        if extra:
+            raise invalid_argument(f"{op} takes no {extra[0]!r}", field=extra[0])
     expected: Any = ANY
     if "expectedRevision" in frame:
         expected = frame["expectedRevision"]
@@ -119,6 +128,22 @@ def reply_error(request_id: int | None, error: KanbanError) -> dict[str, Any]:
 
 def revision_event(alias: str | None, revision: str) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "event": "revision", "alias": alias, "revision": revision}
+
+
+def changes_event(
+    alias: str | None, changes: Sequence[tuple[str, str]], *, resync: bool = False
+) -> dict[str, Any]:
+    """A watch's event: the keys that changed, each with its new revision; ``resync`` after
+    a gap (reconnect, lost events) means "re-read what you hold"."""
+    event: dict[str, Any] = {
+        "v": PROTOCOL_VERSION,
+        "event": "changes",
+        "alias": alias,
+        "changes": [{"key": key, "revision": revision} for key, revision in changes],
+    }
+    if resync:
+        event["resync"] = True
+    return event
 
 
 def invalidated_event(alias: str | None, code: str) -> dict[str, Any]:

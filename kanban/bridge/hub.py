@@ -101,10 +101,22 @@ class Subscription:
     knowledge_read: Rule
     #: While access is being re-checked, events wait here instead of being delivered.
     held: list[tuple[str, str, str]] | None = field(default=None)
+    #: A watch (``kv.watch``): its events name the KV keys that changed, those its rule
+    #: opens and that start with ``prefix``. Otherwise a subscribe (``{alias, revision}``).
+    watch: bool = False
+    prefix: str = ""
 
     @property
     def rules(self) -> ReadRules:
         return ReadRules(self.read, self.knowledge_read)
+
+    def visible(self, changes: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+        """The (key, revision) of the KV changes this watch may learn of, in order."""
+        return tuple(
+            (key, revision)
+            for kind, key, revision in changes
+            if kind == "kv" and key.startswith(self.prefix) and self.read.allows(key)
+        )
 
 
 class Hub:
@@ -311,8 +323,23 @@ class Hub:
         if not subs:
             return
         encoded: dict[tuple[str | None, str], str] = {}
+        #: One encoding per distinct visible set: watchers of one board under one grant
+        #: share it.
+        named: dict[tuple[str | None, tuple[tuple[str, str], ...]], str] = {}
         sends: list[tuple[Socket, str]] = []
         for sub in list(subs):
+            if sub.watch:
+                if sub.held is not None:
+                    sub.held.extend((kind, key, revision) for kind, key, revision in changes)
+                    continue
+                visible = sub.visible(changes)
+                if visible:
+                    text = named.get((sub.alias, visible))
+                    if text is None:
+                        text = json.dumps(frames.changes_event(sub.alias, visible))
+                        named[(sub.alias, visible)] = text
+                    sends.append((sub.socket, text))
+                continue
             for kind, key, revision in changes:
                 if sub.held is not None:
                     sub.held.append((kind, key, revision))
@@ -361,6 +388,13 @@ class Hub:
             await self.unsubscribe(sub)
             return
         sub.read, sub.knowledge_read = rules
+        if sub.watch:
+            resync = any(kind == RESYNC_REVISION for kind, _, _ in held)
+            visible = sub.visible(held)
+            if visible or resync:
+                event = frames.changes_event(sub.alias, visible, resync=resync)
+                await sub.socket.send_text(json.dumps(event))
+            return
         for kind, key, revision in held:
             if kind == RESYNC_REVISION or (kind in KINDS and rules.allows(kind, key)):
                 await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))

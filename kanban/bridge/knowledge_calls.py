@@ -16,27 +16,13 @@ from kanban import knowledge
 from kanban.bridge.frames import Request
 from kanban.kv import Origin
 from storage.errors import invalid_argument
-from storage.limits import SPEC
-
-#: The ``value`` fields each op takes, from the protocol spec (``check_frame`` has already
-#: refused a ``key`` or ``value`` the op does not take, or a missing document id).
-_FIELDS: Final[dict[str, frozenset[str]]] = {
-    rule["op"]: frozenset(rule["value"]) for rule in SPEC["knowledge"].values()
-}
 
 
 def _arguments(request: Request) -> dict[str, Any]:
-    """The op's ``value`` fields, absent ones left out."""
-    fields = _FIELDS.get(request.op, frozenset())
-    value = request.value
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid_argument(f"{request.op} takes an object as 'value'", field="value")
-    extra = sorted(set(value) - fields)
-    if extra:
-        raise invalid_argument(f"{request.op} takes no {extra[0]!r}", field=extra[0])
-    # An explicit null is the same as leaving the field out, as ``undefined`` is in the SDK.
+    """The op's ``value`` fields (``check_frame`` allowed only the op's own), absent ones
+    left out. An explicit null is the same as leaving the field out, as ``undefined`` is in
+    the SDK."""
+    value = request.value or {}
     return {name: item for name, item in value.items() if item is not None}
 
 

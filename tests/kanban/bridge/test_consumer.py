@@ -315,6 +315,81 @@ async def test_a_batched_read_of_the_own_project_in_one_frame(
     assert refused["error"]["code"] == "invalid_argument"
 
 
+# --- watches: change events that name the keys ---------------------------------------------
+
+
+async def test_a_watch_names_the_keys_that_changed_under_its_prefix(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    assert (await bob_on_board.call("watch", value={"prefix": "card:"}))["result"] == {
+        "watching": True
+    }
+    await write(world, "board", "columns", ["todo"])
+    revision = await write(world, "board", "card:1", {"title": "Bolts"})
+    assert await bob_on_board.event() == {
+        "v": 1,
+        "event": "changes",
+        "alias": None,
+        "changes": [{"key": "card:1", "revision": revision}],
+    }
+    assert await bob_on_board.no_message(), "columns is outside the prefix"
+
+
+async def test_one_transaction_is_one_event_naming_every_key(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    from storage import engine
+    from storage.namespaces import project_kv
+    from storage.writes import set_value
+
+    await bob_on_board.call("watch")
+    results = await database_sync_to_async(engine.commit)(
+        [set_value(project_kv(world["board"].id, k), n) for n, k in enumerate(("a", "b"))]
+    )
+    event = await bob_on_board.event()
+    assert event["changes"] == [
+        {"key": "a", "revision": str(results[0].seq)},
+        {"key": "b", "revision": str(results[1].seq)},
+    ]
+    assert await bob_on_board.no_message()
+
+
+async def test_a_watch_through_a_prefix_grant_never_names_a_key_outside_it(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("watch", alias="inventory")
+    await write(world, "inventory", "secret", 1)
+    revision = await write(world, "inventory", "stock:nut", 5)
+    event = await bob_on_board.event()
+    assert event["changes"] == [{"key": "stock:nut", "revision": revision}]
+    assert "secret" not in json.dumps(event)
+    assert await bob_on_board.no_message()
+
+
+async def test_a_watch_whose_grant_goes_is_invalidated_and_hears_nothing_more(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await bob_on_board.call("watch", alias="inventory")
+    await database_sync_to_async(relationship_declare)(
+        project=world["inventory"],
+        alias="board",
+        project_id=world["board"].id,
+        grant=Grant(read=NONE, write=NONE),
+    )
+    invalidated = await bob_on_board.event()
+    assert (invalidated["event"], invalidated["code"]) == ("invalidated", "forbidden")
+    await write(world, "inventory", "stock:nut", 1)
+    assert await bob_on_board.no_message()
+
+
+@pytest.mark.parametrize(
+    "value", [{"prefix": 1}, {"prefix": "k", "projectId": "x"}, ["card:"], {"prefix": "a\x00"}]
+)
+async def test_a_watch_takes_only_a_prefix(bob_on_board: Bridge, value: Any) -> None:
+    reply = await bob_on_board.call("watch", value=value)
+    assert reply["error"]["code"] == "invalid_argument"
+
+
 async def test_unsubscribed_sockets_hear_nothing(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
