@@ -62,6 +62,14 @@ export interface RevisionEvent {
   readonly revision: string;
 }
 
+/** A watch's event: the keys that changed (only keys the grant lets you read). */
+export interface ChangesEvent {
+  readonly alias: string | null;
+  readonly changes: ReadonlyArray<{ readonly key: string; readonly revision: string }>;
+  /** After a reconnect or lost events: re-read everything you hold. */
+  readonly resync?: true;
+}
+
 export interface InvalidatedEvent {
   readonly alias: string | null;
   readonly code: ErrorCode;
@@ -101,6 +109,12 @@ export interface KanbanKV {
   ): Promise<T>;
   /** Extension on the current project's kv. */
   subscribe(listener: (event: RevisionEvent) => void): Unsubscribe;
+  /**
+   * Extension: events that name the keys that changed, under `prefix` (default: every key),
+   * one per committed write batch; `{changes: [], resync: true}` after a reconnect. Re-read
+   * only what changed (getValues), and everything on a resync.
+   */
+  watch(listener: (event: ChangesEvent) => void, options?: { prefix?: string }): Unsubscribe;
 }
 
 export interface KnowledgeResult {

@@ -1,12 +1,8 @@
 // The error vocabulary: the same strings as storage/errors.py ErrorCode.
 
-import { HINTS } from "./protocol.js";
+import { CODES } from "./protocol.js";
 
-// The hint the SDK logs after a failed call's message, per code (protocol.json); the
-// TypeScript declarations say more.
-export { HINTS };
-
-export const CODES = Object.keys(HINTS);
+export { CODES };
 
 export class BridgeError extends Error {
   constructor(code, message, current) {

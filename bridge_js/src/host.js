@@ -32,8 +32,10 @@ export function createHost(env) {
       (loc.protocol === "https:" ? "wss" : "ws") +
         "://" + loc.host + "/ws/boards/" + encodeURIComponent(projectId) + "/";
     const rpc = createRpc(env);
-    // alias (null = this project) -> generation of the subscribe that created it
-    const subscriptions = new Map();
+    // "subscribe:alias" / "watch:alias" (alias "" = this project) -> {gen, request} of the
+    // subscribe or watch that created it, to repeat after a reconnect.
+    const follows = new Map();
+    const followKey = (op, alias) => op + ":" + (alias ?? "");
     let generation = 0;
     let config = toHostConfiguration(configuration);
     let port = null;
@@ -64,12 +66,14 @@ export function createHost(env) {
       const { id, ...request } = frame;
       const alias = request.alias ?? null;
       const gen = ++generation;
-      if (request.op === "subscribe") subscriptions.set(alias, gen);
-      if (request.op === "unsubscribe") subscriptions.delete(alias);
+      const op = request.op;
+      const following = op === "subscribe" || op === "watch";
+      if (following) follows.set(followKey(op, alias), { gen, request });
+      if (op === "unsubscribe" || op === "unwatch") follows.delete(followKey(op.slice(2), alias));
       rpc.call(request).then((reply) => {
         const failed = !reply.ok && wireError(reply.error).code !== "unavailable";
-        if (request.op === "subscribe" && failed && subscriptions.get(alias) === gen) {
-          subscriptions.delete(alias);
+        if (following && failed && follows.get(followKey(op, alias))?.gen === gen) {
+          follows.delete(followKey(op, alias));
         }
         if (p !== port) return;
         p.postMessage(
@@ -80,16 +84,24 @@ export function createHost(env) {
       });
     };
 
-    // After a reconnect the server has forgotten our subscriptions, and any revision in
-    // between was lost: subscribe again, then tell the plugin to re-read.
+    // After a reconnect the server has forgotten our subscriptions and watches, and any
+    // event in between was lost: subscribe and watch again, then tell the plugin to re-read.
     const resync = (n) => {
-      for (const [alias, gen] of subscriptions) {
-        rpc.call({ op: "subscribe", alias }).then((reply) => {
-          if (subscriptions.get(alias) !== gen) return;
-          if (reply.ok) return toPlugin({ v: V, event: "revision", alias, revision: "resync-" + n });
+      for (const [k, follow] of follows) {
+        const { request } = follow;
+        const alias = request.alias ?? null;
+        rpc.call(request).then((reply) => {
+          if (follows.get(k) !== follow) return;
+          if (reply.ok) {
+            return toPlugin(
+              request.op === "watch"
+                ? { v: V, event: "changes", alias, changes: [], resync: true }
+                : { v: V, event: "revision", alias, revision: "resync-" + n },
+            );
+          }
           const code = wireError(reply.error).code;
           if (code === "unavailable") return;
-          subscriptions.delete(alias);
+          follows.delete(k);
           toPlugin({ v: V, event: "invalidated", alias, code });
         });
       }
@@ -107,8 +119,14 @@ export function createHost(env) {
       const alias = typeof f.alias === "string" ? f.alias : null;
       if (f.event === "revision") {
         toPlugin({ v: V, event: "revision", alias, revision: String(f.revision) });
+      } else if (f.event === "changes" && Array.isArray(f.changes)) {
+        const changes = f.changes
+          .filter((c) => typeof c?.key === "string" && typeof c.revision === "string")
+          .map(({ key, revision }) => ({ key, revision }));
+        toPlugin({ v: V, event: "changes", alias, changes, ...(f.resync === true && { resync: true }) });
       } else if (f.event === "invalidated") {
-        subscriptions.delete(alias);
+        follows.delete(followKey("subscribe", alias));
+        follows.delete(followKey("watch", alias));
         toPlugin({ v: V, event: "invalidated", alias, code: wireError(f).code });
       } else if (f.event === "reload") {
         // The plugin's files were re-imported: load the new ones. The plugin never sees
@@ -142,8 +160,8 @@ export function createHost(env) {
 
     // A new document in the iframe: drop what the previous one subscribed to.
     const handshake = hostHandshake(env, iframe, (p) => {
-      for (const alias of subscriptions.keys()) rpc.call({ op: "unsubscribe", alias });
-      subscriptions.clear();
+      for (const { request } of follows.values()) rpc.call({ op: "un" + request.op, alias: request.alias });
+      follows.clear();
       if (port) port.close();
       port = p;
       p.onmessage = (e) => relay(p, e.data);

@@ -1,7 +1,7 @@
 // window.steamHarnessKanban: what a plugin inside the sandboxed iframe sees.
 
 import { V, KNOWLEDGE } from "./protocol.js";
-import { BridgeError, HINTS, typeError, wireError } from "./errors.js";
+import { BridgeError, typeError, wireError } from "./errors.js";
 import { checkAlias, checkArguments, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { pluginHandshake } from "./handshake.js";
@@ -30,8 +30,9 @@ function toConfiguration(c) {
 export function createKanban(env) {
   const log = env.console;
   const rpc = createRpc(env);
-  // alias (null = this project) -> Set of {listener}
+  // alias (null = this project) -> Set of {listener}; watches' entries carry a prefix too.
   const subscriptions = new Map();
+  const watches = new Map();
   const configListeners = new Set();
   const invalidListeners = new Set();
   const related = new Map();
@@ -45,17 +46,18 @@ export function createKanban(env) {
   // Listener sets hold {listener} entries, so one function added twice is two listeners.
   // Each listener gets its own event from `make`.
   const emit = (entries, make) => {
-    for (const { listener } of [...entries]) {
+    for (const entry of [...entries]) {
       try {
-        listener(make());
+        const event = make(entry);
+        if (event) entry.listener(event);
       } catch (err) {
         log.error(err);
       }
     }
   };
-  const add = (listeners, listener) => {
+  const add = (listeners, listener, prefix = "") => {
     if (typeof listener !== "function") throw typeError("listener must be a function");
-    const entry = { listener };
+    const entry = { listener, prefix };
     listeners.add(entry);
     return entry;
   };
@@ -79,31 +81,37 @@ export function createKanban(env) {
   const pub = (promise) =>
     promise.catch((err) => {
       if (err instanceof BridgeError) {
-        log.warn("steamHarnessKanban: " + err.code + ": " + err.message + " (" + HINTS[err.code] + ")");
+        log.warn("steamHarnessKanban: " + err.code + ": " + err.message);
       }
       throw err;
     });
 
   const invalidate = (alias, code) => {
-    subscriptions.delete(alias);
-    emit(invalidListeners, () => Object.freeze({ alias, code }));
+    const held = subscriptions.delete(alias) | watches.delete(alias);
+    if (held) emit(invalidListeners, () => Object.freeze({ alias, code }));
   };
 
-  // Listeners of one alias share one server subscription. While the link is down the host
-  // re-subscribes on reconnect, so an `unavailable` keeps them listening.
-  const subscribe = (alias, target, listener) => {
-    const listeners = subscriptions.get(alias) || new Set();
-    const entry = add(listeners, listener);
-    if (!subscriptions.has(alias)) {
-      subscriptions.set(alias, listeners);
-      pub(call({ op: "subscribe", ...target })).catch((err) => {
-        if (err.code !== "unavailable" && subscriptions.get(alias) === listeners) invalidate(alias, err.code);
+  // Listeners of one alias share one server subscription (`subscribe`) or watch (`watch`,
+  // whose prefix is the first listener's, or "" once listeners differ: each listener still
+  // hears only its own prefix). While the link is down the host re-subscribes on reconnect,
+  // so an `unavailable` keeps them listening.
+  const follow = (map, op, alias, target, listener, prefix) => {
+    const listeners = map.get(alias) || new Set();
+    const entry = add(listeners, listener, prefix);
+    const fresh = !map.has(alias);
+    const widen = !fresh && listeners.prefix && listeners.prefix !== entry.prefix;
+    if (fresh || widen) {
+      map.set(alias, listeners);
+      listeners.prefix = fresh ? entry.prefix : "";
+      const value = op === "watch" ? { prefix: listeners.prefix } : undefined;
+      pub(call(value ? { op, ...target, value } : { op, ...target })).catch((err) => {
+        if (err.code !== "unavailable" && map.get(alias) === listeners) invalidate(alias, err.code);
       });
     }
     return () => {
-      if (!listeners.delete(entry) || listeners.size || subscriptions.get(alias) !== listeners) return;
-      subscriptions.delete(alias);
-      call({ op: "unsubscribe", ...target }).catch(() => {});
+      if (!listeners.delete(entry) || listeners.size || map.get(alias) !== listeners) return;
+      map.delete(alias);
+      call({ op: "un" + op, ...target }).catch(() => {});
     };
   };
 
@@ -159,7 +167,8 @@ export function createKanban(env) {
         getValues: (keys) => pub(call({ op: "getMany", ...target, value: keys })),
         setValue: (key, value) => pub(call({ op: "set", ...target, key, value })).then(() => {}),
         updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
-        subscribe: (listener) => subscribe(alias, target, listener),
+        subscribe: (listener) => follow(subscriptions, "subscribe", alias, target, listener),
+        watch: (listener, options) => follow(watches, "watch", alias, target, listener, options?.prefix),
       },
       knowledge,
     };
@@ -177,6 +186,12 @@ export function createKanban(env) {
     } else if (f.event === "revision") {
       const revision = String(f.revision);
       emit(subscriptions.get(alias) || [], () => Object.freeze({ alias, revision }));
+    } else if (f.event === "changes") {
+      const resync = f.resync === true;
+      emit(watches.get(alias) || [], ({ prefix }) => {
+        const changes = f.changes.filter((c) => c.key.startsWith(prefix));
+        return (changes.length || resync) && Object.freeze({ alias, changes, ...(resync && { resync }) });
+      });
     } else if (f.event === "invalidated") {
       invalidate(alias, f.code);
     } else if (f.event === "status") {

@@ -176,6 +176,39 @@ describe("handshake", () => {
   });
 });
 
+describe("watches", () => {
+  test("changes are relayed with only their keys and revisions; a reconnect re-watches and resyncs", async () => {
+    const b = await board();
+    const p = await b.plugin();
+    await p.send({ v: 1, id: 1, op: "watch", alias: "inventory", value: { prefix: "stock:" } });
+    b.ws().reply(b.ws().sent[0], { watching: true });
+    b.ws().receive({
+      v: 1,
+      event: "changes",
+      alias: "inventory",
+      changes: [{ key: "stock:1", revision: "4", extra: "dropped" }, { key: 5 }],
+    });
+    await flush();
+    assert.deepEqual(p.events("changes"), [
+      { v: 1, event: "changes", alias: "inventory", changes: [{ key: "stock:1", revision: "4" }] },
+    ]);
+    b.ws().drop();
+    await b.clock.advance(250);
+    const ws = b.ws();
+    ws.accept();
+    assert.deepEqual(ws.sent, [{ v: 1, id: 2, op: "watch", alias: "inventory", value: { prefix: "stock:" } }]);
+    ws.reply(ws.sent[0], { watching: true });
+    await flush();
+    assert.deepEqual(p.events("changes").at(-1), {
+      v: 1,
+      event: "changes",
+      alias: "inventory",
+      changes: [],
+      resync: true,
+    });
+  });
+});
+
 describe("relaying requests", () => {
   test("valid frames go to the websocket with a host-assigned id", async () => {
     const b = await board();
@@ -415,7 +448,7 @@ describe("the websocket", () => {
     const ws = b.ws();
     ws.accept();
     assert.deepEqual(ws.sent, [
-      { v: 1, id: 6, op: "subscribe", alias: null },
+      { v: 1, id: 6, op: "subscribe" },
       { v: 1, id: 7, op: "subscribe", alias: "inventory" },
     ]);
     assert.deepEqual(p.events("revision"), [], "not before the server confirmed");

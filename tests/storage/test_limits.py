@@ -12,7 +12,7 @@ from storage.namespaces import MAX_USER_KEY_LENGTH
 
 
 def test_the_error_codes_are_the_specs() -> None:
-    assert [str(code) for code in ErrorCode] == list(limits.SPEC["errors"])
+    assert [str(code) for code in ErrorCode] == limits.SPEC["errors"]
 
 
 def test_storage_enforces_the_specs_limits() -> None:
