@@ -7,17 +7,18 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from kanban.kv import Origin, project_kv_set
+from kanban.kv import Origin, project_kv_get, project_kv_set
 from kanban.memberships import membership_set
 from kanban.packages import project_import
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
-from storage.namespaces import demo_marker
+from storage.namespaces import demo_marker, project_kv
 from storage.writes import set_value
 
 PLUGINS = Path(settings.BASE_DIR) / "bridge_js" / "plugins"
@@ -85,7 +86,8 @@ def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
 
     put(board_id, "board:columns", COLUMNS)
     put(board_id, "board:cards", [card[0] for card in CARDS])
-    for rank, (card_id, column, title, assignee, labels, item) in enumerate(CARDS):
+    ranks = demo_ranks(len(CARDS))
+    for rank, (card_id, column, title, assignee, labels, item) in zip(ranks, CARDS, strict=True):
         card = {
             "id": card_id,
             "title": title,
@@ -94,7 +96,7 @@ def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
             "labels": labels,
             "due": None,
             "column": column,
-            "rank": rank + 1,
+            "rank": rank,
         }
         if item:
             card["item"] = item
@@ -102,3 +104,70 @@ def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
     put(inventory_id, "items", list(STOCK))
     for item, (name, count) in STOCK.items():
         put(inventory_id, f"stock:{item}", {"name": name, "count": count})
+
+
+_RANK_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def demo_ranks(count: int) -> list[str]:
+    """``count`` evenly spaced Board ranks, ascending: base-36 fractions written without
+    "0." and trailing zeros, as bridge_js/plugins/board/board-core.js reads them. Evenly
+    spaced, so a card can be placed between any two by keyboard or drag."""
+    width = 1
+    while 36**width <= count * 36:
+        width += 1
+    ranks = []
+    for n in range(1, count + 1):
+        value = n * 36**width // (count + 1)
+        digits = ""
+        for _ in range(width):
+            value, digit = divmod(value, 36)
+            digits = _RANK_DIGITS[digit] + digits
+        ranks.append(digits.rstrip("0"))
+    return ranks
+
+
+def demo_board_fill(*, cards: int) -> int:
+    """Give the demo Board ``cards`` cards in all (generated ones added after the demo's
+    own, spread over its columns), every card re-ranked evenly, in one transaction. Loads
+    the demo first on an empty database. Returns how many cards were added."""
+    demo_load()
+    marker = engine.get_value(demo_marker())
+    if marker is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "this database has users but no demo Board")
+    board_id = UUID(marker.value["boardId"])
+    alice = get_user_model().objects.get(username="alice")
+    index = project_kv_get(user=alice, project_id=board_id, key="board:cards")
+    ids: list[str] = list(index.value) if index is not None else []
+    added = [f"g{n:05d}" for n in range(max(0, cards - len(ids)))]
+    columns = [column["id"] for column in COLUMNS]
+    stored = {
+        card_id: entry.value
+        for card_id in ids
+        if (entry := project_kv_get(user=alice, project_id=board_id, key=f"card:{card_id}"))
+    }
+    for n, card_id in enumerate(added):
+        stored[card_id] = {
+            "id": card_id,
+            "title": f"Generated card {n + 1}",
+            "description": "",
+            "assignee": PEOPLE[n % len(PEOPLE)][0],
+            "labels": [],
+            "due": None,
+            "column": columns[n % len(columns)],
+        }
+    all_ids = ids + added
+    for column in columns:
+        in_column = [
+            card_id for card_id in all_ids if stored.get(card_id, {}).get("column") == column
+        ]
+        for card_id, rank in zip(in_column, demo_ranks(len(in_column)), strict=True):
+            stored[card_id] = {**stored[card_id], "rank": rank}
+    source = {"user": "alice", "userId": alice.pk, "via": "cli", "consumerProject": str(board_id)}
+    writes = [set_value(project_kv(board_id, "board:cards"), all_ids, source=source)]
+    writes += [
+        set_value(project_kv(board_id, f"card:{card_id}"), card, source=source)
+        for card_id, card in stored.items()
+    ]
+    engine.commit(writes)
+    return len(added)

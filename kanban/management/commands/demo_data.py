@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.demo import demo_load
+from kanban.demo import demo_board_fill, demo_load
 from storage.errors import KanbanError
 
 
@@ -14,9 +14,22 @@ class Command(BaseCommand):
         "empty database; a database with users is left alone."
     )
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--board-cards",
+            type=int,
+            metavar="N",
+            help="give the demo Board N cards in all, spread over its columns (a big board)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             logins = demo_load()
+            if options["board_cards"] is not None:
+                if options["board_cards"] < 0:
+                    raise CommandError("--board-cards needs a number of cards, 0 or more")
+                added = demo_board_fill(cards=options["board_cards"])
+                self.stdout.write(f"The demo Board has {added} more card(s).")
         except KanbanError as error:
             raise CommandError(error.message) from None
         if not logins:
