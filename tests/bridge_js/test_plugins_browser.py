@@ -100,6 +100,8 @@ class Connection:
     project: str
     role: str
     subscriptions: set[str | None] = field(default_factory=set)
+    #: alias -> prefix of each watch
+    watches: dict[str | None, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,6 +113,8 @@ class BridgeModel:
     writes: list[tuple[str, str]] = field(default_factory=list)
     connections: list[Connection] = field(default_factory=list)
     delays: dict[str, float] = field(default_factory=dict)
+    #: (project of the page, op) of every request the plugins sent
+    requests: list[tuple[str, str]] = field(default_factory=list)
     seq: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -151,32 +155,64 @@ class BridgeModel:
             revision = str(self.seq)
             self.data[(project, key)] = (value, revision)
             self.writes.append((project, key))
-            events = []
+            events: list[tuple[Connection, dict[str, Any]]] = []
             for client in self.connections:
-                for alias in client.subscriptions:
+                follows = [(alias, None) for alias in client.subscriptions]
+                follows += list(client.watches.items())
+                for alias, prefix in follows:
                     try:
                         target, grant = self.target(client.project, alias)
                     except Refusal:
                         continue
-                    if target == project and (grant is None or _allows(grant["read"], key)):
-                        events.append((client, alias))
-        for client, alias in events:
-            event = {"v": 1, "event": "revision", "alias": alias, "revision": revision}
+                    if target != project or (grant is not None and not _allows(grant["read"], key)):
+                        continue
+                    if prefix is None:
+                        event = {"v": 1, "event": "revision", "alias": alias, "revision": revision}
+                    elif key.startswith(prefix):
+                        change = {"key": key, "revision": revision}
+                        event = {"v": 1, "event": "changes", "alias": alias, "changes": [change]}
+                    else:
+                        continue
+                    events.append((client, event))
+        for client, event in events:
             client.conn.send(json.dumps(event))
         return revision
 
+    def read(self, client: Connection, alias: str | None, key: str) -> dict[str, Any]:
+        project = self.check(client, alias, key, write=False)
+        with self.lock:
+            stored = self.data.get((project, key))
+        return (
+            {"found": True, "value": stored[0], "revision": stored[1]}
+            if stored
+            else {"found": False}
+        )
+
+    def read_or_refuse(self, client: Connection, alias: str | None, key: str) -> dict[str, Any]:
+        try:
+            return self.read(client, alias, key)
+        except Refusal as refusal:
+            if refusal.code != "forbidden":
+                raise
+            return {"found": False, "error": {"code": refusal.code, "message": str(refusal)}}
+
     def answer(self, client: Connection, frame: dict[str, Any]) -> dict[str, Any]:
         op, alias, key = frame["op"], frame.get("alias"), frame.get("key", "")
+        self.requests.append((client.project, op))
         try:
+            result: Any
             if op == "get":
-                project = self.check(client, alias, key, write=False)
-                with self.lock:
-                    stored = self.data.get((project, key))
-                result: dict[str, Any] = (
-                    {"found": True, "value": stored[0], "revision": stored[1]}
-                    if stored
-                    else {"found": False}
-                )
+                result = self.read(client, alias, key)
+            elif op == "getMany":
+                self.target(client.project, alias)
+                result = [self.read_or_refuse(client, alias, k) for k in frame["value"]]
+            elif op == "watch":
+                self.target(client.project, alias)
+                client.watches[alias] = (frame.get("value") or {}).get("prefix") or ""
+                result = {"watching": True}
+            elif op == "unwatch":
+                client.watches.pop(alias, None)
+                result = {"watching": False}
             elif op == "set":
                 project = self.check(client, alias, key, write=True)
                 with self.lock:
@@ -555,7 +591,29 @@ def test_another_users_change_appears_without_reload(stand: Stand) -> None:
     stand.model.put(BOARD, "board:cards", ["a", "new"])
     board.wait_for("boardDebug.state.cards.some((c) => c.id === 'new')")
     assert column_titles(board, "doing") == ["Added elsewhere"]
-    assert board.board_state()["renders"] <= renders + 3, "events are debounced"
+    assert board.board_state()["renders"] <= renders + 3, "changes during a load coalesce"
+
+
+def test_a_big_board_loads_in_a_few_requests_and_a_move_elsewhere_costs_one_read(
+    stand: Stand,
+) -> None:
+    columns = ("todo", "doing", "done")
+    ranks = [f"{n:03d}".replace("0", "1") for n in range(1000)]
+    seed_board(
+        stand.model,
+        [a_card(f"c{n}", columns[n % 3], ranks[n], title=f"Card {n}") for n in range(1000)],
+    )
+    board = stand.open()
+    board.wait_for("boardDebug.state.cards.length === 1000")
+    reads = [op for _, op in stand.model.requests if op in ("get", "getMany")]
+    assert reads.count("getMany") <= 6 and reads.count("get") <= 4, reads
+
+    before = len(stand.model.requests)
+    stand.model.put(BOARD, "card:c7", a_card("c7", "done", ranks[7], title="Moved elsewhere"))
+    board.wait_for("boardDebug.state.cards.some((c) => c.title === 'Moved elsewhere')")
+    board.wait_settled()
+    after = [op for _, op in stand.model.requests[before:]]
+    assert after == ["getMany"], "one batched read of the one card that changed"
 
 
 def test_the_wip_warning_shows_when_a_column_holds_too_much(stand: Stand) -> None:

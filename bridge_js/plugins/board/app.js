@@ -15,7 +15,8 @@
   const inventory = kanban.relatedProjects.get("inventory");
 
   const INVENTORY_DOWN = new Set(["unknown_alias", "relationship_pending", "forbidden", "not_found"]);
-  const READ_BATCH = 16;
+  // Keys per kv.getValues request: the bridge's maximum, so a 1,000-card board is 4 reads.
+  const READ_BATCH = 256;
 
   const state = {
     loaded: false,
@@ -191,15 +192,19 @@
     }
   }
 
-  // getValue for many keys, a few requests at a time.
-  async function readAll(keys, read) {
-    const out = new Array(keys.length);
-    for (let i = 0; i < keys.length; i += READ_BATCH) {
-      const batch = keys.slice(i, i + READ_BATCH);
-      const values = await Promise.all(batch.map(read));
-      values.forEach((v, j) => (out[i + j] = v));
-    }
-    return out;
+  // Many keys of one project's kv, READ_BATCH per request, the requests in parallel; each
+  // value, or undefined when absent or refused. A value too big for a batched read
+  // (too_large) is read on its own.
+  async function readAll(kv, keys) {
+    const batches = [];
+    for (let i = 0; i < keys.length; i += READ_BATCH) batches.push(keys.slice(i, i + READ_BATCH));
+    const results = (await Promise.all(batches.map((batch) => kv.getValues(batch)))).flat();
+    return Promise.all(
+      results.map((r, i) => {
+        if (r.found) return r.value;
+        return r.error && r.error.code === "too_large" ? kv.getValue(keys[i]) : undefined;
+      }),
+    );
   }
 
   // --- loading --------------------------------------------------------------------------------
@@ -221,7 +226,7 @@
     let columns = Core.normalizeColumns(await kanban.kv.getValue(KEYS.columns));
     if (columns === null) columns = Core.normalizeColumns(await ensureDefaultColumns()) || [];
     const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.cards));
-    const values = await readAll(ids, (id) => kanban.kv.getValue(KEYS.card(id)));
+    const values = await readAll(kanban.kv, ids.map(KEYS.card));
     const cards = ids.map((id, i) => Core.normalizeCard(id, values[i])).filter(Boolean);
     return { columns, cards };
   }
@@ -242,7 +247,23 @@
     return [...byId.values()];
   }
 
+  let loading = 0;
+  let loadAgain = false;
   async function load() {
+    loading++;
+    try {
+      await loadOnce();
+    } finally {
+      loading--;
+    }
+    // A change that came while this load was reading may have been read too early.
+    if (!loading && loadAgain) {
+      loadAgain = false;
+      load();
+    }
+  }
+
+  async function loadOnce() {
     const generation = generations.next();
     const withView = viewStale;
     const key = Core.viewKey(kanban.getConfiguration());
@@ -276,30 +297,64 @@
     refreshTimer = setTimeout(load, delay === undefined ? 100 : delay);
   }
 
+  // A watch event names the keys that changed. Cards that changed are read again and
+  // patched in; the columns or the card index changing (a card created, deleted or moved
+  // between boards' lists), a resync, or a change during a load mean a full load.
+  async function onBoardChanges({ changes, resync }) {
+    const cardIds = [];
+    let full = resync === true;
+    for (const { key } of changes) {
+      if (key === KEYS.columns || key === KEYS.cards) full = true;
+      else if (key.startsWith("card:")) cardIds.push(key.slice("card:".length));
+    }
+    if (!full && !cardIds.length) return;
+    if (loading) {
+      loadAgain = true;
+      return;
+    }
+    const known = new Set(state.cards.map((c) => c.id));
+    if (full || !state.loaded || cardIds.some((id) => !known.has(id))) return load();
+    const generation = generations.current;
+    const values = await readAll(kanban.kv, cardIds.map(KEYS.card));
+    if (generation !== generations.current || loading) return; // a load owns the page now
+    const fresh = new Map(cardIds.map((id, i) => [id, Core.normalizeCard(id, values[i])]));
+    state.cards = withOverlays(
+      state.cards.map((card) => (fresh.has(card.id) ? fresh.get(card.id) : card)).filter(Boolean),
+    );
+    render();
+    refreshStock();
+  }
+
   // --- inventory ---------------------------------------------------------------------------------
 
   async function refreshStock() {
     const generation = stockGenerations.next();
     const items = [...new Set(state.cards.map((c) => c.item).filter(Boolean))];
-    const results = await readAll(items, async (item) => {
-      if (state.inventoryProblem) return { status: "unavailable", code: state.inventoryProblem };
+    const unavailable = (code) => items.map(() => ({ status: "unavailable", code }));
+    let results = unavailable(state.inventoryProblem);
+    if (!state.inventoryProblem && items.length) {
       try {
-        const stock = await inventory.kv.getValue("stock:" + item);
-        if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) return { status: "missing" };
-        return { status: "ok", name: String(stock.name || item), count: stock.count };
+        const values = await readAll(inventory.kv, items.map((item) => "stock:" + item));
+        results = values.map((stock, i) => {
+          if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) return { status: "missing" };
+          return { status: "ok", name: String(stock.name || items[i]), count: stock.count };
+        });
       } catch (err) {
-        return { status: "unavailable", code: err.code || "error" };
+        results = unavailable(err.code || "error");
       }
-    });
+    }
     if (!stockGenerations.isCurrent(generation)) return;
-    state.stock = new Map(items.map((item, i) => [item, results[i]]));
+    const stock = new Map(items.map((item, i) => [item, results[i]]));
+    const same = (a, b) => JSON.stringify([...a]) === JSON.stringify([...b]);
+    if (same(stock, state.stock)) return; // nothing to draw again
+    state.stock = stock;
     render();
   }
 
   let stockTimer = null;
-  function scheduleStock() {
+  function scheduleStock(delay) {
     clearTimeout(stockTimer);
-    stockTimer = setTimeout(refreshStock, 100);
+    stockTimer = setTimeout(refreshStock, delay === undefined ? 100 : delay);
   }
 
   async function useOne(card) {
@@ -322,7 +377,7 @@
   // Items for the card dialog's picker: the index plus each item's name.
   async function readInventoryItems() {
     const ids = Core.normalizeIndex(await inventory.kv.getValue("items"));
-    const values = await readAll(ids, (id) => inventory.kv.getValue("stock:" + id).catch(() => undefined));
+    const values = await readAll(inventory.kv, ids.map((id) => "stock:" + id)).catch(() => ids.map(() => undefined));
     return ids.map((id, i) => ({ id, name: values[i] && values[i].name ? String(values[i].name) : id }));
   }
 
@@ -1062,7 +1117,10 @@
   function subscribeAll() {
     for (const off of unsubscribers) off();
     state.inventoryProblem = null;
-    unsubscribers = [kanban.kv.subscribe(() => scheduleRefresh()), inventory.kv.subscribe(() => scheduleStock())];
+    unsubscribers = [
+      kanban.kv.watch(onBoardChanges),
+      inventory.kv.watch(() => scheduleStock(0), { prefix: "stock:" }),
+    ];
   }
 
   kanban.onInvalidated(({ alias, code }) => {
