@@ -142,3 +142,12 @@ def test_the_proxy_accepts_the_largest_request_the_server_does() -> None:
         value_bytes=limits.DEFAULT_VALUE_BYTES, document_bytes=limits.DEFAULT_DOCUMENT_BYTES
     )
     assert line == f"client_max_body_size {expected};"
+
+
+def test_the_proxy_sets_the_forwarded_scheme_itself_and_never_passes_a_clients_on() -> None:
+    """A client's own ``X-Forwarded-Proto: https`` over plain HTTP would skip the
+    production HTTPS redirect (red team, Low 12)."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    forwarded = [line.strip() for line in conf.splitlines() if "X-Forwarded-Proto" in line]
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in forwarded
+    assert "$http_x_forwarded_proto" not in conf
