@@ -7,11 +7,21 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
-from kanban.bridge.service import access_board
+from kanban.access import Op, access_project_data
 from kanban.models import PluginFile, Project
 from kanban.packages import plugin_file_read
+from storage.errors import ErrorCode, KanbanError
 
 __all__ = ["access_board", "boards_for_user", "plugin_file_for_page"]
+
+
+def access_board(*, user: Any, project_id: UUID) -> Project:
+    """A board the user may open: a kanban project where they are at least a guest."""
+    access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
+    project = Project.objects.filter(pk=project_id, type="kanban").first()
+    if project is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such board")
+    return project
 
 
 def boards_for_user(*, user: Any) -> QuerySet[Project]:
@@ -27,7 +37,5 @@ def plugin_file_for_page(*, project_id: UUID, path: str) -> PluginFile:
     plugin's data stays behind the bridge, which checks the user on every call."""
     project = Project.objects.filter(pk=project_id, type="kanban").only("id").first()
     if project is None:
-        from storage.errors import ErrorCode, KanbanError
-
         raise KanbanError(ErrorCode.NOT_FOUND, "no such board")
     return plugin_file_read(project_id=project_id, path=path)

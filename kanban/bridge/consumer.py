@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from kanban import bodylimit
+from kanban import boards, bodylimit
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
@@ -59,7 +59,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
-            await in_thread(service.access_board)(user=user, project_id=self.consumer_id)
+            await in_thread(boards.access_board)(user=user, project_id=self.consumer_id)
         except (KanbanError, ValueError):
             await self.close()  # before accept: the handshake is refused with 403
             return

@@ -16,17 +16,7 @@ from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
-from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
-
-
-def access_board(*, user: Any, project_id: UUID) -> Project:
-    """A board the user may open: a kanban project where they are at least a guest."""
-    access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
-    project = Project.objects.filter(pk=project_id, type="kanban").first()
-    if project is None:
-        raise KanbanError(ErrorCode.NOT_FOUND, "no such board")
-    return project
 
 
 def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:

@@ -106,7 +106,7 @@ def pool_exhausted(**_: Any) -> Any:
 
 
 @pytest.mark.parametrize(
-    "failing", ["kanban.bridge.auth.session_user", "kanban.bridge.service.access_board"]
+    "failing", ["kanban.bridge.auth.session_user", "kanban.boards.access_board"]
 )
 async def test_a_database_failure_at_connect_says_try_again_later_not_forbidden(
     board: Any, bob: Any, monkeypatch: pytest.MonkeyPatch, failing: str
