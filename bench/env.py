@@ -103,7 +103,7 @@ def make_scene() -> Scene:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from kanban.memberships import membership_set
+    from kanban.access.memberships import membership_set
     from kanban.projects import project_create
 
     suffix = os.urandom(4).hex()

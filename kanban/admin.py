@@ -1,7 +1,7 @@
 """Django admin: projects with their memberships, relationship declarations and plugin
-files. Every save goes through the services (``kanban.projects``, ``kanban.memberships``,
-``kanban.relationships``), so the admin validates like the importer and publishes
-access-changed like every other change."""
+files. Every save goes through the services (``kanban.projects``,
+``kanban.access.memberships``, ``kanban.access.relationships``), so the admin validates like
+the importer and publishes access-changed like every other change."""
 
 from __future__ import annotations
 
@@ -21,11 +21,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from kanban import admin_viewers
-from kanban.access_events import publish_access_changed
-from kanban.memberships import membership_set
-from kanban.models import Membership, PluginFile, Project, Relationship
-from kanban.projects import project_create, project_delete, project_update
-from kanban.relationships import (
+from kanban.access.events import publish_access_changed
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import (
     GRANT_FIELDS,
     Declaration,
     Grant,
@@ -36,6 +34,8 @@ from kanban.relationships import (
     relationship_statuses,
     relationships_set,
 )
+from kanban.models import Membership, PluginFile, Project, Relationship
+from kanban.projects import project_create, project_delete, project_update
 
 # --- relationships ---------------------------------------------------------------------------
 

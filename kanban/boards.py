@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
-from kanban.access import Op, access_project_data
+from kanban.access.decision import Op, access_project_data
 from kanban.models import PluginFile, Project
 from kanban.packages import plugin_file_read
 from storage.errors import ErrorCode, KanbanError

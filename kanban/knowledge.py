@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from kanban.access import Access, Op, access_project_data
+from kanban.access.decision import Access, Op, access_project_data
 from kanban.kv import Origin, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from kanban.access import Access, Op, access_project_data
+from kanban.access.decision import Access, Op, access_project_data
 from storage import jsoncodec, kv
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import RESERVED_PREFIX

@@ -24,10 +24,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 
-from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
-from kanban.plugin_events import publish_plugin_changed
-from kanban.projects import check_project_name, check_project_type, project_create
-from kanban.relationships import (
+from kanban.access.relationships import (
     Declaration,
     declaration_from_json,
     declarations_from_json,
@@ -35,6 +32,9 @@ from kanban.relationships import (
     format_path,
     relationships_set,
 )
+from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
+from kanban.plugin_events import publish_plugin_changed
+from kanban.projects import check_project_name, check_project_type, project_create
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 

@@ -6,7 +6,7 @@ from uuid import UUID
 
 from django.db import transaction
 
-from kanban.access_events import publish_access_changed
+from kanban.access.events import publish_access_changed
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship
 from storage.errors import invalid_argument
 

@@ -28,7 +28,7 @@ from django.contrib.sessions.models import Session
 from django.db import connections
 from django.test import Client
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.projects import project_create
 from storage import engine
 from storage.addresses import value

@@ -38,7 +38,7 @@ from channels import DEFAULT_CHANNEL_LAYER
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 
-from kanban.access import Rule
+from kanban.access.relationships import Rule
 from kanban.bridge import frames
 from kanban.packages import plugin_versions
 

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from kanban import kv as kv_actions
-from kanban.access import Access, Op, access_project_data
+from kanban.access.decision import Access, Op, access_project_data
 from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request

@@ -1,8 +1,8 @@
 """Projects, who belongs to them, what they declare about each other, and their plugin files.
 
 These models hold data only. The rules live in services: declarations are validated in
-``kanban.relationships``, access is decided in ``kanban.access``, packages are read and
-written in ``kanban.packages``.
+``kanban.access.relationships``, access is decided in ``kanban.access.decision``, packages
+are read and written in ``kanban.packages``.
 """
 
 from __future__ import annotations

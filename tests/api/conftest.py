@@ -10,10 +10,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, Grant, relationship_declare
 from kanban.models import Project
 from kanban.projects import project_create
-from kanban.relationships import ALL, Grant, relationship_declare
 from kanban.tokens import token_create
 
 

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Configuration, Project
 from kanban.projects import project_create
 from tests.api.conftest import People, client_for

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth import get_user_model
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.projects import project_create
 from kanban.tokens import token_create
 from tests import hammer as hammer_drivers

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from kanban.models import Project
 from kanban.projects import project_create
-from kanban.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from storage.knowledge import knowledge_create
 from tests.api.conftest import People, client_for, declare_both
 
@@ -422,7 +422,7 @@ def test_a_read_grant_does_not_write_and_a_guest_never_writes(
 def test_unknown_and_pending_aliases(
     people: People, shop_and_wiki: tuple[Project, Project]
 ) -> None:
-    from kanban.relationships import relationship_remove
+    from kanban.access.relationships import relationship_remove
 
     shop, wiki = shop_and_wiki
     wiki_grants(shop, wiki, ALL, ALL)

@@ -10,9 +10,9 @@ from urllib.parse import quote
 import pytest
 from rest_framework.test import APIClient
 
+from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from kanban.models import Project
 from kanban.projects import project_create
-from kanban.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from tests.api.conftest import READ_WRITE, People, client_for, declare_both
 
 pytestmark = pytest.mark.django_db
@@ -217,7 +217,7 @@ def test_depth_64_is_accepted_and_65_refused_over_rest(people: People, board: Pr
 def hierarchy(people: People) -> dict[str, Project]:
     """The seed's parent / child / grandchild with adjacent relationships only."""
     parent, child, grandchild = (project_create(name=n) for n in ("parent", "child", "grand"))
-    from kanban.memberships import membership_set
+    from kanban.access.memberships import membership_set
 
     for project in (parent, child, grandchild):
         membership_set(user=people.bob, project=project, role="developer")
@@ -263,7 +263,7 @@ def test_a_one_sided_declaration_is_pending(people: People, hierarchy: dict[str,
 def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
-    from kanban.relationships import relationship_declare
+    from kanban.access.relationships import relationship_declare
 
     bob = client_for(people.bob)
     parent, child = hierarchy["parent"], hierarchy["child"]
@@ -283,7 +283,7 @@ def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
 def test_a_write_only_grant_does_not_leak_values_through_conflicts(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
-    from kanban.relationships import relationship_declare
+    from kanban.access.relationships import relationship_declare
 
     bob = client_for(people.bob)
     parent, child = hierarchy["parent"], hierarchy["child"]
@@ -331,7 +331,7 @@ def test_a_batched_read_answers_every_key_in_the_order_asked(
 def test_a_prefix_grant_refuses_the_keys_it_does_not_open_alone_and_reads_the_rest(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
-    from kanban.relationships import relationship_declare
+    from kanban.access.relationships import relationship_declare
 
     bob = client_for(people.bob)
     parent, child = hierarchy["parent"], hierarchy["child"]

@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, Grant, relationship_declare
 from kanban.projects import project_create
-from kanban.relationships import ALL, Grant, relationship_declare
 from kanban.tokens import token_create
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())

@@ -28,10 +28,10 @@ from playwright.sync_api import BrowserContext, expect
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import Grant, Rule, declarations_of
 from kanban.models import Project
 from kanban.packages import project_import
-from kanban.relationships import Grant, Rule, declarations_of
 from storage.kv import Dataset, Entry, kv_get, kv_scan
 from tests.browser.boards import (
     ABSENT,

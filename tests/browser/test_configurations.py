@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import FrameLocator, Page, expect
 
+from kanban.access.memberships import membership_set
 from kanban.configurations import configuration_create
-from kanban.memberships import membership_set
 from kanban.models import Configuration, Project
 from kanban.packages import project_import
 from tests.browser.helpers import login, screenshot

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
+from kanban.access.memberships import membership_set
 from kanban.knowledge import project_knowledge_list
-from kanban.memberships import membership_set
 from kanban.models import Project
 from kanban.packages import project_import
 from storage.knowledge import knowledge_last_write

@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page, expect
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.packages import project_import
 from storage.kv import Dataset, kv_get

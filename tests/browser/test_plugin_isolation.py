@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, expect
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.packages import project_import
 from tests.browser.boards import PLUGINS

@@ -11,10 +11,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 
-from kanban.access_events import ACCESS_CHANGED, AccessChanged
+from kanban.access.events import ACCESS_CHANGED, AccessChanged
+from kanban.access.relationships import Grant, relationship_declare
 from kanban.models import Project
 from kanban.projects import project_create
-from kanban.relationships import Grant, relationship_declare
 
 User = get_user_model()
 

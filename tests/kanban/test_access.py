@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser, AnonymousUser
 
-from kanban.access import Op, access_project_data
-from kanban.memberships import membership_set
+from kanban.access.decision import Op, access_project_data
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import Grant, Rule, relationship_remove
 from kanban.models import Project
-from kanban.relationships import Grant, Rule, relationship_remove
 from storage.errors import KanbanError
 from tests.kanban.conftest import MakeProject, declare, make_user, relate
 

@@ -11,11 +11,11 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
 
-from kanban.access import Op, access_project_data
-from kanban.access_events import AccessChanged
-from kanban.memberships import membership_set
+from kanban.access.decision import Op, access_project_data
+from kanban.access.events import AccessChanged
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import Grant, Rule, declarations_of
 from kanban.models import Membership, Project
-from kanban.relationships import Grant, Rule, declarations_of
 from storage.errors import KanbanError
 from tests.kanban.conftest import MakeProject, declare, make_user
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from kanban.access.memberships import membership_set
 from kanban.configurations import configuration_activate, configuration_create
-from kanban.memberships import membership_set
 from kanban.models import Project
 from tests.kanban.conftest import MakeProject
 

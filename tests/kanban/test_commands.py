@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from kanban.memberships import role_of
+from kanban.access.memberships import role_of
 from kanban.models import Project
 from tests.kanban.conftest import MakeProject
 

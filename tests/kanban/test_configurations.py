@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connections, transaction
 
+from kanban.access.memberships import membership_set
 from kanban.configurations import (
     MAX_CONFIGURATIONS,
     MAX_VALUES_BYTES,
@@ -24,7 +25,6 @@ from kanban.configurations import (
     configuration_list,
     configuration_update,
 )
-from kanban.memberships import membership_set
 from kanban.models import Configuration, Project
 from storage.errors import ErrorCode, KanbanError
 from tests.kanban.conftest import MakeProject

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from kanban.access import Op, access_project_data
+from kanban.access.decision import Op, access_project_data
 from kanban.demo import demo_board_fill, demo_is_loaded, demo_load, demo_ranks
 from kanban.kv import project_kv_get
 from kanban.models import Project

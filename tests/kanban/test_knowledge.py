@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from kanban.access import Op
+from kanban.access.decision import Op
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, NONE, Grant, Rule
 from kanban.knowledge import (
     access_knowledge,
     project_knowledge_create,
@@ -22,9 +24,7 @@ from kanban.knowledge import (
     project_knowledge_search,
 )
 from kanban.kv import Origin, project_kv_get
-from kanban.memberships import membership_set
 from kanban.models import Project
-from kanban.relationships import ALL, NONE, Grant, Rule
 from storage import engine
 from storage.errors import KanbanError
 from storage.knowledge import knowledge_create, knowledge_get

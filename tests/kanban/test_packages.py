@@ -13,10 +13,8 @@ from django.contrib.auth.models import AbstractUser
 from django.test import Client
 
 from kanban import packages
-from kanban.memberships import membership_set, role_of
-from kanban.models import PluginFile, Project
-from kanban.packages import plugin_file_read, project_export, project_import
-from kanban.relationships import (
+from kanban.access.memberships import membership_set, role_of
+from kanban.access.relationships import (
     Declaration,
     Grant,
     RelationshipStatus,
@@ -24,6 +22,8 @@ from kanban.relationships import (
     declarations_of,
     relationship_statuses,
 )
+from kanban.models import PluginFile, Project
+from kanban.packages import plugin_file_read, project_export, project_import
 from storage import engine
 from storage.errors import KanbanError
 from storage.namespaces import project_kv

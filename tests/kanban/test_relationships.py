@@ -11,11 +11,9 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 
-from kanban.access_events import AccessChanged
-from kanban.memberships import membership_set
-from kanban.models import Relationship
-from kanban.projects import project_delete
-from kanban.relationships import (
+from kanban.access.events import AccessChanged
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import (
     Declaration,
     Grant,
     RelationshipStatus,
@@ -28,6 +26,8 @@ from kanban.relationships import (
     relationship_statuses,
     relationships_set,
 )
+from kanban.models import Relationship
+from kanban.projects import project_delete
 from storage.errors import KanbanError
 from tests.kanban.conftest import MakeProject, declare, relate
 

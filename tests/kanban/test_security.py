@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import PluginFile, Project
 from kanban.projects import project_create
 from kanban.settings import plugin_origin_from_env

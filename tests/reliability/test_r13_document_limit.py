@@ -23,7 +23,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from websockets.sync.client import connect
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.projects import project_create
 from kanban.tokens import token_create

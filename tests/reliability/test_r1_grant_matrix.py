@@ -18,10 +18,10 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import Grant, Rule
 from kanban.asgi import application
-from kanban.memberships import membership_set
 from kanban.projects import project_create
-from kanban.relationships import Grant, Rule
 from storage.kv import Dataset, kv_set
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.kanban.conftest import declare

@@ -31,7 +31,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.projects import project_create
 from kanban.tokens import token_create
 from tests.live import LiveServer

@@ -27,10 +27,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
-from kanban.access_events import publish_access_changed
-from kanban.memberships import membership_set
+from kanban.access.events import publish_access_changed
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.projects import project_create
-from kanban.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
 

@@ -46,7 +46,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.projects import project_create
 from kanban.tokens import token_create
 from storage.errors import KanbanError

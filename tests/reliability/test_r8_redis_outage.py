@@ -44,10 +44,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import Grant, Rule, relationship_declare
 from kanban.kv import project_kv_get
-from kanban.memberships import membership_set
 from kanban.projects import project_create
-from kanban.relationships import Grant, Rule, relationship_declare
 from tests.live import HOST, LiveServer, free_port
 
 OUTAGE_SECONDS = float(os.environ.get("KANBAN_R8_OUTAGE_SECONDS", "5"))

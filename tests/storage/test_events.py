@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from kanban.access_events import ACCESS_CHANGED
+from kanban.access.events import ACCESS_CHANGED
 from kanban.plugin_events import PLUGIN_CHANGED
 from storage.events import CHANGES, Topic
 

@@ -8,7 +8,7 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Project, Role
 from storage.errors import KanbanError
 

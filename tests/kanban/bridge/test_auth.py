@@ -15,10 +15,10 @@ from django.contrib.sessions.models import Session
 from django.db import OperationalError
 from django.test import Client
 
-from kanban.access_events import publish_access_changed
+from kanban.access.events import publish_access_changed
+from kanban.access.memberships import membership_set
 from kanban.asgi import application
 from kanban.bridge.auth import session_user
-from kanban.memberships import membership_set
 from kanban.projects import project_create
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,

@@ -16,11 +16,11 @@ from django.contrib.auth import get_user_model
 from django.db import connections
 
 from kanban import bodylimit
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.asgi import application
 from kanban.kv import Origin, project_kv_get, project_kv_set
-from kanban.memberships import membership_set
 from kanban.projects import project_create
-from kanban.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -462,7 +462,7 @@ async def test_removing_a_membership_ends_access(
 async def test_deactivating_a_user_invalidates_and_closes_their_sockets(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
-    from kanban.access_events import publish_access_changed
+    from kanban.access.events import publish_access_changed
 
     await bob_on_board.call("subscribe")
 

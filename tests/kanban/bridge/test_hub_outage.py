@@ -12,7 +12,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from kanban.access import Rule
+from kanban.access.relationships import Rule
 from kanban.bridge import hub as hub_module
 from kanban.bridge.hub import Hub, ReadRules, Subscription, project_group
 

@@ -12,11 +12,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from kanban.knowledge import project_knowledge_create, project_knowledge_edit
 from kanban.kv import Origin, project_kv_set
-from kanban.memberships import membership_set
 from kanban.projects import project_create
-from kanban.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from storage.kv import Dataset, kv_get
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 

@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.packages import project_import
 from kanban.plugin_workflow import plugin_start

@@ -18,9 +18,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
-from kanban.memberships import membership_set
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
 from kanban.projects import project_create
-from kanban.relationships import NONE, Grant, Rule, relationship_declare
 from tests.live import LiveServer
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from kanban.access_events import publish_access_changed
+from kanban.access.events import publish_access_changed
 from kanban.models import Membership, Project, Role
 from storage.errors import invalid_argument
 

@@ -19,7 +19,7 @@ from uuid import UUID
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from kanban.access_events import publish_access_changed
+from kanban.access.events import publish_access_changed
 from kanban.models import Project, Relationship
 from storage.errors import KanbanError, invalid_argument
 

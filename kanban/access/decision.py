@@ -24,8 +24,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import connections, router
 
+from kanban.access.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
-from kanban.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
 from storage.engine import driver_cursor
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
