@@ -104,7 +104,7 @@ def make_scene() -> Scene:
     from django.test import Client
 
     from kanban.access.memberships import membership_set
-    from kanban.projects import project_create
+    from kanban.projects.lifecycle import project_create
 
     suffix = os.urandom(4).hex()
     alice = get_user_model().objects.create_user(f"alice-{suffix}")

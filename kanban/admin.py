@@ -1,5 +1,5 @@
 """Django admin: projects with their memberships, relationship declarations and plugin
-files. Every save goes through the services (``kanban.projects``,
+files. Every save goes through the services (``kanban.projects.lifecycle``,
 ``kanban.access.memberships``, ``kanban.access.relationships``), so the admin validates like
 the importer and publishes access-changed like every other change."""
 
@@ -35,7 +35,7 @@ from kanban.access.relationships import (
     relationships_set,
 )
 from kanban.models import Membership, PluginFile, Project, Relationship
-from kanban.projects import project_create, project_delete, project_update
+from kanban.projects.lifecycle import project_create, project_delete, project_update
 
 # --- relationships ---------------------------------------------------------------------------
 

@@ -24,8 +24,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Lower
 
-from kanban.boards import access_board
 from kanban.models import Configuration, Project
+from kanban.projects.boards import access_board
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 

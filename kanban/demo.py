@@ -15,7 +15,7 @@ from django.db import transaction
 
 from kanban.access.memberships import membership_set
 from kanban.kv import Origin, project_kv_get, project_kv_set
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import demo_marker, project_kv

@@ -29,7 +29,7 @@ from django.db import connections
 from django.test import Client
 
 from kanban.access.memberships import membership_set
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from storage import engine
 from storage.addresses import value
 from storage.writes import set_value

@@ -40,7 +40,7 @@ from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_la
 
 from kanban.access.relationships import Rule
 from kanban.bridge import frames
-from kanban.packages import plugin_versions
+from kanban.projects.packages import plugin_versions
 
 logger = logging.getLogger(__name__)
 

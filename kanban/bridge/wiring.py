@@ -10,9 +10,9 @@ from uuid import UUID
 
 from django.contrib.auth import user_logged_out
 
-from kanban import plugin_events
 from kanban.access import events as access_events
 from kanban.bridge import hub
+from kanban.projects import plugin_events
 from storage.knowledge_format import is_document_key
 from storage.kv import KvChange, add_kv_listener
 

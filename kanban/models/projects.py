@@ -2,7 +2,7 @@
 
 These models hold data only. The rules live in services: declarations are validated in
 ``kanban.access.relationships``, access is decided in ``kanban.access.decision``, packages
-are read and written in ``kanban.packages``.
+are read and written in ``kanban.projects.packages``.
 """
 
 from __future__ import annotations

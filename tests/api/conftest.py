@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, Grant, relationship_declare
 from kanban.models import Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from kanban.tokens import token_create
 
 

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from kanban.access.memberships import membership_set
 from kanban.models import Configuration, Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from tests.api.conftest import People, client_for
 
 pytestmark = pytest.mark.django_db

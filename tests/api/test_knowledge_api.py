@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from kanban.models import Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from storage.knowledge import knowledge_create
 from tests.api.conftest import People, client_for, declare_both
 

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from kanban.models import Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from tests.api.conftest import READ_WRITE, People, client_for, declare_both
 
 pytestmark = pytest.mark.django_db

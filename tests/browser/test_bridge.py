@@ -31,7 +31,7 @@ from websockets.typing import Origin
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule, declarations_of
 from kanban.models import Project
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from storage.kv import Dataset, Entry, kv_get, kv_scan
 from tests.browser.boards import (
     ABSENT,

@@ -15,7 +15,7 @@ from playwright.sync_api import FrameLocator, Page, expect
 from kanban.access.memberships import membership_set
 from kanban.configurations import configuration_create
 from kanban.models import Configuration, Project
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from tests.browser.helpers import login, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from kanban.access.memberships import membership_set
 from kanban.knowledge import project_knowledge_list
 from kanban.models import Project
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from storage.knowledge import knowledge_last_write
 from tests.browser.helpers import log_in_by_cookie, screenshot
 from tests.live import LiveServer

@@ -20,7 +20,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from storage.kv import Dataset, kv_get
 from tests.browser.boards import PLUGINS
 from tests.browser.helpers import log_in_by_cookie

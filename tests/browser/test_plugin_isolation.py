@@ -15,7 +15,7 @@ from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
-from kanban.packages import project_import
+from kanban.projects.packages import project_import
 from tests.browser.boards import PLUGINS
 from tests.browser.helpers import log_in_by_cookie
 from tests.live import LiveServer

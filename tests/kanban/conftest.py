@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractUser
 from kanban.access.events import ACCESS_CHANGED, AccessChanged
 from kanban.access.relationships import Grant, relationship_declare
 from kanban.models import Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 
 User = get_user_model()
 

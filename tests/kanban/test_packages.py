@@ -12,7 +12,6 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
 
-from kanban import packages
 from kanban.access.memberships import membership_set, role_of
 from kanban.access.relationships import (
     Declaration,
@@ -23,7 +22,8 @@ from kanban.access.relationships import (
     relationship_statuses,
 )
 from kanban.models import PluginFile, Project
-from kanban.packages import plugin_file_read, project_export, project_import
+from kanban.projects import packages
+from kanban.projects.packages import plugin_file_read, project_export, project_import
 from storage import engine
 from storage.errors import KanbanError
 from storage.namespaces import project_kv

@@ -15,9 +15,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kanban.models import PluginFile, Project
-from kanban.packages import plugin_versions, project_import, read_package
-from kanban.plugin_events import PLUGIN_CHANGED
-from kanban.plugin_workflow import plugin_start, project_import_watch
+from kanban.projects.packages import plugin_versions, project_import, read_package
+from kanban.projects.plugin_events import PLUGIN_CHANGED
+from kanban.projects.plugin_workflow import plugin_start, project_import_watch
 from storage.errors import ErrorCode, KanbanError
 
 pytestmark = pytest.mark.django_db(transaction=True)

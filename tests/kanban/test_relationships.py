@@ -27,7 +27,7 @@ from kanban.access.relationships import (
     relationships_set,
 )
 from kanban.models import Relationship
-from kanban.projects import project_delete
+from kanban.projects.lifecycle import project_delete
 from storage.errors import KanbanError
 from tests.kanban.conftest import MakeProject, declare, relate
 

@@ -18,7 +18,7 @@ from django.test import Client
 
 from kanban.access.memberships import membership_set
 from kanban.models import PluginFile, Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from kanban.settings import plugin_origin_from_env
 
 pytestmark = pytest.mark.django_db

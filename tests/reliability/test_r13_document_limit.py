@@ -25,7 +25,7 @@ from websockets.sync.client import connect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from kanban.tokens import token_create
 from storage import limits
 from storage.knowledge import knowledge_list

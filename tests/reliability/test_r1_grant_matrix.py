@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule
 from kanban.asgi import application
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.kanban.conftest import declare

@@ -30,7 +30,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from kanban.access.events import publish_access_changed
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
 

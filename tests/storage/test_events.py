@@ -7,7 +7,7 @@ import pytest
 from django.db import transaction
 
 from kanban.access.events import ACCESS_CHANGED
-from kanban.plugin_events import PLUGIN_CHANGED
+from kanban.projects.plugin_events import PLUGIN_CHANGED
 from storage.events import CHANGES, Topic
 
 # A real commit is what these tests are about.

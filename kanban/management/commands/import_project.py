@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.models import Project
-from kanban.packages import project_import
-from kanban.plugin_workflow import WATCH_INTERVAL, project_import_watch
+from kanban.projects.packages import project_import
+from kanban.projects.plugin_workflow import WATCH_INTERVAL, project_import_watch
 from storage.errors import KanbanError
 
 

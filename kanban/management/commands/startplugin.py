@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.packages import read_package
-from kanban.plugin_workflow import plugin_start
+from kanban.projects.packages import read_package
+from kanban.projects.plugin_workflow import plugin_start
 from storage.errors import KanbanError
 
 

@@ -19,7 +19,7 @@ from kanban.access.events import publish_access_changed
 from kanban.access.memberships import membership_set
 from kanban.asgi import application
 from kanban.bridge.auth import session_user
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -106,7 +106,7 @@ def pool_exhausted(**_: Any) -> Any:
 
 
 @pytest.mark.parametrize(
-    "failing", ["kanban.bridge.auth.session_user", "kanban.boards.access_board"]
+    "failing", ["kanban.bridge.auth.session_user", "kanban.projects.boards.access_board"]
 )
 async def test_a_database_failure_at_connect_says_try_again_later_not_forbidden(
     board: Any, bob: Any, monkeypatch: pytest.MonkeyPatch, failing: str

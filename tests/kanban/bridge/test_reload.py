@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
-from kanban.packages import project_import
-from kanban.plugin_workflow import plugin_start
+from kanban.projects.packages import project_import
+from kanban.projects.plugin_workflow import plugin_start
 from tests.kanban.bridge.test_consumer import Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -20,7 +20,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
-from kanban.projects import project_create
+from kanban.projects.lifecycle import project_create
 from tests.live import LiveServer
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -1,6 +1,6 @@
 """The plugin developer's workflow: ``startplugin`` writes a working plugin package, and
 ``import_project --watch`` imports it again whenever one of its files changes (open boards
-then reload, see ``kanban.plugin_events``)."""
+then reload, see ``kanban.projects.plugin_events``)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from typing import Final
 from django.conf import settings
 
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
-from kanban.packages import PACKAGE_FILE, project_import
-from kanban.projects import check_project_name
+from kanban.projects.lifecycle import check_project_name
+from kanban.projects.packages import PACKAGE_FILE, project_import
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
-SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "plugin_skeleton"
+SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
 #: Files copied from the skeleton, with ``__PLUGIN_*__`` and ``__PROJECT_ID__`` filled in.
 SKELETON_FILES: Final = ("index.html", "app.js", "style.css", "README.md")
 WATCH_INTERVAL: Final = 0.5

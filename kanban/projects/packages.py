@@ -33,8 +33,8 @@ from kanban.access.relationships import (
     relationships_set,
 )
 from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
-from kanban.plugin_events import publish_plugin_changed
-from kanban.projects import check_project_name, check_project_type, project_create
+from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
+from kanban.projects.plugin_events import publish_plugin_changed
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
