@@ -12,8 +12,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from kanban.accounts.tokens import token_revoke
 from kanban.models import ApiToken
-from kanban.tokens import token_revoke
 
 
 @admin.register(ApiToken)

@@ -6,7 +6,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
-from kanban.tokens import token_authenticate
+from kanban.accounts.tokens import token_authenticate
 from storage.errors import ErrorCode, KanbanError
 
 

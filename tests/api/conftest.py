@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, Grant, relationship_declare
+from kanban.accounts.tokens import token_create
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 
 
 @dataclass

@@ -18,8 +18,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from kanban.access.memberships import membership_set
+from kanban.accounts.tokens import token_create
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 from tests import hammer as hammer_drivers
 from tests.live import LiveServer
 

@@ -127,8 +127,8 @@ def test_anonymous_and_bad_tokens_are_unauthenticated(people: People, board: Pro
 
 
 def test_a_revoked_token_stops_working(people: People, board: Project) -> None:
+    from kanban.accounts.tokens import token_revoke
     from kanban.models.tokens import ApiToken
-    from kanban.tokens import token_revoke
 
     client = client_for(people.bob)
     assert put(client, kv_url(board, "k"), {"value": 1}).status_code == 200

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, settings
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, Grant, relationship_declare
+from kanban.accounts.tokens import token_create
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())
 CODES = {

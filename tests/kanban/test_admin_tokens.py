@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
+from kanban.accounts.tokens import token_create
 from kanban.models import ApiToken
-from kanban.tokens import token_create
 
 pytestmark = pytest.mark.django_db
 

@@ -24,9 +24,9 @@ from django.contrib.auth import get_user_model
 from websockets.sync.client import connect
 
 from kanban.access.memberships import membership_set
+from kanban.accounts.tokens import token_create
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 from storage import limits
 from storage.knowledge import knowledge_list
 from tests.kanban.bridge.helpers import session_cookie

@@ -32,8 +32,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kanban.access.memberships import membership_set
+from kanban.accounts.tokens import token_create
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 from tests.live import LiveServer
 from tests.reliability import increments as drivers
 

@@ -47,8 +47,8 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
 from kanban.access.memberships import membership_set
+from kanban.accounts.tokens import token_create
 from kanban.projects.lifecycle import project_create
-from kanban.tokens import token_create
 from storage.errors import KanbanError
 from storage.knowledge import knowledge_get, knowledge_list
 from storage.kv import Dataset, kv_get

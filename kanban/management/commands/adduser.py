@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.users import user_create
+from kanban.accounts.users import user_create
 from storage.errors import KanbanError
 
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.tokens import token_create
+from kanban.accounts.tokens import token_create
 
 
 class Command(BaseCommand):
