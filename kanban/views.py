@@ -13,8 +13,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from kanban import configurations
-from kanban.demo import demo_is_loaded
+from kanban.data import configurations
+from kanban.data.demo import demo_is_loaded
 from kanban.projects import boards
 from kanban.security import (
     host_csp,

@@ -1,5 +1,5 @@
 """REST endpoints for the caller's own named configurations of a board. Thin: parse, call
-one service from ``kanban.configurations``, render."""
+one service from ``kanban.data.configurations``, render."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban import configurations as services
 from kanban.api.kv import ERRORS
 from kanban.api.schema import json_body
-from kanban.configurations import DEFAULT_ID, UNSET, NamedConfiguration
+from kanban.data import configurations as services
+from kanban.data.configurations import DEFAULT_ID, UNSET, NamedConfiguration
 from storage.errors import invalid_argument
 
 #: How a URL names the default configuration, whose id ("") cannot be a path segment.

@@ -1,5 +1,5 @@
 """REST endpoints for the project Knowledge base, the current project's and a related
-project's by alias. Thin: parse, call one ``kanban.knowledge`` action, render its
+project's by alias. Thin: parse, call one ``kanban.data.knowledge`` action, render its
 ``as_dict()`` (the same shapes the bridge returns)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban import knowledge as actions
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.parsers import StrictJSONParser
 from kanban.api.schema import json_body
-from kanban.kv import Origin
+from kanban.data import knowledge as actions
+from kanban.data.kv import Origin
 from storage import limits
 from storage.errors import invalid_argument
 

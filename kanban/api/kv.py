@@ -10,8 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban import kv as kv_actions
 from kanban.api.schema import json_body
+from kanban.data import kv as kv_actions
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
 from storage.limits import MAX_BATCH_KEYS

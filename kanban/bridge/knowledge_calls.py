@@ -1,5 +1,5 @@
 """The seven Knowledge ops of the bridge: a frame's ``key`` and ``value`` become the
-arguments of one ``kanban.knowledge`` action, for the page's project or, with an alias, for
+arguments of one ``kanban.data.knowledge`` action, for the page's project or, with an alias, for
 the related project under its knowledge grant.
 
 The shapes are the SDK's (bridge_js/README.md, "Knowledge"): the document id travels in
@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 from uuid import UUID
 
-from kanban import knowledge
 from kanban.bridge.frames import Request
-from kanban.kv import Origin
+from kanban.data import knowledge
+from kanban.data.kv import Origin
 from storage.errors import invalid_argument
 
 

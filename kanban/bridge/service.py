@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from kanban import kv as kv_actions
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
+from kanban.data import kv as kv_actions
 from storage.errors import ErrorCode, KanbanError
 
 

@@ -1,7 +1,7 @@
 """Named configurations: each user's own saved views of a kanban board.
 
 Data only; the rules (names, values, who sees what, which one is active) live in
-``kanban.configurations``.
+``kanban.data.configurations``.
 """
 
 from __future__ import annotations

@@ -370,7 +370,7 @@ def test_a_batched_read_needs_membership(people: People, board: Project) -> None
 def test_values_past_the_reads_byte_budget_come_back_too_large_to_be_read_alone(
     people: People, board: Project, settings: Any
 ) -> None:
-    from kanban import kv as kv_actions
+    from kanban.data import kv as kv_actions
 
     bob = client_for(people.bob)
     big = "x" * 600_000

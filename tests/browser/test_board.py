@@ -19,9 +19,9 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Frame, FrameLocator, Page, WebSocketRoute, expect
 
-from kanban.configurations import configuration_create
-from kanban.demo import STOCK, demo_load
-from kanban.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.configurations import configuration_create
+from kanban.data.demo import STOCK, demo_load
+from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.models import Project
 from tests.browser.helpers import log_in_by_cookie
 from tests.live import LiveServer

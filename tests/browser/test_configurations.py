@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import FrameLocator, Page, expect
 
 from kanban.access.memberships import membership_set
-from kanban.configurations import configuration_create
+from kanban.data.configurations import configuration_create
 from kanban.models import Configuration, Project
 from kanban.projects.packages import project_import
 from tests.browser.helpers import login, screenshot

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from kanban.access.memberships import membership_set
-from kanban.knowledge import project_knowledge_list
+from kanban.data.knowledge import project_knowledge_list
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from storage.knowledge import knowledge_last_write

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.db import connections
 from playwright.sync_api import BrowserContext, Frame, Page, expect
 
-from kanban.kv import project_kv_get
+from kanban.data.kv import project_kv_get
 from kanban.projects.packages import read_package
 from kanban.projects.plugin_workflow import project_import_watch
 from tests.browser.helpers import log_in_by_cookie

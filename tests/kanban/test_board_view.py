@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from kanban.access.memberships import membership_set
-from kanban.configurations import configuration_activate, configuration_create
+from kanban.data.configurations import configuration_activate, configuration_create
 from kanban.models import Project
 from tests.kanban.conftest import MakeProject
 

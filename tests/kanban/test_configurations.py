@@ -12,7 +12,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connections, transaction
 
 from kanban.access.memberships import membership_set
-from kanban.configurations import (
+from kanban.data.configurations import (
     MAX_CONFIGURATIONS,
     MAX_VALUES_BYTES,
     NamedConfiguration,

@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractUser, Permission
 from django.test import Client
 
 from kanban.access.memberships import membership_set
-from kanban.knowledge import project_knowledge_create
-from kanban.kv import Origin, project_kv_set
+from kanban.data.knowledge import project_knowledge_create
+from kanban.data.kv import Origin, project_kv_set
 from kanban.models import Project
 from storage import engine
 from storage.knowledge import knowledge_create

@@ -14,8 +14,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from kanban.access.decision import Op, access_project_data
-from kanban.demo import demo_board_fill, demo_is_loaded, demo_load, demo_ranks
-from kanban.kv import project_kv_get
+from kanban.data.demo import demo_board_fill, demo_is_loaded, demo_load, demo_ranks
+from kanban.data.kv import project_kv_get
 from kanban.models import Project
 from storage.errors import KanbanError
 

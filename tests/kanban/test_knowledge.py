@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractUser
 from kanban.access.decision import Op
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, NONE, Grant, Rule
-from kanban.knowledge import (
+from kanban.data.knowledge import (
     access_knowledge,
     project_knowledge_create,
     project_knowledge_delete,
@@ -23,7 +23,7 @@ from kanban.knowledge import (
     project_knowledge_read_lines,
     project_knowledge_search,
 )
-from kanban.kv import Origin, project_kv_get
+from kanban.data.kv import Origin, project_kv_get
 from kanban.models import Project
 from storage import engine
 from storage.errors import KanbanError

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.configurations import configuration_create
-from kanban.kv import Origin, project_kv_set
+from kanban.data.configurations import configuration_create
+from kanban.data.kv import Origin, project_kv_set
 from tests.api.conftest import People, client_for
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from kanban.kv import Origin, project_kv_set
+from kanban.data.kv import Origin, project_kv_set
 from storage import events
 from storage.errors import Conflict, KanbanError
 from tests.api.conftest import People

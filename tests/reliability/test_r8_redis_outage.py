@@ -46,7 +46,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule, relationship_declare
-from kanban.kv import project_kv_get
+from kanban.data.kv import project_kv_get
 from kanban.projects.lifecycle import project_create
 from tests.live import HOST, LiveServer, free_port
 

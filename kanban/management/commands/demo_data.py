@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.demo import demo_board_fill, demo_load
+from kanban.data.demo import demo_board_fill, demo_load
 from storage.errors import KanbanError
 
 

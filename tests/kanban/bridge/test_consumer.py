@@ -19,7 +19,7 @@ from kanban import bodylimit
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.asgi import application
-from kanban.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,

@@ -14,8 +14,8 @@ from django.contrib.auth import get_user_model
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
-from kanban.knowledge import project_knowledge_create, project_knowledge_edit
-from kanban.kv import Origin, project_kv_set
+from kanban.data.knowledge import project_knowledge_create, project_knowledge_edit
+from kanban.data.kv import Origin, project_kv_set
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_get
 from tests.kanban.bridge.helpers import Bridge, open_bridge

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from kanban.access.memberships import membership_set
-from kanban.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.projects.packages import project_import
 from storage import engine
 from storage.errors import ErrorCode, KanbanError

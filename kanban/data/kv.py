@@ -40,7 +40,7 @@ def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.
 
 def check_raw_write(domain: Domain, conversation_id: str | None, key: str) -> None:
     """The Knowledge base owns its keys in the project's PersistentValue: a raw write there
-    could corrupt its index, so only ``kanban.knowledge`` writes them."""
+    could corrupt its index, so only ``kanban.data.knowledge`` writes them."""
     if domain == "persistentValue" and conversation_id is None and key.startswith(RESERVED_PREFIX):
         raise invalid_argument(
             f"keys starting with {RESERVED_PREFIX!r} are reserved for the Knowledge base; "

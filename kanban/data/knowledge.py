@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from kanban.access.decision import Access, Op, access_project_data
-from kanban.kv import Origin, write_source
+from kanban.data.kv import Origin, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError
 from storage.knowledge import INDEX_KEY, document_key
