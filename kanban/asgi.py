@@ -13,10 +13,10 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from kanban.bodylimit import RequestBodyLimit  # noqa: E402
 from kanban.bridge.auth import SessionAuthMiddleware  # noqa: E402
 from kanban.bridge.origin import SameOriginWebsocketValidator  # noqa: E402
 from kanban.routing import websocket_urlpatterns  # noqa: E402
+from kanban.web.bodylimit import RequestBodyLimit  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

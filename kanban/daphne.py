@@ -17,7 +17,7 @@ from daphne.cli import CommandLineInterface
 
 
 def websocket_arguments() -> list[str]:
-    from kanban import bodylimit
+    from kanban.web import bodylimit
 
     size = str(2 * bodylimit.max_request_bytes())
     return ["--websocket-max-message-size", size, "--websocket-max-frame-size", size]

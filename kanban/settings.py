@@ -145,8 +145,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "kanban.security.DefaultContentSecurityPolicyMiddleware",
-    "kanban.security.PluginOriginMiddleware",
+    "kanban.web.security.DefaultContentSecurityPolicyMiddleware",
+    "kanban.web.security.PluginOriginMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from kanban import views
+from kanban.web import views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),

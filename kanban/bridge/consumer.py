@@ -18,11 +18,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from kanban import bodylimit
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
 from kanban.projects import boards
+from kanban.web import bodylimit
 from storage import jsoncodec
 from storage.addresses import check_text
 from storage.errors import ErrorCode, KanbanError, invalid_argument

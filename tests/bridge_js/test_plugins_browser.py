@@ -265,7 +265,7 @@ class BridgeModel:
 
 
 def _plugin_csp(origin: str, project: str) -> str:
-    """As kanban/security.py builds it for plugin pages."""
+    """As kanban/web/security.py builds it for plugin pages."""
     own = f"{origin}/plugins/{project}/"
     return "; ".join(
         [

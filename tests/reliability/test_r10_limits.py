@@ -12,9 +12,9 @@ from urllib.parse import quote, urlsplit
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from kanban import bodylimit
 from kanban.accounts.tokens import token_create
 from kanban.asgi import application
+from kanban.web import bodylimit
 from tests.api.conftest import People, client_for
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.live import LiveServer

@@ -15,12 +15,12 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.db import connections
 
-from kanban import bodylimit
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.asgi import application
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.projects.lifecycle import project_create
+from kanban.web import bodylimit
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,

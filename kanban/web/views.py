@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 from kanban.data import configurations
 from kanban.data.demo import demo_is_loaded
 from kanban.projects import boards
-from kanban.security import (
+from kanban.web.security import (
     host_csp,
     plugin_csp,
     plugin_opened_at_top_level,
