@@ -17,9 +17,9 @@ from daphne.cli import CommandLineInterface
 
 
 def websocket_arguments() -> list[str]:
-    from kanban.web import bodylimit
+    from kanban.data.limits import max_request_bytes
 
-    size = str(2 * bodylimit.max_request_bytes())
+    size = str(2 * max_request_bytes())
     return ["--websocket-max-message-size", size, "--websocket-max-frame-size", size]
 
 

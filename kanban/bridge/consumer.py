@@ -21,8 +21,8 @@ from django.db import DatabaseError
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
+from kanban.data.limits import max_request_bytes
 from kanban.projects import boards
-from kanban.web import bodylimit
 from storage import jsoncodec
 from storage.addresses import check_text
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -100,7 +100,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         try:
             if text_data is None:
                 raise invalid_argument("frames are JSON text, not binary")
-            if len(text_data) > bodylimit.max_request_bytes():
+            if len(text_data) > max_request_bytes():
                 raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
             frame = jsoncodec.decode(text_data)
             # After decoding, so the refusal can name the request it refuses.

@@ -11,20 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.conf import settings
-
-from storage import limits
+from kanban.data.limits import max_request_bytes
 
 TOO_LARGE = json.dumps(
     {"code": "too_large", "message": "request body is larger than this server accepts"}
 ).encode()
-
-
-def max_request_bytes() -> int:
-    return limits.request_bytes(
-        value_bytes=int(settings.KANBAN_MAX_VALUE_BYTES),
-        document_bytes=int(settings.KANBAN_MAX_DOCUMENT_BYTES),
-    )
 
 
 class RequestBodyLimit:

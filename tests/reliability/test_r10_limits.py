@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 
 from kanban.accounts.tokens import token_create
 from kanban.asgi import application
-from kanban.web import bodylimit
+from kanban.data.limits import max_request_bytes
 from tests.api.conftest import People, client_for
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.live import LiveServer
@@ -96,7 +96,7 @@ async def test_http_and_websocket_accept_and_refuse_exactly_the_same_inputs(
                 error = ws_reply["error"]
                 assert set(http_body) >= {"code", "message"} and set(error) >= {"code", "message"}
                 assert error["code"] == http_body["code"]
-        big = "x" * bodylimit.max_request_bytes()
+        big = "x" * max_request_bytes()
         await communicator.send_to(text_data=f'{{"v":1,"id":99,"op":"get","key":"{big}"}}')
         oversized = json.loads(await communicator.receive_from(timeout=5))
         assert oversized["error"]["code"] == "too_large"

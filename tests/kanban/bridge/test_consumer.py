@@ -19,8 +19,8 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.asgi import application
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.limits import max_request_bytes
 from kanban.projects.lifecycle import project_create
-from kanban.web import bodylimit
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -239,7 +239,7 @@ async def test_numbers_python_cannot_hold_are_refused_and_the_socket_lives_on(
 
 async def test_oversized_frames_are_too_large(bob_on_board: Bridge, settings: Any) -> None:
     settings.KANBAN_MAX_VALUE_BYTES = settings.KANBAN_MAX_DOCUMENT_BYTES = 1000
-    big = "x" * (bodylimit.max_request_bytes() + 1)
+    big = "x" * (max_request_bytes() + 1)
     reply = await bob_on_board.send_raw(
         json.dumps({"v": 1, "id": 1, "op": "set", "key": "k", "value": big})
     )
