@@ -5,13 +5,10 @@ the importer and publishes access-changed like every other change."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import UserAdmin
 from django.db.models import Model, QuerySet
 from django.forms.formsets import DELETION_FIELD_NAME
 from django.forms.models import BaseInlineFormSet
@@ -20,8 +17,6 @@ from django.urls import URLPattern, path
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from kanban import admin_viewers
-from kanban.access.events import publish_access_changed
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
     GRANT_FIELDS,
@@ -34,6 +29,7 @@ from kanban.access.relationships import (
     relationship_statuses,
     relationships_set,
 )
+from kanban.admin import viewers as admin_viewers
 from kanban.models import Membership, PluginFile, Project, Relationship
 from kanban.projects.lifecycle import project_create, project_delete, project_update
 
@@ -322,39 +318,3 @@ class ProjectAdmin(admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
         for project in queryset:
             project_delete(project=project)
-
-
-# --- users -----------------------------------------------------------------------------------
-
-_ACCESS_FIELDS: Sequence[str] = ("is_active", "is_superuser")
-User = get_user_model()
-
-
-class AccessAwareUserAdmin(UserAdmin):
-    """Django's user admin, plus an access-changed event when a change can alter what the
-    user may reach (deactivation, superuser status, deletion)."""
-
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        if change and any(name in form.changed_data for name in _ACCESS_FIELDS):
-            publish_access_changed(user_ids={obj.pk})
-
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        user_id = obj.pk
-        super().delete_model(request, obj)
-        publish_access_changed(user_ids={user_id})
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        user_ids = set(queryset.values_list("pk", flat=True))
-        super().delete_queryset(request, queryset)
-        publish_access_changed(user_ids=user_ids)
-
-
-# The data viewers are linked from the admin index too.
-admin.site.index_template = "admin/kanban/index.html"
-
-if admin.site.is_registered(User):
-    admin.site.unregister(User)
-admin.site.register(User, AccessAwareUserAdmin)
-
-from kanban import admin_tokens  # noqa: E402,F401 - registers the API token admin

@@ -1,5 +1,5 @@
 """The staff data viewers inside Django admin: the KV viewer and the Knowledge documents
-browser. Thin: parse the query, call one ``kanban.data_viewers`` service, render an admin
+browser. Thin: parse the query, call one ``kanban.admin.data_viewers`` service, render an admin
 page. ``ProjectAdmin.get_urls`` mounts them behind ``admin_site.admin_view`` (staff only)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 
-from kanban.data_viewers import (
+from kanban.admin.data_viewers import (
     DocumentsPage,
     viewer_document,
     viewer_documents_page,
