@@ -2,7 +2,7 @@
 hit / miss / boundary) x reciprocity x consumer role x target role is set up for real, and
 get / set / update (and subscribe, websocket only) are sent over REST and over the bridge
 websocket; each outcome is compared with the independent oracle table of
-tests/kanban/test_access.py. Refusals must not tell "no such project" from "no grant"."""
+tests/kanban/access/test_decision.py. Refusals must not tell "no such project" from "no grant"."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from kanban.access.relationships import Grant, Rule
 from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
+from tests.kanban.access.test_decision import RECIPROCITY, ROLES, RULE_CASES, expected
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
 from tests.kanban.conftest import declare
-from tests.kanban.test_access import RECIPROCITY, ROLES, RULE_CASES, expected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KV_OPS = ["get", "set", "update"]
