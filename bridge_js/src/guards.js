@@ -106,7 +106,7 @@ function checkKeys(keys) {
 
 export function checkAlias(alias) {
   if (typeof alias !== "string" || !ALIAS.test(alias)) {
-    throw typeError("alias must match [a-z][a-z0-9_-]{0,63}");
+    throw typeError("alias must match " + ALIAS.source);
   }
 }
 

@@ -22,13 +22,15 @@ from django.db.models import Exists, OuterRef
 from kanban.access.events import publish_access_changed
 from kanban.models import Project, Relationship
 from storage.errors import KanbanError, invalid_argument
+from storage.limits import MAX_KEY_CHARS, SPEC
 
-ALIAS_PATTERN: Final = "[a-z][a-z0-9_-]{0,63}"
-_ALIAS_RE: Final = re.compile(ALIAS_PATTERN)
+#: The alias grammar, from the protocol spec (bridge_js/protocol.json), without its anchors.
+ALIAS_PATTERN: Final[str] = SPEC["alias"].removeprefix("^").removesuffix("$")
+ALIAS_RE: Final = re.compile(ALIAS_PATTERN)
 MAX_RELATIONSHIPS: Final = 32
 MAX_PREFIXES: Final = 32
-#: A key is at most 1,024 characters, so a longer prefix could never match.
-MAX_PREFIX_LENGTH: Final = 1024
+#: A prefix longer than the longest key could never match.
+MAX_PREFIX_LENGTH: Final = MAX_KEY_CHARS
 
 RuleModeName = Literal["none", "all", "prefixes"]
 RULE_MODES: Final[tuple[str, ...]] = ("none", "all", "prefixes")
@@ -194,7 +196,7 @@ def _check(project_id: UUID, indexed: list[tuple[int, _Entry]], *, total: int) -
         alias = entry.alias
         if alias is None:
             pass
-        elif not isinstance(alias, str) or not _ALIAS_RE.fullmatch(alias):
+        elif not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias):
             problems.append(
                 Problem((index, "alias"), f"alias {alias!r} must match {ALIAS_PATTERN}")
             )

@@ -8,11 +8,11 @@ target, a path) is ``invalid_argument``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kanban.access.relationships import ALIAS_PATTERN, ALIAS_RE
 from storage.errors import KanbanError, invalid_argument
 from storage.limits import MAX_REVISION_CHARS, SPEC
 from storage.namespaces import check_user_key, check_user_keys
@@ -25,7 +25,6 @@ CLOSE_UNAUTHENTICATED: Final = 4401
 CLOSE_FORBIDDEN: Final = 4403
 CLOSE_TRY_AGAIN_LATER: Final = 1013
 MAX_REQUEST_ID: Final = 2**53 - 1
-ALIAS_RE: Final = re.compile(SPEC["alias"])
 
 #: Each op and the arguments it takes, from the protocol spec: "required", "optional",
 #: "keys" (a required list of keys, a batched read's), or for ``value`` the fields of the
@@ -93,7 +92,7 @@ def check_frame(frame: Any) -> Request:
         raise invalid_argument(f"{op} needs {missing[0]!r}", field=missing[0])
     alias = frame.get("alias")
     if alias is not None and (not isinstance(alias, str) or not ALIAS_RE.fullmatch(alias)):
-        raise invalid_argument("alias must match [a-z][a-z0-9_-]{0,63}", field="alias")
+        raise invalid_argument(f"alias must match {ALIAS_PATTERN}", field="alias")
     key = frame.get("key")
     if key is not None or "key" in frame:
         key = check_user_key(key)
