@@ -17,7 +17,7 @@ from typing import Any, Literal
 from django.db import connections, transaction
 
 from storage import events, jsoncodec
-from storage.addresses import MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
+from storage.addresses import MAX_KEY_LENGTH, MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
 from storage.backends import Dialect, dialect_for
 from storage.errors import Conflict, invalid_argument
 from storage.writes import ANY, AppendList, DeleteList, DeleteValue, SetValue, Write
@@ -217,6 +217,9 @@ def scan_values(
     if not isinstance(prefix, Value):
         raise invalid_argument("scan_values needs a Value prefix address")
     size = _check_limit(limit, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT)
+    if start_after is not None:
+        # Held to the key rule: a NUL would otherwise reach PostgreSQL and fail there.
+        check_text(start_after, field="after", allow_empty=True, max_length=MAX_KEY_LENGTH)
     low = prefix.key
     high = _prefix_upper_bound(prefix.key)
     # Keys ending in U+10FFFF runs are the only case the range bound cannot express.

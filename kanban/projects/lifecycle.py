@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+from typing import Final
 from uuid import UUID
 
 from django.db import transaction
@@ -13,11 +15,22 @@ from storage.errors import invalid_argument
 MAX_NAME_LENGTH = 200
 
 
+#: Characters that make a name display as something it is not: bidirectional overrides and
+#: isolates (a name that reads backwards), besides control characters such as NUL.
+_DECEPTIVE: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def check_project_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise invalid_argument("name must be a non-empty string", field="name")
     if len(name) > MAX_NAME_LENGTH:
         raise invalid_argument(f"name is longer than {MAX_NAME_LENGTH} characters", field="name")
+    if any(unicodedata.category(c) in ("Cc", "Cs") or c in _DECEPTIVE for c in name):
+        raise invalid_argument(
+            "name must not contain control characters, unpaired surrogates or "
+            "bidirectional overrides",
+            field="name",
+        )
     return name
 
 

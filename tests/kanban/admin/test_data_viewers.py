@@ -172,6 +172,15 @@ def test_an_unknown_project_or_bad_conversation_is_reported_not_raised(
     assert bad.status_code == 200 and "errornote" in bad.content.decode()
 
 
+@pytest.mark.parametrize("field", ["after", "prefix"])
+def test_a_nul_in_the_page_or_prefix_is_reported_not_a_server_error(
+    staff: Client, board: Project, field: str
+) -> None:
+    """Red team, Low 10: ``?after=%00`` answered 500 (PostgreSQL refuses NUL in text)."""
+    response = staff.get(KV_VIEWER, {"project": str(board.id), field: "card:\x00"})
+    assert response.status_code == 200 and "errornote" in response.content.decode()
+
+
 # --- the documents browser ---------------------------------------------------------------------
 
 

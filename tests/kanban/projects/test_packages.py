@@ -527,3 +527,23 @@ def test_neither_import_nor_export_touches_kv(shop_package: Path, tmp_path: Path
     assert "count" not in "".join(
         path.read_text(errors="replace") for path in exported.rglob("*") if path.is_file()
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Shop\x00", "Shop\x1b[31m", "\u202eplh\u202c Shop", "Shop \u2067isolate\u2069"],
+)
+def test_a_project_name_that_would_display_as_something_else_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """Red team, Low 10 and 11: a NUL in the name was a traceback from import_project, and
+    bidirectional overrides were accepted."""
+    folder = write_package(tmp_path / "shop", package_json(name=name), PLUGIN_FILES)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=folder)
+
+    (problem,) = caught.value.details["problems"]
+    assert problem["path"] == "steamHarness.projectInfo.name"
+    assert "bidirectional overrides" in problem["message"]
+    assert not Project.objects.filter(id=SHOP).exists()
