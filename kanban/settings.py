@@ -218,6 +218,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/accounts/login/"
+AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
+# Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
+KANBAN_LOGIN_MAX_FAILURES = int(os.environ.get("KANBAN_LOGIN_MAX_FAILURES", "10"))
+KANBAN_LOGIN_WINDOW = int(os.environ.get("KANBAN_LOGIN_WINDOW", "900"))
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 

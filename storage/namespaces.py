@@ -99,6 +99,12 @@ def parse_namespace(namespace: str) -> tuple[UUID, Domain, str | None] | None:
     return project_id, parts[2], rest[len("conversation.") :]  # type: ignore[return-value]
 
 
+def failed_sign_ins(subject: str) -> Value:
+    """Failed sign-ins counted for one subject (a hashed username or an address):
+    ``{"count", "since"}``."""
+    return Value("kanban.login.failures", subject)
+
+
 def demo_marker() -> Value:
     """Set once the development demo data has been loaded (the dashboard says so)."""
     return Value("kanban.demo", "seeded")
