@@ -280,6 +280,19 @@ def lock_namespace(namespace: str, *, using: str = "default") -> None:
         dialect.lock_namespace(cursor, namespace)
 
 
+def erase_namespaces(root: str, *, using: str = "default") -> int:
+    """Delete everything stored under every namespace that starts with ``root`` (which ends
+    with "."), in one transaction: the lifecycle end of a whole dataset family, such as a
+    deleted project's. Publishes no change events; whoever ends the family tells its
+    subscribers. Returns how many rows went."""
+    check_text(root, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
+    if not root.endswith("."):
+        raise invalid_argument("a namespace root ends with '.'", field="namespace")
+    high = root[:-1] + chr(ord(".") + 1)
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
+        return dialect.erase_range(cursor, root, high)
+
+
 def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResult]:
     """Apply every write atomically, in order; each applied write gets its own seq.
 

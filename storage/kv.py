@@ -24,6 +24,7 @@ from storage.namespaces import (
     dataset_prefix,
     dataset_value,
     parse_namespace,
+    project_root,
 )
 from storage.writes import ANY, ExpectedSeq, delete_value, set_value
 
@@ -104,6 +105,13 @@ def _entry(stored: engine.StoredValue) -> Entry:
 def kv_get(*, dataset: Dataset, key: str) -> Entry | None:
     stored = engine.get_value(dataset.address(key))
     return None if stored is None else _entry(stored)
+
+
+def kv_erase_project(*, project_id: UUID) -> int:
+    """Erase all four datasets of a project (KV and PersistentValue, project and every
+    conversation scope), as its deletion does: a project re-created under the same UUID
+    inherits nothing."""
+    return engine.erase_namespaces(project_root(project_id))
 
 
 def kv_get_many(*, dataset: Dataset, keys: list[str]) -> list[Entry | None]:

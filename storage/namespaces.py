@@ -50,6 +50,11 @@ def _domain(domain: str) -> Domain:
     return domain  # type: ignore[return-value]
 
 
+def project_root(project_id: UUID) -> str:
+    """What every namespace of one project's datasets starts with."""
+    return f"{_PREFIX}.{project_id}."
+
+
 def dataset_namespace(project_id: UUID, domain: str, conversation_id: str | None = None) -> str:
     """``project.<uuid>.<domain>`` or ``project.<uuid>.<domain>.conversation.<id>``.
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from kanban.access.events import publish_access_changed
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship
 from storage.errors import invalid_argument
+from storage.kv import kv_erase_project
 
 MAX_NAME_LENGTH = 200
 
@@ -64,10 +65,12 @@ def project_update(*, project: Project, name: str, type: str) -> Project:
 
 
 def project_delete(*, project: Project) -> None:
-    """Delete the project with its memberships, declarations and plugin files (never its
-    KV, which lives in storage and is addressed by UUID only). Declarations of other
-    projects that name it stay, and become "target unknown"."""
+    """Delete the project with its memberships, declarations, plugin files and all its
+    data (KV, PersistentValue, Knowledge), in one transaction: a project re-created or
+    re-imported under the same UUID inherits nothing. Declarations of other projects that
+    name it stay, and become "target unknown"."""
     with transaction.atomic():
+        kv_erase_project(project_id=project.id)
         affected = {project.id}
         affected.update(project.relationships.values_list("related_project_id", flat=True))
         affected.update(

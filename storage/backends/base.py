@@ -109,6 +109,18 @@ class Dialect(ABC):
         cursor.execute(sql + f" ORDER BY key LIMIT {p}", (*params, limit))
         return list(cursor.fetchall())
 
+    def erase_range(self, cursor: Any, low: str, high: str) -> int:
+        """Delete every value and list element whose namespace is in [low, high); how many
+        rows went. A range, not LIKE: it uses the primary key and no character is special."""
+        p = self.placeholder
+        removed = 0
+        for table in ("scalar_values", "list_values"):
+            cursor.execute(
+                f"DELETE FROM {table} WHERE namespace >= {p} AND namespace < {p}", (low, high)
+            )
+            removed += max(cursor.rowcount, 0)
+        return removed
+
     def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped value with its original seq (namespace, key, seq, value, ...)."""
         marks = ", ".join([self.placeholder] * 6)

@@ -237,6 +237,25 @@ def test_a_batched_read_of_many_keys_is_one_statement(
     assert len(reads) == 1000 and len(statements) == 1
 
 
+def test_erasing_a_namespace_root_takes_everything_under_it_and_nothing_else(using: str) -> None:
+    for namespace in ("fam.a.kv", "fam.a.kv.conversation.x", "fam.a", "fam.ab.kv", "fam.b.kv"):
+        put(using, value(namespace, "k"), namespace)
+    engine.commit([append_list(value_list("fam.a.log", "l"), 1)], using=using)
+
+    removed = engine.erase_namespaces("fam.a.", using=using)
+
+    assert removed == 3
+    left = [
+        ns
+        for ns in ("fam.a.kv", "fam.a.kv.conversation.x", "fam.a", "fam.ab.kv", "fam.b.kv")
+        if engine.get_value(value(ns, "k"), using=using) is not None
+    ]
+    assert left == ["fam.a", "fam.ab.kv", "fam.b.kv"]
+    assert engine.read_list(value_list("fam.a.log", "l"), using=using) == []
+    with pytest.raises(KanbanError):
+        engine.erase_namespaces("fam.a", using=using)
+
+
 # --- compare-and-set -----------------------------------------------------------------------
 
 
