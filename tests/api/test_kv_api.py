@@ -260,12 +260,10 @@ def test_a_one_sided_declaration_is_pending(people: People, hierarchy: dict[str,
     assert_error(response, 409, "relationship_pending")
 
 
-def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
-    people: People, hierarchy: dict[str, Project]
-) -> None:
+def stock_only(hierarchy: dict[str, Project]) -> tuple[Project, Project]:
+    """The child grants the parent reading its ``stock:`` keys and nothing else."""
     from kanban.access.relationships import relationship_declare
 
-    bob = client_for(people.bob)
     parent, child = hierarchy["parent"], hierarchy["child"]
     relationship_declare(
         project=child,
@@ -273,6 +271,14 @@ def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
         project_id=parent.id,
         grant=Grant(read=Rule("prefixes", ("stock:",)), write=NONE),
     )
+    return parent, child
+
+
+def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
+    people: People, hierarchy: dict[str, Project]
+) -> None:
+    bob = client_for(people.bob)
+    parent, child = stock_only(hierarchy)
     put(bob, kv_url(child, "stock:1"), {"value": 5})
     put(bob, kv_url(child, "secret"), {"value": "s"})
     assert bob.get(related_url(parent, "child", "stock:1")).json()["value"] == 5
@@ -331,16 +337,8 @@ def test_a_batched_read_answers_every_key_in_the_order_asked(
 def test_a_prefix_grant_refuses_the_keys_it_does_not_open_alone_and_reads_the_rest(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
-    from kanban.access.relationships import relationship_declare
-
     bob = client_for(people.bob)
-    parent, child = hierarchy["parent"], hierarchy["child"]
-    relationship_declare(
-        project=child,
-        alias="parent",
-        project_id=parent.id,
-        grant=Grant(read=Rule("prefixes", ("stock:",)), write=NONE),
-    )
+    parent, child = stock_only(hierarchy)
     put(bob, kv_url(child, "stock:1"), {"value": 5})
     put(bob, kv_url(child, "secret"), {"value": "never sent"})
 

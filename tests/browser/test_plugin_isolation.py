@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import BrowserContext, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
@@ -34,13 +34,19 @@ def developer(alice: User, plugin: str) -> Project:
     return project
 
 
+def signed_in_page(
+    alice: User, new_context: Callable[..., BrowserContext], server: LiveServer
+) -> Page:
+    context = new_context(base_url=server.url)
+    log_in_by_cookie(context, alice, server.url)
+    return context.new_page()
+
+
 def test_a_plugin_opened_as_the_tabs_page_is_refused_before_its_code_runs(
     alice: User, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> None:
     escape = developer(alice, "escape")
-    context = new_context(base_url=live_server.url)
-    log_in_by_cookie(context, alice, live_server.url)
-    page = context.new_page()
+    page = signed_in_page(alice, new_context, live_server)
 
     response = page.goto(f"/plugins/{escape.id}/index.html")
 
@@ -54,9 +60,7 @@ def test_a_framed_plugin_cannot_send_the_board_elsewhere(
     alice: User, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> None:
     escape = developer(alice, "escape")
-    context = new_context(base_url=live_server.url)
-    log_in_by_cookie(context, alice, live_server.url)
-    page = context.new_page()
+    page = signed_in_page(alice, new_context, live_server)
 
     page.goto(f"/boards/{escape.id}/")
 
@@ -73,9 +77,7 @@ def test_with_a_plugin_origin_the_plugin_runs_there_and_the_bridge_still_works(
 ) -> None:
     naive = developer(alice, "naive")
     (server,) = live_servers(1, env={"KANBAN_PLUGIN_ORIGIN": "http://localhost:{live_port}"})
-    context = new_context(base_url=server.url)
-    log_in_by_cookie(context, alice, server.url)
-    page = context.new_page()
+    page = signed_in_page(alice, new_context, server)
 
     page.goto(f"/boards/{naive.id}/")
 
