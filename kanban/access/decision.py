@@ -79,10 +79,6 @@ class Access:
     knowledge_read: Rule
     knowledge_write: Rule
 
-    @property
-    def is_current_project(self) -> bool:
-        return self.alias is None
-
 
 def access_project_data(
     *,

@@ -56,10 +56,6 @@ class NamedConfiguration:
     created_at: datetime | None = None
     updated_at: datetime | None = None
 
-    @property
-    def is_default(self) -> bool:
-        return self.id == DEFAULT_ID
-
     def for_bridge(self) -> dict[str, Any]:
         """What the host hands the plugin: exactly ``{id, name, values}``."""
         return {"id": self.id, "name": self.name, "values": self.values}
