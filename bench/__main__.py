@@ -24,7 +24,7 @@ from pathlib import Path
 from bench import env
 from bench.stats import Figure
 
-MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8")
+MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4")
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class Plan:
     b7_seconds: float
     b7_clients: tuple[int, ...]
     b8_calls: int
+    u1_cards: int
+    u2_viewers: int
+    u2_writes: int
+    u4_seconds: float
+    u4_rate: float
 
 
 FULL = Plan(
@@ -52,6 +57,11 @@ FULL = Plan(
     b7_seconds=3.0,
     b7_clients=(1, 4, 16),
     b8_calls=2000,
+    u1_cards=1000,
+    u2_viewers=100,
+    u2_writes=10,
+    u4_seconds=30.0,
+    u4_rate=10.0,
 )
 QUICK = Plan(
     rounds=2,
@@ -64,6 +74,11 @@ QUICK = Plan(
     b7_seconds=1.0,
     b7_clients=(4,),
     b8_calls=200,
+    u1_cards=1000,
+    u2_viewers=10,
+    u2_writes=2,
+    u4_seconds=3.0,
+    u4_rate=5.0,
 )
 
 
@@ -96,7 +111,7 @@ def main(argv: list[str]) -> int:
     scene = env.make_scene()
     namespace = f"bench.{os.urandom(4).hex()}"
 
-    from bench import bridge_bench, engine_bench, sdk_bench
+    from bench import board_bench, bridge_bench, engine_bench, sdk_bench
 
     runners: dict[str, Callable[[], list[Figure]]] = {
         "B1": lambda: engine_bench.b1(rounds=plan.rounds, count=plan.b1_count, namespace=namespace),
@@ -127,6 +142,13 @@ def main(argv: list[str]) -> int:
             client_counts=list(plan.b7_clients),
         ),
         "B8": lambda: sdk_bench.b8(rounds=plan.rounds, calls=plan.b8_calls),
+        "U1": lambda: board_bench.u1(rounds=plan.rounds, cards=plan.u1_cards, scene=scene),
+        "U2": lambda: board_bench.u2(
+            rounds=plan.rounds, viewers=plan.u2_viewers, writes=plan.u2_writes, scene=scene
+        ),
+        "U4": lambda: board_bench.u4(
+            seconds=plan.u4_seconds, rate=plan.u4_rate, viewers=plan.u2_viewers, scene=scene
+        ),
     }
     figures: list[Figure] = []
     errors: dict[str, str] = {}

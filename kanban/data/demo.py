@@ -135,8 +135,15 @@ def demo_board_fill(*, cards: int) -> int:
     marker = engine.get_value(demo_marker())
     if marker is None:
         raise KanbanError(ErrorCode.NOT_FOUND, "this database has users but no demo Board")
-    board_id = UUID(marker.value["boardId"])
     alice = get_user_model().objects.get(username="alice")
+    return board_fill(project_id=UUID(marker.value["boardId"]), cards=cards, user=alice)
+
+
+def board_fill(*, project_id: UUID, cards: int, user: Any) -> int:
+    """Give a Board project ``cards`` cards in all, as ``demo_board_fill`` says; ``user``
+    (who must be able to read it) is recorded as the writer. The bench uses it too."""
+    board_id = project_id
+    alice = user
     index = project_kv_get(user=alice, project_id=board_id, key="board:cards")
     ids: list[str] = list(index.value) if index is not None else []
     added = [f"g{n:05d}" for n in range(max(0, cards - len(ids)))]
@@ -163,8 +170,15 @@ def demo_board_fill(*, cards: int) -> int:
         ]
         for card_id, rank in zip(in_column, demo_ranks(len(in_column)), strict=True):
             stored[card_id] = {**stored[card_id], "rank": rank}
-    source = {"user": "alice", "userId": alice.pk, "via": "cli", "consumerProject": str(board_id)}
+    source = {
+        "user": alice.get_username(),
+        "userId": alice.pk,
+        "via": "cli",
+        "consumerProject": str(board_id),
+    }
     writes = [set_value(project_kv(board_id, "board:cards"), all_ids, source=source)]
+    if project_kv_get(user=alice, project_id=board_id, key="board:columns") is None:
+        writes.append(set_value(project_kv(board_id, "board:columns"), COLUMNS, source=source))
     writes += [
         set_value(project_kv(board_id, f"card:{card_id}"), card, source=source)
         for card_id, card in stored.items()
