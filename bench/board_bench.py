@@ -28,19 +28,10 @@ from websockets.asyncio.client import ClientConnection
 from bench import env
 from bench.bridge_bench import Wire, close_all, open_bridge, open_many
 from bench.env import Scene, Server
+from bench.sdk_bench import CHROMIUM, CHROMIUM_ARGS
 from bench.stats import Figure, at_most, percentile
 
 CARDS = 1000
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 
 def board_scene(scene: Scene, cards: int) -> Scene:
