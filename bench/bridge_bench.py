@@ -1,5 +1,5 @@
 """B2 (bridge get/set latency against raw psycopg), B3 (requests per second against a bare
-echo server), B4 (one write fanned out to N subscribers against a bare Redis broadcaster)
+server doing the same access query and KV read), B4 (one write fanned out to N subscribers against a bare Redis broadcaster)
 and B6 (memory per idle socket against a bare server)."""
 
 from __future__ import annotations
@@ -188,12 +188,39 @@ async def _throughput(sockets: list[ClientConnection], seconds: float, frame: st
     return sum(counts) / (time.perf_counter() - start)
 
 
+def _read_floor_work(scene: Scene, key: str) -> dict[str, Any]:
+    """The statements one bridge ``get`` runs, from the server's own code: the access
+    decision's one query and the engine's KV read, with this scene's parameters."""
+    from storage.backends import dialect_for
+    from storage.kv import Dataset
+
+    from kanban.access.decision import _access_sql
+
+    user = scene.user_id
+    return {
+        "access": _access_sql("postgresql"),
+        "access_params": [user, user, None, user, str(scene.board_id)],
+        "kv": dialect_for("postgresql").get_value,
+        "namespace": Dataset(scene.board_id, "kv", None).address(key).namespace,
+    }
+
+
 async def b3(*, rounds: int, seconds: float, connections: int, scene: Scene) -> list[Figure]:
-    frame = json.dumps({"v": 1, "id": 1, "op": "get", "key": "b3"})
-    with env.daphne() as worker, env.baseline("echo") as echo:
+    key = "b3"
+    frame = json.dumps({"v": 1, "id": 1, "op": "get", "key": key})
+    work = json.dumps(_read_floor_work(scene, key))
+    with (
+        env.daphne() as worker,
+        env.baseline("read", os.environ["DATABASE_URL"], work) as floor,
+    ):
         bridge_sockets = await open_many(connections, lambda: open_bridge(worker, scene))
-        await Wire(bridge_sockets[0]).call("set", key="b3", value={"title": "Bench card"})
-        bare_sockets = await open_many(connections, lambda: open_bare(echo))
+        await Wire(bridge_sockets[0]).call("set", key=key, value={"title": "Bench card"})
+        bare_sockets = await open_many(connections, lambda: open_bare(floor))
+        if (
+            json.loads(await _one(bare_sockets[0], frame)).get("result", {}).get("found")
+            is not True
+        ):
+            raise RuntimeError("the read floor did not find the card the bridge wrote")
         await _throughput(bridge_sockets, 1.0, frame)
         await _throughput(bare_sockets, 1.0, frame)
         pairs = await interleave_async(
@@ -203,16 +230,23 @@ async def b3(*, rounds: int, seconds: float, connections: int, scene: Scene) -> 
         )
         await close_all(bridge_sockets + bare_sockets)
     rate = sorted(a for a, _ in pairs)[len(pairs) // 2]
+    floor_rate = sorted(b for _, b in pairs)[len(pairs) // 2]
     return [
         Figure(
             "B3 rps",
-            f"bridge get requests/s, one worker, {connections} connections / bare echo",
+            f"bridge get requests/s, one worker, {connections} connections"
+            " / bare websockets + psycopg doing the same access query and KV read",
             "x",
             at_least(0.5),
             [a / b for a, b in pairs],
-            note=f"bridge {rate:.0f} req/s",
+            note=f"bridge {rate:.0f} req/s, floor {floor_rate:.0f} req/s",
         )
     ]
+
+
+async def _one(socket: ClientConnection, frame: str) -> str:
+    await socket.send(frame)
+    return str(await socket.recv())
 
 
 # B4 ---------------------------------------------------------------------------------------

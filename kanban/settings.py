@@ -36,6 +36,19 @@ def env_bool(name: str, default: bool) -> bool:
     return raw in _TRUE
 
 
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} is below {minimum}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if not raw:
@@ -78,10 +91,16 @@ def database_from_url(url: str) -> dict[str, Any]:
         "CONN_MAX_AGE": 0,
         "OPTIONS": {
             "pool": {
-                "min_size": int(os.environ.get("DATABASE_POOL_MIN", "2")),
-                "max_size": int(os.environ.get("DATABASE_POOL_MAX", "12")),
+                "min_size": env_int("DATABASE_POOL_MIN", 2),
+                "max_size": env_int("DATABASE_POOL_MAX", 12, minimum=1),
                 "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
             },
+            # Django turns psycopg's prepared statements off, for transaction-mode poolers;
+            # the storage engine's and the access decision's few statements run on every
+            # bridge call and their planning was most of PostgreSQL's work (bench B3). Only
+            # server-side binding cursors (those) prepare; Django's own cursors never do.
+            # 0 turns it off again, behind a PgBouncer older than 1.21.
+            "prepare_threshold": env_int("DATABASE_PREPARE_THRESHOLD", 2) or None,
             **database.get("OPTIONS", {}),
         },
         "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},

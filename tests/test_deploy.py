@@ -14,7 +14,7 @@ import pytest
 import yaml
 from django.core.exceptions import ImproperlyConfigured
 
-from kanban.settings import database_from_url, env_bool
+from kanban.settings import database_from_url, env_bool, env_int
 from storage import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +96,22 @@ def test_a_misspelt_yes_no_setting_refuses_to_start(
     monkeypatch.setenv("KANBAN_FLAG", raw)
     with pytest.raises(ImproperlyConfigured, match="KANBAN_FLAG"):
         env_bool("KANBAN_FLAG", default=False)
+
+
+@pytest.mark.parametrize("raw", ["twelve", "1.5", "-1"])
+def test_a_number_setting_that_is_not_a_whole_number_in_range_refuses_to_start(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KANBAN_COUNT", raw)
+    with pytest.raises(ImproperlyConfigured, match="KANBAN_COUNT"):
+        env_int("KANBAN_COUNT", 3)
+
+
+def test_prepared_statements_are_on_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    url = "postgres://kanban@db:5432/kanban"
+    assert database_from_url(url)["OPTIONS"]["prepare_threshold"] == 2
+    monkeypatch.setenv("DATABASE_PREPARE_THRESHOLD", "0")
+    assert database_from_url(url)["OPTIONS"]["prepare_threshold"] is None
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,17 @@ Each shortcut is one named place in the code:
 - ``BridgeConsumer.send_text`` sends straight to ``base_send`` the message Channels'
   ``send(text_data=...)`` would;
 - ``kanban.bridge.auth.session_user`` reads the user through ``django.contrib.auth.get_user``
-  (tests/kanban/bridge/test_auth.py pins that a changed password ends the session).
+  (tests/kanban/bridge/test_auth.py pins that a changed password ends the session);
+- ``DATABASES["default"]["OPTIONS"]["prepare_threshold"]`` undoes Django's default of no
+  prepared statements, so the engine's and the access decision's statements, which bind on
+  the server, are prepared after a few uses per connection (Django's own cursors bind on
+  the client and never are).
 """
 
 from __future__ import annotations
 
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -23,6 +28,20 @@ from django.db import connection
 
 from kanban.bridge.consumer import BridgeConsumer
 from storage import engine
+from storage.kv import Dataset
+
+
+@pytest.mark.django_db
+def test_the_engines_statements_are_prepared_on_postgresql() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    dataset = Dataset(uuid4(), "kv", None)
+    for _ in range(3):
+        engine.get_value(dataset.address("card"))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any("FROM scalar_values" in statement for statement in prepared), prepared
 
 
 # Outside a transaction: inside one, Django keeps a closed connection until it ends.
