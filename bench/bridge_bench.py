@@ -1,6 +1,6 @@
 """B2 (bridge get/set latency against raw psycopg), B3 (requests per second against a bare
-server doing the same access query and KV read), B4 (one write fanned out to N subscribers against a bare Redis broadcaster)
-and B6 (memory per idle socket against a bare server)."""
+server doing the same access query and KV read), B4 (one write fanned out to N subscribers
+against a bare Redis broadcaster) and B6 (memory per idle socket against a bare server)."""
 
 from __future__ import annotations
 
@@ -191,10 +191,9 @@ async def _throughput(sockets: list[ClientConnection], seconds: float, frame: st
 def _read_floor_work(scene: Scene, key: str) -> dict[str, Any]:
     """The statements one bridge ``get`` runs, from the server's own code: the access
     decision's one query and the engine's KV read, with this scene's parameters."""
+    from kanban.access.decision import _access_sql
     from storage.backends import dialect_for
     from storage.kv import Dataset
-
-    from kanban.access.decision import _access_sql
 
     user = scene.user_id
     return {

@@ -370,15 +370,31 @@ def _relative(folder: Path, path: Path) -> str:
     return path.relative_to(folder).as_posix()
 
 
-def project_import(*, path: str | os.PathLike[str]) -> Project:
+def project_import(
+    *, path: str | os.PathLike[str], replace_database_changes: bool = False
+) -> Project:
     """Create or update the project a package describes: name, type, entry, declarations
     and plugin files, in one transaction. Memberships and KV are left alone. An invalid
     package raises ``invalid_argument`` (every problem in ``details["problems"]``) and
-    changes nothing."""
+    changes nothing.
+
+    An update never silently undoes what was changed in the database (admin, REST) since
+    the last import: it raises ``conflict`` naming each such change the package would
+    replace, unless ``replace_database_changes``. ``project_export`` writes them back into
+    a package."""
     package = read_package(Path(path))
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(pk=package.project_id).first()
         before = plugin_versions(project_ids=[package.project_id]).get(package.project_id)
+        if project is not None and not replace_database_changes:
+            problems = database_changes_replaced(project, package)
+            if problems:
+                raise KanbanError(
+                    ErrorCode.CONFLICT,
+                    f"the package would replace {len(problems)} change(s) made in the "
+                    "database since the last import",
+                    problems=problems,
+                )
         if project is None:
             project = project_create(
                 name=package.name, type=package.type, project_id=package.project_id
@@ -395,6 +411,50 @@ def project_import(*, path: str | os.PathLike[str]) -> Project:
             # Open boards of this project load the new files (kanban.bridge.hub).
             publish_plugin_changed(project_id=project.id, version=after)
     return project
+
+
+def database_changes_replaced(project: Project, package: Package) -> list[dict[str, str]]:
+    """What importing ``package`` would replace that the database holds and the last
+    import did not put there (everything, for a project never imported): the name, the
+    type, and each relationship declaration dropped or changed."""
+    last = _last_import(project)
+    problems: list[dict[str, str]] = []
+    for field in ("name", "type"):
+        now, wanted = str(getattr(project, field)), str(getattr(package, field))
+        if now != wanted and now != last.get(field):
+            problems.append(
+                {
+                    "path": f"steamHarness.projectInfo.{field}",
+                    "message": f"the database has {now!r}, set since the last import; "
+                    f"the package would make it {wanted!r}",
+                }
+            )
+    imported = set(last.get("declarations", ()))
+    kept = set(package.declarations)
+    for declaration in declarations_of(project):
+        if declaration in kept or declaration in imported:
+            continue
+        replaced = any(d.alias == declaration.alias for d in package.declarations)
+        problems.append(
+            {
+                "path": f"{_RELATED_BASE}[alias={declaration.alias}]",
+                "message": f"relationship {declaration.alias!r} to {declaration.project_id} "
+                "was made in the database since the last import; the package would "
+                + ("change it" if replaced else "drop it"),
+            }
+        )
+    return problems
+
+
+def _last_import(project: Project) -> dict[str, Any]:
+    """Name, type and declarations of the package last imported into ``project``."""
+    try:
+        info = json.loads(project.package_json)["steamHarness"]["projectInfo"]
+        related = info.get("relatedProjects") or []
+        declarations = [d for d in map(declaration_from_json, related) if d is not None]
+        return {"name": info.get("name"), "type": info.get("type"), "declarations": declarations}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 # --- export ----------------------------------------------------------------------------------

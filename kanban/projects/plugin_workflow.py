@@ -110,9 +110,9 @@ def package_snapshot(folder: Path) -> Snapshot:
     return found
 
 
-def _attempt(folder: Path) -> WatchImport:
+def _attempt(folder: Path, replace: bool) -> WatchImport:
     try:
-        return WatchImport(project=project_import(path=folder))
+        return WatchImport(project=project_import(path=folder, replace_database_changes=replace))
     except KanbanError as error:
         return WatchImport(project=None, error=error)
 
@@ -123,6 +123,7 @@ def project_import_watch(
     polls: int | None = None,
     interval: float = WATCH_INTERVAL,
     wait: Callable[[float], None] = time.sleep,
+    replace_database_changes: bool = False,
 ) -> Iterator[WatchImport]:
     """Import the package now, then look at its files every ``interval`` seconds and import
     it again after any change (a file added, removed or saved), yielding every attempt.
@@ -132,7 +133,7 @@ def project_import_watch(
     forever); ``wait`` is how the time between two looks passes."""
     folder = Path(path)
     seen = package_snapshot(folder)
-    yield _attempt(folder)
+    yield _attempt(folder, replace_database_changes)
     done = 0
     while polls is None or done < polls:
         wait(interval)
@@ -140,4 +141,4 @@ def project_import_watch(
         now = package_snapshot(folder)
         if now != seen:
             seen = now
-            yield _attempt(folder)
+            yield _attempt(folder, replace_database_changes)

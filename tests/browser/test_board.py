@@ -261,6 +261,75 @@ def test_alice_and_bob_move_different_cards_of_one_column_at_once_and_both_moves
     assert stored(demo, "board:cards") == ["c1", "c2", "c3", "c4", "c5"]
 
 
+def open_card(person: Person, card_id: str) -> FrameLocator:
+    person.plugin.get_by_test_id(f"card-{card_id}").dblclick()
+    expect(person.plugin.locator("#card-dialog")).to_be_visible()
+    return person.plugin
+
+
+def test_alice_and_bob_edit_different_fields_of_one_open_card_and_both_edits_survive(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice, bob = open_board("alice"), open_board("bob")
+    bobs_dialog = open_card(bob, "c1")
+    alices_dialog = open_card(alice, "c1")
+    alices_dialog.locator("#card-title-input").fill("Write the onboarding guide, v2")
+    alices_dialog.get_by_test_id("card-save").click()
+    bob.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').title.endsWith('v2')")
+
+    # Bob's dialog still shows the old title; he changes only the description.
+    expect(bobs_dialog.locator("#card-title-input")).to_have_value("Write the onboarding guide")
+    bobs_dialog.locator("#card-description-input").fill("Cover the bridge first.")
+    bobs_dialog.get_by_test_id("card-save").click()
+
+    for person in (alice, bob):
+        person.wait_for(
+            "boardDebug.state.pending === 0 && boardDebug.state.cards.find((c) => c.id === 'c1')"
+            ".description === 'Cover the bridge first.'"
+        )
+        expect(person.plugin.get_by_test_id("card-c1")).to_contain_text("v2")
+    card = stored(demo, "card:c1")
+    assert card["title"] == "Write the onboarding guide, v2"
+    assert card["description"] == "Cover the bridge first."
+    expect(bob.plugin.get_by_test_id("conflict-dialog")).to_be_hidden()
+
+
+@pytest.mark.parametrize("answer", ["mine", "theirs"])
+def test_when_alice_and_bob_change_the_same_title_bob_is_asked_which_to_keep(
+    answer: str, demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice, bob = open_board("alice"), open_board("bob")
+    bobs_dialog = open_card(bob, "c1")
+    alices_dialog = open_card(alice, "c1")
+    alices_dialog.locator("#card-title-input").fill("Alice's title")
+    alices_dialog.get_by_test_id("card-save").click()
+    bob.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').title === \"Alice's title\"")
+
+    bobs_dialog.locator("#card-title-input").fill("Bob's title")
+    bobs_dialog.locator("#card-description-input").fill("Bob's notes")
+    bobs_dialog.get_by_test_id("card-save").click()
+    conflict = bob.plugin.get_by_test_id("conflict-dialog")
+    expect(conflict).to_be_visible()
+    expect(conflict).to_contain_text("Title")
+    expect(conflict).to_contain_text("Theirs: Alice's title")
+    expect(conflict).to_contain_text("Yours: Bob's title")
+    assert stored(demo, "card:c1")["title"] == "Alice's title", (
+        "nothing is written before Bob decides"
+    )
+
+    bob.plugin.get_by_test_id(f"conflict-{answer}").click()
+    expect(conflict).to_be_hidden()
+    title = "Bob's title" if answer == "mine" else "Alice's title"
+    for person in (alice, bob):
+        person.wait_for(
+            "boardDebug.state.pending === 0 && boardDebug.state.cards.find((c) => c.id === 'c1')"
+            f".title === {json.dumps(title)}"
+        )
+    card = stored(demo, "card:c1")
+    assert card["title"] == title
+    assert card["description"] == "Bob's notes", "the field only Bob changed lands either way"
+
+
 #: Press Alt+ArrowRight on a card at a given time (ms since the epoch; one clock for all pages).
 MOVE_RIGHT_AT = """([id, at]) => {
   const card = document.querySelector('[data-testid="card-' + id + '"]');

@@ -513,12 +513,33 @@
     );
   }
 
-  function editCard(id, fields) {
+  // `changes` are what this user changed against `base`, the card as their dialog showed it.
+  function editCard(id, base, changes) {
     const card = findCard(id);
     if (!card) return;
-    const mark = applyLocal(id, { ...card, ...fields });
+    const mark = applyLocal(id, { ...card, ...changes });
     render();
-    write("Saving the card", () => settle(id, mark, () => kanban.kv.updateValue(KEYS.card(id), Core.patchCard(fields))));
+    write("Saving the card", () => settle(id, mark, () => saveChanges(id, base, changes)));
+  }
+
+  // Writes `changes` over the card as stored now. When someone else changed one of the same
+  // fields meanwhile, this user decides: keep theirs for those fields, or put theirs back.
+  async function saveChanges(id, base, changes) {
+    for (;;) {
+      try {
+        return await kanban.kv.updateValue(KEYS.card(id), Core.mergeCard(base, changes));
+      } catch (err) {
+        if (!(err instanceof Core.Conflict)) throw err;
+        const keepMine = await conflictDialog(err, changes);
+        base = err.current;
+        if (!keepMine) {
+          changes = { ...changes };
+          for (const field of err.fields) delete changes[field];
+          if (!("column" in changes)) delete changes.rank;
+        }
+        if (!Object.keys(changes).length) return;
+      }
+    }
   }
 
   async function deleteCard(id) {
@@ -562,35 +583,59 @@
 
   // --- dialogs -----------------------------------------------------------------------------------
 
-  function confirmDialog(text) {
-    const dialog = $("confirm-dialog");
-    $("confirm-text").textContent = text;
+  // A modal with two answers: true for `yes`, false for `no` or Escape.
+  function ask(dialog, yes, no, focus) {
     return new Promise((resolve) => {
       const done = (answer) => {
-        $("confirm-ok").removeEventListener("click", yes);
-        $("confirm-cancel").removeEventListener("click", no);
-        dialog.removeEventListener("close", no);
+        yes.removeEventListener("click", onYes);
+        no.removeEventListener("click", onNo);
+        dialog.removeEventListener("close", onNo);
         if (dialog.open) dialog.close();
         resolve(answer);
       };
-      const yes = () => done(true);
-      const no = () => done(false);
-      $("confirm-ok").addEventListener("click", yes);
-      $("confirm-cancel").addEventListener("click", no);
-      dialog.addEventListener("close", no);
+      const onYes = () => done(true);
+      const onNo = () => done(false);
+      yes.addEventListener("click", onYes);
+      no.addEventListener("click", onNo);
+      dialog.addEventListener("close", onNo);
       dialog.showModal();
-      $("confirm-cancel").focus();
+      focus.focus();
     });
   }
 
-  let editing = null; // {id} of the card in the dialog, or {column} for a new one
+  function confirmDialog(text) {
+    $("confirm-text").textContent = text;
+    return ask($("confirm-dialog"), $("confirm-ok"), $("confirm-cancel"), $("confirm-cancel"));
+  }
+
+  // Resolves true to keep this user's values of the conflicting fields, false for theirs.
+  function conflictDialog(conflict, changes) {
+    const shown = (field, value) => {
+      if (field === "column") return (state.columns.find((c) => c.id === value) || { title: value }).title;
+      if (field === "labels") return value.join(", ");
+      return value === null || value === "" ? "(empty)" : String(value);
+    };
+    $("conflict-text").textContent = conflict.message + " Keep your version of these fields, or take theirs?";
+    $("conflict-fields").replaceChildren(
+      ...conflict.fields.flatMap((field) => [
+        el("dt", { text: Core.FIELD_NAMES[field] }),
+        el("dd", { text: "Theirs: " + shown(field, conflict.current[field]) }),
+        el("dd", { text: "Yours: " + shown(field, changes[field]) }),
+      ]),
+    );
+    return ask($("conflict-dialog"), $("conflict-mine"), $("conflict-theirs"), $("conflict-mine"));
+  }
+
+  // {id, base} of the card in the dialog (base: the card as the dialog opened it), or
+  // {column} for a new one.
+  let editing = null;
   let returnFocus = null;
 
   async function openCardDialog(target) {
     if (state.readOnly) return;
-    editing = target;
-    returnFocus = document.activeElement;
     const card = target.id ? findCard(target.id) : null;
+    editing = card ? { ...target, base: card } : target;
+    returnFocus = document.activeElement;
     $("card-dialog-title").textContent = card ? "Edit card" : "New card";
     $("card-title-input").value = card ? card.title : "";
     $("card-description-input").value = card ? card.description : "";
@@ -661,13 +706,11 @@
     const target = editing;
     closeCardDialog();
     if (target.id) {
-      const card = findCard(target.id);
-      if (!card) return toast("This card was deleted meanwhile.");
-      if (column && column !== Core.columnOf(card, state.columns)) {
-        fields.column = column;
-        fields.rank = Core.rankForPlacement(columnCards(column), null);
-      }
-      editCard(target.id, fields);
+      if (!findCard(target.id)) return toast("This card was deleted meanwhile.");
+      const shown = { ...target.base, column: Core.columnOf(target.base, state.columns) };
+      const changes = Core.changedFields(shown, column ? { ...fields, column } : fields);
+      if ("column" in changes) changes.rank = Core.rankForPlacement(columnCards(column), null);
+      if (Object.keys(changes).length) editCard(target.id, target.base, changes);
     } else {
       if (!("item" in fields)) fields.item = null;
       createCard({ ...fields, column: column || target.column });

@@ -267,6 +267,54 @@
     return { ...current, ...patch };
   };
 
+  // --- edits of one card by several people ----------------------------------------------------
+  // A dialog saves only the fields its user changed, against the card as the dialog showed
+  // it (`base`). A field that someone else changed meanwhile, to something other than what
+  // this user chose, is a conflict: the save stops and names it, so nobody's edit is lost
+  // without them being told.
+
+  const EDITABLE = Object.freeze(["title", "description", "assignee", "labels", "due", "item", "column"]);
+  const FIELD_NAMES = Object.freeze({
+    title: "Title",
+    description: "Description",
+    assignee: "Assignee",
+    labels: "Labels",
+    due: "Due date",
+    item: "Inventory item",
+    column: "Column",
+  });
+
+  const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+  function changedFields(base, fields) {
+    const changes = {};
+    for (const name of EDITABLE) {
+      if (name in fields && !sameValue(base[name], fields[name])) changes[name] = fields[name];
+    }
+    return changes;
+  }
+
+  class Conflict extends Refused {
+    constructor(fields, current) {
+      super("conflict", "Someone else changed " + fields.map((f) => FIELD_NAMES[f]).join(", ") + " meanwhile.");
+      this.name = "Conflict";
+      this.fields = fields;
+      this.current = current;
+    }
+  }
+
+  // `changes` may carry `rank` beside `column`: a rank is where the column change puts the
+  // card, so it is written with it and never compared on its own.
+  const mergeCard = (base, changes) => (current) => {
+    const now = normalizeCard(base.id, current);
+    if (!now) throw new Refused("gone", "This card was deleted meanwhile.");
+    const conflicts = Object.keys(changes).filter(
+      (f) => f !== "rank" && !sameValue(now[f], base[f]) && !sameValue(now[f], changes[f]),
+    );
+    if (conflicts.length) throw new Conflict(conflicts, now);
+    return { ...current, ...changes };
+  };
+
   // Only if absent: a value already there is never overwritten.
   const createOnly = (value) => (current) => {
     if (current !== undefined) throw new Refused("exists", "Already there.");
@@ -347,6 +395,10 @@
     removeFromIndex,
     Refused,
     patchCard,
+    FIELD_NAMES,
+    changedFields,
+    Conflict,
+    mergeCard,
     createOnly,
     defaultColumnsIfAbsent,
     addColumn,

@@ -246,6 +246,33 @@ describe("updaters", () => {
     assert.throws(() => Core.patchCard({ title: "New" })(undefined), Core.Refused);
   });
 
+  test("a dialog save names only the fields its user changed", () => {
+    const base = Core.normalizeCard("a", { title: "Bolts", description: "M6", labels: ["x"], column: "todo" });
+    const fields = { title: "Bolts", description: "M8", labels: ["x"], assignee: "", due: null };
+    assert.deepEqual(Core.changedFields(base, fields), { description: "M8" });
+  });
+
+  test("two people editing different fields of one card both keep their edit", () => {
+    const base = Core.normalizeCard("a", { id: "a", title: "Bolts", description: "M6", column: "todo", rank: "i" });
+    const afterAlice = { ...base, title: "Bolts, zinc" };
+    const merged = Core.mergeCard(base, { description: "M8" })(afterAlice);
+    assert.equal(merged.title, "Bolts, zinc");
+    assert.equal(merged.description, "M8");
+  });
+
+  test("the same field changed by someone else meanwhile is a conflict naming it", () => {
+    const base = Core.normalizeCard("a", { id: "a", title: "Bolts", column: "todo", rank: "i" });
+    const theirs = { ...base, title: "Nuts", column: "done", rank: "k" };
+    assert.throws(
+      () => Core.mergeCard(base, { title: "Screws", description: "new" })(theirs),
+      (e) => e instanceof Core.Conflict && e.fields.join() === "title" && e.current.title === "Nuts" && /Title/.test(e.message),
+    );
+    // The same change on both sides is no conflict; a rank moves with its column.
+    assert.equal(Core.mergeCard(base, { title: "Nuts" })(theirs).title, "Nuts");
+    assert.throws(() => Core.mergeCard(base, { column: "doing", rank: "j" })(theirs), (e) => e.fields.join() === "column");
+    assert.throws(() => Core.mergeCard(base, { title: "x" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+  });
+
   test("default columns are written only when absent", () => {
     assert.deepEqual(Core.defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
     assert.throws(() => Core.defaultColumnsIfAbsent([]), (e) => e.reason === "exists");

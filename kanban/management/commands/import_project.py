@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from kanban.projects.plugin_workflow import WATCH_INTERVAL, project_import_watch
-from storage.errors import KanbanError
+from storage.errors import ErrorCode, KanbanError
 
 
 class Command(BaseCommand):
@@ -29,20 +29,35 @@ class Command(BaseCommand):
                 "again and reload open boards of the project (Ctrl+C stops)"
             ),
         )
+        parser.add_argument(
+            "--replace-database-changes",
+            action="store_true",
+            help=(
+                "replace what was changed in the database (admin, REST) since the last "
+                "import; without it such changes stop the import and are listed "
+                "(export_project writes them into a package)"
+            ),
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
+        replace = options["replace_database_changes"]
         if not options["watch"]:
             try:
-                project = project_import(path=path)
+                project = project_import(path=path, replace_database_changes=replace)
             except KanbanError as error:
                 self.report_problems(error)
+                if error.code == ErrorCode.CONFLICT:
+                    self.stderr.write(
+                        "export_project writes these into a package; "
+                        "--replace-database-changes discards them"
+                    )
                 raise CommandError(f"{path}: nothing imported") from None
             self.report_import(project)
             return
         self.stdout.write(f"Watching {path} for changes (Ctrl+C stops).")
         try:
-            for attempt in project_import_watch(path=path):
+            for attempt in project_import_watch(path=path, replace_database_changes=replace):
                 if attempt.error is not None:
                     self.report_problems(attempt.error)
                     self.stderr.write(f"{path}: nothing imported; still watching")

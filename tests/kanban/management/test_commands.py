@@ -18,6 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kanban.access.memberships import role_of
+from kanban.access.relationships import relationship_declare
 from kanban.models import Project
 from tests.kanban.conftest import MakeProject
 
@@ -66,6 +67,29 @@ def test_import_and_export_project(tmp_path: Path, capsys: pytest.CaptureFixture
     assert manage("export_project", project_id, str(tmp_path / "out")) == 1
     assert "is not empty" in capsys.readouterr().err
     assert manage("export_project", project_id, str(tmp_path / "out"), "--force") == 0
+
+
+def test_re_importing_over_an_administrators_change_lists_it_and_needs_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project_id = str(uuid.uuid4())
+    folder = write_package(
+        tmp_path / "board",
+        {"projectId": project_id, "name": "Board", "type": "kanban", "relatedProjects": []},
+    )
+    assert manage("import_project", str(folder)) == 0
+    project = Project.objects.get(pk=project_id)
+    relationship_declare(project=project, alias="ledger", project_id=uuid.uuid4())
+    capsys.readouterr()
+
+    assert manage("import_project", str(folder)) == 1
+    err = capsys.readouterr().err
+    assert "relatedProjects[alias=ledger]: relationship 'ledger'" in err
+    assert "--replace-database-changes discards them" in err
+    assert "nothing imported" in err
+
+    assert manage("import_project", str(folder), "--replace-database-changes") == 0
+    assert not project.relationships.exists()
 
 
 def test_an_invalid_package_prints_each_error_with_its_json_path_and_exits_non_zero(

@@ -257,6 +257,56 @@ def test_importing_again_updates_in_place_and_keeps_memberships(
     assert role_of(user=alice, project=again) == "developer"
 
 
+def test_importing_again_stops_and_names_a_relationship_an_administrator_added_since(
+    shop_package: Path, tmp_path: Path
+) -> None:
+    shop = project_import(path=shop_package)
+    declare(shop, "ledger", uuid.UUID(int=7), Grant(read=Rule("all")))
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=shop_package)
+
+    assert caught.value.code == "conflict"
+    (problem,) = caught.value.details["problems"]
+    assert problem["path"] == "steamHarness.projectInfo.relatedProjects[alias=ledger]"
+    assert "made in the database since the last import" in problem["message"]
+    assert "drop it" in problem["message"]
+    assert "ledger" in [d.alias for d in declarations_of(shop)], "nothing was changed"
+
+    # Exported back into the package, the administrator's change survives the next import.
+    project_export(project_id=shop.id, path=shop_package, overwrite=True)
+    again = project_import(path=shop_package)
+    assert [d.alias for d in declarations_of(again)] == ["inventory", "billing", "ledger"]
+
+
+def test_a_grant_changed_in_the_database_is_named_and_kept_unless_replacing_is_asked_for(
+    shop_package: Path,
+) -> None:
+    shop = project_import(path=shop_package)
+    declare(shop, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("order:",))))
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=shop_package)
+    (problem,) = caught.value.details["problems"]
+    assert "'inventory'" in problem["message"] and "change it" in problem["message"]
+
+    replaced = project_import(path=shop_package, replace_database_changes=True)
+    assert declarations_of(replaced)[0] == Declaration("inventory", uuid.UUID(WAREHOUSE), Grant())
+
+
+def test_a_project_made_in_the_database_is_not_silently_overwritten_by_a_package_of_its_uuid(
+    shop_package: Path, make_project: MakeProject
+) -> None:
+    make_project("Accounts", project_id=uuid.UUID(SHOP))
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=shop_package)
+
+    paths = [p["path"] for p in caught.value.details["problems"]]
+    assert "steamHarness.projectInfo.name" in paths
+    assert Project.objects.get(pk=SHOP).name == "Accounts"
+
+
 def test_an_imported_declaration_is_pending_until_the_other_side_exists_and_points_back(
     shop_package: Path, make_project: MakeProject, tmp_path: Path
 ) -> None:
