@@ -27,7 +27,8 @@ OPEN_BATCH = 100
 
 
 async def open_bridge(server: Server, scene: Scene) -> ClientConnection:
-    return await connect(
+    """A bridge socket past its opening context event, which is always first."""
+    socket = await connect(
         f"{server.ws_url}/ws/boards/{scene.board_id}/",
         additional_headers=[("Cookie", scene.cookie)],
         origin=server.url,  # type: ignore[arg-type]
@@ -36,6 +37,10 @@ async def open_bridge(server: Server, scene: Scene) -> ClientConnection:
         open_timeout=60,
         ping_interval=None,
     )
+    opening = json.loads(await socket.recv())
+    if opening.get("event") != "context":
+        raise RuntimeError(f"the bridge opened with {opening}, not its context")
+    return socket
 
 
 async def open_bare(server: Server) -> ClientConnection:

@@ -10,6 +10,7 @@ from kanban.web import views
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("boards/<uuid:project_id>/", views.board, name="board"),
     path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),
     path(

@@ -28,12 +28,15 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.db import connections
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 HOST = "127.0.0.1"
 READY_TIMEOUT = 20.0
@@ -243,6 +246,24 @@ class LiveServer:
     def __repr__(self) -> str:
         state = "running" if self.running else f"exited {self.process.returncode}"
         return f"<LiveServer {self.url} pid={self.pid} {state}>"
+
+
+async def open_board_socket(
+    server: LiveServer, project_id: Any, cookie: str, **options: Any
+) -> ClientConnection:
+    """A real bridge socket to ``server``, as a browser of that origin opens it, past the
+    context event every socket opens with. ``options`` go to websockets' ``connect``."""
+    from websockets.asyncio.client import connect
+
+    socket = await connect(
+        f"{server.ws_url}/ws/boards/{project_id}/",
+        additional_headers=[("Cookie", cookie)],
+        origin=server.url,  # type: ignore[arg-type]
+        **options,
+    )
+    opening = json.loads(await socket.recv())
+    assert opening.get("event") == "context", opening
+    return socket
 
 
 def start_live_servers(

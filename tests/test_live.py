@@ -233,6 +233,7 @@ async def test_the_bridge_websocket_opens_only_from_the_boards_own_origin(
         additional_headers=alices_cookie,
         open_timeout=10,
     ) as socket:
+        assert json.loads(await asyncio.wait_for(socket.recv(), 10))["event"] == "context"
         await socket.send(json.dumps({"v": 1, "id": 1, "op": "get", "key": "cards"}))
         reply = json.loads(await asyncio.wait_for(socket.recv(), 10))
     assert reply == {"v": 1, "id": 1, "ok": True, "result": {"found": False}}

@@ -136,9 +136,37 @@ export interface KanbanKnowledge {
   readDocumentLines(range: { id: string; start: number; end: number }): Promise<KnowledgeResult>;
 }
 
+export type Role = "guest" | "developer" | "owner";
+
+/** Who uses the plugin and what they may do in this project. Never more than the user
+ * could learn by trying. Before `ready`, `user` and `role` are null and `can` is empty. */
+export interface Context {
+  readonly user: { readonly id: number; readonly username: string; readonly displayName: string } | null;
+  readonly role: Role | null;
+  /** Guests read; developers and owners also write (KV and Knowledge alike). */
+  readonly can: { readonly read?: boolean; readonly write?: boolean };
+}
+
+/** What this user may do through an alias: "pending" until the related project declares
+ * this one back; "unknown" for an alias this project does not declare. Each `can` is true
+ * when the grant (and the user's roles on both sides) opens any key or document at all. */
+export interface RelatedContext {
+  readonly status: "confirmed" | "pending" | "unknown";
+  readonly can: {
+    readonly read?: boolean;
+    readonly write?: boolean;
+    readonly knowledgeRead?: boolean;
+    readonly knowledgeWrite?: boolean;
+  };
+}
+
 export interface RelatedProject {
   readonly kv: KanbanKV;
   readonly knowledge: KanbanKnowledge;
+  /** Synchronous; frozen. */
+  getContext(): RelatedContext;
+  /** Fires when the relationship is confirmed or lost, or the grant narrows or widens. */
+  onContextChange(listener: (context: RelatedContext) => void): Unsubscribe;
 }
 
 export interface Configuration {
@@ -168,6 +196,14 @@ export interface SteamHarnessKanban {
   getConfiguration(): Configuration;
   /** Fires on every configuration switch after the first configuration. */
   onConfigurationChange(listener: (configuration: Configuration) => void): Unsubscribe;
+  /** Extension: replaces the values of this user's configuration the plugin shows (the
+   * Default included); at most 64 KiB of JSON. `getConfiguration()` keeps what the switch
+   * gave it. */
+  setConfigurationValues(values: { readonly [key: string]: JsonValue }): Promise<void>;
+  /** Synchronous; frozen. Set before `ready` resolves. */
+  getContext(): Context;
+  /** Fires when the user's role here changes, live (granted, changed or removed). */
+  onContextChange(listener: (context: Context) => void): Unsubscribe;
   /** Extension: a subscription was dropped (relationship, grant or membership changed). */
   onInvalidated(listener: (event: InvalidatedEvent) => void): Unsubscribe;
 }

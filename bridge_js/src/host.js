@@ -22,7 +22,10 @@ export function createHost(env) {
   const random = env.random || Math.random;
 
   // `limits`: the server's {valueBytes, documentBytes} when they differ from the spec's.
-  function connect({ iframe, projectId, wsUrl, configuration, onStatus, limits }) {
+  // `context`: what the page knew of the user's access (kanban/access/context.py); the
+  // socket sends it again when it opens and whenever it changes. `onPluginError` hears the
+  // plugin page's uncaught errors ({message, at}).
+  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
@@ -47,6 +50,27 @@ export function createHost(env) {
     let closed = false;
 
     const toPlugin = (frame) => port && port.postMessage(frame);
+
+    // The plugin hears its context in parts: this project's ({user, role, can}) under no
+    // alias, and each related project's ({status, can}) under its alias; a part only
+    // when it changed. alias ("" = this project) -> that part, as JSON.
+    const parts = new Map();
+    const contextParts = (c) => {
+      if (!isPlain(c)) return [];
+      const { related, ...own } = c;
+      const out = [["", own]];
+      if (isPlain(related)) for (const [alias, part] of Object.entries(related)) if (isPlain(part)) out.push([alias, part]);
+      return out;
+    };
+    const contextFrame = (alias, part) => ({ v: V, event: "context", ...(alias && { alias }), context: part });
+    const setContext = (c) => {
+      for (const [alias, part] of contextParts(c)) {
+        const text = JSON.stringify(part);
+        if (parts.get(alias) === text) continue;
+        parts.set(alias, text);
+        toPlugin(contextFrame(alias, part));
+      }
+    };
     const setStatus = (s) => {
       if (s === status) return;
       status = s;
@@ -56,6 +80,10 @@ export function createHost(env) {
 
     const relay = (p, data) => {
       if (p !== port) return;
+      if (isPlain(data) && data.event === "error") {
+        const text = (x) => (typeof x === "string" ? x.slice(0, 2000) : "");
+        return onPluginError && onPluginError({ message: text(data.message), at: text(data.at) });
+      }
       let frame;
       try {
         frame = checkRequest(data, { ...LIMITS, ...limits });
@@ -74,6 +102,10 @@ export function createHost(env) {
         const failed = !reply.ok && wireError(reply.error).code !== "unavailable";
         if (following && failed && follows.get(followKey(op, alias))?.gen === gen) {
           follows.delete(followKey(op, alias));
+        }
+        // A later document of this page view opens with the values saved.
+        if (reply.ok && op === "configuration.set" && request.key === (config.id || "default")) {
+          config = { ...config, values: request.value };
         }
         if (p !== port) return;
         p.postMessage(
@@ -128,6 +160,8 @@ export function createHost(env) {
         follows.delete(followKey("subscribe", alias));
         follows.delete(followKey("watch", alias));
         toPlugin({ v: V, event: "invalidated", alias, code: wireError(f).code });
+      } else if (f.event === "context") {
+        setContext(f.context);
       } else if (f.event === "reload") {
         // The plugin's files were re-imported: load the new ones. The plugin never sees
         // this event; its new document says hello and replaces the channel.
@@ -165,10 +199,13 @@ export function createHost(env) {
       if (port) port.close();
       port = p;
       p.onmessage = (e) => relay(p, e.data);
+      // The context first: when `configuration` resolves the SDK's ready, it is there.
+      for (const [alias, text] of parts) p.postMessage(contextFrame(alias, JSON.parse(text)));
       p.postMessage({ v: V, event: "configuration", configuration: config });
       p.postMessage({ v: V, event: "status", status });
     });
 
+    setContext(context);
     setStatus("connecting");
     open();
 

@@ -1,8 +1,8 @@
 // window.steamHarnessKanban: what a plugin inside the sandboxed iframe sees.
 
 import { V, KNOWLEDGE } from "./protocol.js";
-import { BridgeError, typeError, wireError } from "./errors.js";
-import { checkAlias, checkArguments, isFrame, isPlain } from "./guards.js";
+import { BridgeError, typeError } from "./errors.js";
+import { checkAlias, checkArguments, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { pluginHandshake } from "./handshake.js";
 
@@ -16,14 +16,11 @@ function deepFreeze(x) {
   return x;
 }
 
-function toConfiguration(c) {
-  if (!isPlain(c)) c = {};
-  return deepFreeze({
-    id: typeof c.id === "string" ? c.id : "",
-    name: typeof c.name === "string" ? c.name : "",
-    values: isPlain(c.values) ? c.values : {},
-  });
-}
+// Before the host speaks, and for an alias this project does not declare.
+const NO_CONTEXT = deepFreeze({ user: null, role: null, status: "unknown", can: {} });
+
+// The host hands over `{id, name, values}` already checked (host.js toHostConfiguration).
+const NO_CONFIGURATION = deepFreeze({ id: "", name: "", values: {} });
 
 // `env` is the plugin's window (or a fake one in tests): parent, add/removeEventListener,
 // setTimeout/clearTimeout and console.
@@ -34,10 +31,13 @@ export function createKanban(env) {
   const subscriptions = new Map();
   const watches = new Map();
   const configListeners = new Set();
+  // alias -> context; {listener, prefix: alias} entries hear their alias' changes only.
+  const contexts = new Map();
+  const contextListeners = new Set();
   const invalidListeners = new Set();
   const related = new Map();
   const updateTails = new Map();
-  let configuration = toConfiguration();
+  let configuration = NO_CONFIGURATION;
   let configured = false;
   let status = "connecting";
   let resolveReady;
@@ -61,8 +61,8 @@ export function createKanban(env) {
     listeners.add(entry);
     return entry;
   };
-  const listen = (listeners, listener) => {
-    const entry = add(listeners, listener);
+  const listen = (listeners, listener, prefix) => {
+    const entry = add(listeners, listener, prefix);
     return () => {
       listeners.delete(entry);
     };
@@ -74,7 +74,8 @@ export function createKanban(env) {
     checkArguments(frame);
     const reply = await rpc.call(frame);
     if (reply.ok) return reply.result;
-    const e = wireError(reply.error);
+    // The host normalised the error (errors.js wireError) before posting it.
+    const e = reply.error;
     throw new BridgeError(e.code, e.message, e.current);
   };
   // What a public method returns: failures are logged once, with a hint.
@@ -171,18 +172,24 @@ export function createKanban(env) {
         watch: (listener, options) => follow(watches, "watch", alias, target, listener, options?.prefix),
       },
       knowledge,
+      getContext: () => contexts.get(alias) || NO_CONTEXT,
+      onContextChange: (listener) => listen(contextListeners, listener, alias),
     };
   };
 
   const onHost = (f) => {
-    if (!isFrame(f)) return;
+    if (!isPlain(f) || f.v !== V) return; // the host checked the rest (isFrame)
     if (f.event === undefined) return rpc.handle(f);
     const alias = typeof f.alias === "string" ? f.alias : null;
     if (f.event === "configuration") {
-      configuration = toConfiguration(f.configuration);
+      configuration = deepFreeze(f.configuration);
       if (configured) emit(configListeners, () => configuration);
       configured = true;
       resolveReady();
+    } else if (f.event === "context") {
+      // The host sends a part only when it changed.
+      contexts.set(alias, deepFreeze(f.context));
+      emit(contextListeners, ({ prefix }) => prefix === alias && contexts.get(alias));
     } else if (f.event === "revision") {
       const revision = String(f.revision);
       emit(subscriptions.get(alias) || [], () => Object.freeze({ alias, revision }));
@@ -199,11 +206,19 @@ export function createKanban(env) {
     }
   };
 
+  // The page's uncaught errors go to the host, which shows them: a plugin that fails to
+  // start would otherwise leave its page blank, its console unseen.
+  const failures = [];
+  let report = (f) => failures.push(f);
+  env.addEventListener("error", (e) => report({ v: V, event: "error", message: e.message, at: e.filename + ":" + e.lineno }));
+
   pluginHandshake(
     env,
     (port) => {
       port.onmessage = (e) => onHost(e.data);
       rpc.attach((frame) => port.postMessage(frame));
+      report = (f) => port.postMessage(f);
+      failures.forEach(report);
     },
     () => log.warn("steamHarnessKanban: no host answered; is this page on a board?"),
   );
@@ -223,6 +238,10 @@ export function createKanban(env) {
       },
     },
     getConfiguration: () => configuration,
+    // Replaces the values of this user's configuration the plugin shows (getConfiguration(),
+    // which keeps what the switch gave it); a save racing a switch lands where it was made.
+    setConfigurationValues: (values) =>
+      pub(call({ op: "configuration.set", key: configuration.id || "default", value: values })).then(() => {}),
     onConfigurationChange: (listener) => listen(configListeners, listener),
     onInvalidated: (listener) => listen(invalidListeners, listener),
   };

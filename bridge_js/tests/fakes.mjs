@@ -93,6 +93,7 @@ export class FakeWindow {
     this.clock = clock;
     this.listeners = new Set();
     this.received = [];
+    this.errorListeners = new Set();
     this.console = fakeConsole();
     this.sender = null;
     this.parent = this;
@@ -105,6 +106,11 @@ export class FakeWindow {
   }
   addEventListener(type, fn) {
     if (type === "message") this.listeners.add(fn);
+    if (type === "error") this.errorListeners.add(fn);
+  }
+  // An uncaught error in the page, as the browser reports it to "error" listeners.
+  uncaught(message, filename, lineno) {
+    for (const fn of this.errorListeners) fn({ message, filename, lineno });
   }
   removeEventListener(type, fn) {
     if (type === "message") this.listeners.delete(fn);

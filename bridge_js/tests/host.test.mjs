@@ -7,7 +7,7 @@ const PROJECT = "0b7f3c52-6d0e-4f57-9d0a-2f5a2b1f9c11";
 const CONFIG = { id: "", name: "Default", values: {} };
 
 // A board page with the relay connected, and a hand-played plugin in its iframe.
-async function board({ open = true, random, wsUrl } = {}) {
+async function board({ open = true, random, wsUrl, context, onPluginError } = {}) {
   const clock = fakeClock();
   const page = fakePage(clock);
   const sockets = fakeSockets();
@@ -19,6 +19,8 @@ async function board({ open = true, random, wsUrl } = {}) {
     configuration: CONFIG,
     onStatus: (s) => statuses.push(s),
     wsUrl,
+    context,
+    onPluginError,
   });
   const b = {
     clock,
@@ -287,6 +289,53 @@ describe("relaying requests", () => {
   });
 });
 
+const CONTEXT = {
+  user: { id: 3, username: "carol", displayName: "Carol" },
+  role: "guest",
+  can: { read: true, write: false },
+  related: { inventory: { status: "pending", can: { read: false, write: false } } },
+};
+
+describe("context", () => {
+  test("the page's context reaches the plugin in parts, before its configuration", async () => {
+    const b = await board({ context: CONTEXT });
+    const p = await b.plugin();
+    const { related, ...own } = CONTEXT;
+    assert.deepEqual(p.inbox.slice(0, 3), [
+      { v: 1, event: "context", context: own },
+      { v: 1, event: "context", alias: "inventory", context: related.inventory },
+      { v: 1, event: "configuration", configuration: CONFIG },
+    ]);
+  });
+
+  test("the socket's context is relayed only in the parts that changed", async () => {
+    const b = await board({ context: CONTEXT });
+    const p = await b.plugin();
+    p.inbox.length = 0;
+    b.ws().receive({ v: 1, event: "context", context: CONTEXT });
+    const confirmed = { status: "confirmed", can: { read: true, write: false } };
+    b.ws().receive({ v: 1, event: "context", context: { ...CONTEXT, related: { inventory: confirmed } } });
+    b.ws().receive({ v: 1, event: "context", context: "junk" });
+    await flush();
+    assert.deepEqual(p.events("context"), [{ v: 1, event: "context", alias: "inventory", context: confirmed }]);
+  });
+});
+
+describe("plugin errors", () => {
+  test("an uncaught error of the plugin's page reaches onPluginError, and no reply goes back", async () => {
+    const errors = [];
+    const b = await board({ onPluginError: (e) => errors.push(e) });
+    const p = await b.plugin();
+    await p.send({ v: 1, event: "error", message: "Uncaught SyntaxError: Unexpected token '}'", at: "app.js:12" });
+    await p.send({ v: 1, event: "error", message: { not: "text" } });
+    assert.deepEqual(errors, [
+      { message: "Uncaught SyntaxError: Unexpected token '}'", at: "app.js:12" },
+      { message: "", at: "" },
+    ]);
+    assert.deepEqual(p.replies(), []);
+  });
+});
+
 describe("events", () => {
   test("revision and invalidated events reach the plugin, reduced to their fields", async () => {
     const b = await board();
@@ -329,6 +378,31 @@ describe("events", () => {
       v: 1,
       event: "configuration",
       configuration: { id: "c2", name: "Sprint", values: { wip: 3 } },
+    });
+  });
+});
+
+describe("configuration values", () => {
+  test("a malformed configuration reaches the plugin as the default's fields", async () => {
+    const b = await board();
+    const p = await b.plugin();
+    b.relay.setConfiguration({ id: 7, values: [1], extra: true });
+    await flush();
+    assert.deepEqual(p.events("configuration").at(-1).configuration, { id: "", name: "", values: {} });
+  });
+
+  test("values saved through the bridge are what a new document of the page opens with", async () => {
+    const b = await board();
+    const p = await b.plugin();
+    await p.send({ v: 1, id: 1, op: "configuration.set", key: "default", value: { view: { density: "compact" } } });
+    b.ws().reply(b.ws().sent.at(-1), {});
+    await flush();
+    b.page.iframe.fireLoad();
+    const again = await b.plugin();
+    assert.deepEqual(again.events("configuration").at(-1).configuration, {
+      id: "",
+      name: "Default",
+      values: { view: { density: "compact" } },
     });
   });
 });

@@ -59,6 +59,53 @@ async function plugin({ connect = true, configuration = CONFIG } = {}) {
   return env;
 }
 
+describe("context", () => {
+  const OWN = { user: { id: 3, username: "carol", displayName: "Carol" }, role: "guest", can: { read: true, write: false } };
+
+  test("before the host speaks the context says nobody may do anything", async () => {
+    const p = await plugin({ connect: false });
+    assert.deepEqual(p.sdk.getContext(), { user: null, role: null, status: "unknown", can: {} });
+    assert.equal(p.sdk.relatedProjects.get("inventory").getContext().status, "unknown");
+  });
+
+  test("each part is its own: this project's and each alias', frozen, with its own listeners", async () => {
+    const p = await plugin();
+    const mine = [];
+    const theirs = [];
+    p.sdk.onContextChange((c) => mine.push(c));
+    const inventory = p.sdk.relatedProjects.get("inventory");
+    const stop = inventory.onContextChange((c) => theirs.push(c));
+    await p.send({ v: 1, event: "context", context: OWN });
+    await p.send({ v: 1, event: "context", alias: "inventory", context: { status: "confirmed", can: { read: true } } });
+    assert.deepEqual(p.sdk.getContext(), OWN);
+    assert.ok(Object.isFrozen(p.sdk.getContext().can));
+    assert.equal(inventory.getContext().status, "confirmed");
+    assert.deepEqual(mine, [OWN]);
+    assert.deepEqual(theirs.map((c) => c.status), ["confirmed"]);
+    stop();
+    await p.send({ v: 1, event: "context", alias: "inventory", context: { status: "pending", can: {} } });
+    assert.equal(theirs.length, 1);
+    assert.equal(p.sdk.relatedProjects.get("billing").getContext().status, "unknown");
+  });
+});
+
+describe("uncaught errors", () => {
+  test("the page's uncaught errors reach the host, those from before the connect too", async () => {
+    const p = await plugin({ connect: false });
+    p.frame.uncaught("Uncaught SyntaxError: Unexpected token '}'", "https://plugins.example/app.js", 12);
+    await p.connect();
+    p.frame.uncaught("Uncaught TypeError: x is undefined", "https://plugins.example/app.js", 40);
+    await flush();
+    assert.deepEqual(
+      p.arrived.filter((f) => f.event === "error"),
+      [
+        { v: 1, event: "error", message: "Uncaught SyntaxError: Unexpected token '}'", at: "https://plugins.example/app.js:12" },
+        { v: 1, event: "error", message: "Uncaught TypeError: x is undefined", at: "https://plugins.example/app.js:40" },
+      ],
+    );
+  });
+});
+
 describe("handshake", () => {
   test("says hello to the parent every 200 ms until connected", async () => {
     const p = await plugin({ connect: false });
@@ -181,9 +228,20 @@ describe("configuration", () => {
     }, TypeError);
   });
 
-  test("malformed fields fall back to the default's", async () => {
-    const p = await plugin({ configuration: { id: 7, values: [1], extra: true } });
-    assert.deepEqual(p.sdk.getConfiguration(), { id: "", name: "", values: {} });
+  test("setConfigurationValues writes the values of the configuration the plugin shows", async () => {
+    const p = await plugin({ configuration: { id: "c2", name: "Sprint", values: {} } });
+    const saved = p.sdk.setConfigurationValues({ view: { density: "compact" } });
+    const request = await p.next();
+    assert.deepEqual(
+      { op: request.op, key: request.key, value: request.value },
+      { op: "configuration.set", key: "c2", value: { view: { density: "compact" } } },
+    );
+    await p.reply(request, {});
+    assert.equal(await saved, undefined);
+
+    await p.send({ v: 1, event: "configuration", configuration: CONFIG });
+    p.sdk.setConfigurationValues({});
+    assert.equal((await p.next()).key, "default", "the Default is named default");
   });
 
   test("onConfigurationChange fires on each switch after the first, until unsubscribed", async () => {

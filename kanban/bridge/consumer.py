@@ -18,6 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
+from kanban.access.context import plugin_context
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.threads import in_thread
@@ -78,13 +79,27 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         self.watches: dict[str | None, Subscription] = {}
         self.bucket = TokenBucket(settings.KANBAN_BRIDGE_RATE, settings.KANBAN_BRIDGE_BURST)
         self.hub = get_hub()
+        self.context: dict[str, Any] | None = None
         await self.accept()
         await self.hub.add_socket(self)
+        # Read once the hub hears this socket's access changes, so none falls in between;
+        # a re-check that came first already sent it.
+        try:
+            context = await in_thread(plugin_context)(user=user, project_id=self.consumer_id)
+        except KanbanError:
+            await self.close(code=frames.CLOSE_UNAUTHENTICATED)
+            return
+        await self.send_context(context)
 
     async def disconnect(self, code: int) -> None:
         hub = getattr(self, "hub", None)
         if hub is not None:
             await hub.remove_socket(self)
+
+    async def send_context(self, context: dict[str, Any]) -> None:
+        if context != self.context:
+            self.context = context
+            await self.reply(frames.context_event(context))
 
     async def send_text(self, text: str) -> None:
         # Seam: straight to the server's send. The hub calls this once per subscriber per
@@ -186,6 +201,8 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await self.close(code=frames.CLOSE_UNAUTHENTICATED)
             return
         self.user = verdicts.user
+        if verdicts.context is not None:
+            await self.send_context(verdicts.context)
         for sub in subscriptions:
             outcome = verdicts.rules.get(sub.alias)
             if isinstance(outcome, ReadRules):

@@ -149,6 +149,10 @@ def invalidated_event(alias: str | None, code: str) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "event": "invalidated", "alias": alias, "code": code}
 
 
+def context_event(context: dict[str, Any]) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "event": "context", "context": context}
+
+
 def reload_event() -> dict[str, Any]:
     """Host-only: the plugin's files changed; the host reloads the iframe."""
     return {"v": PROTOCOL_VERSION, "event": "reload"}

@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from kanban.access.context import plugin_context
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
 from kanban.data import kv as kv_actions
-from storage.errors import ErrorCode, KanbanError
+from kanban.data.configurations import DEFAULT_ID, configuration_update
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 
 def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:
@@ -49,6 +51,17 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
             origin=kv_actions.Origin(via="bridge", page=page),
         )
         return {"revision": revision}
+    if request.op == "configuration.set":
+        # The key is the configuration the plugin shows: its id, or "default".
+        if request.alias is not None:
+            raise invalid_argument("a configuration belongs to this board", field="alias")
+        configuration_update(
+            user=user,
+            project_id=consumer_id,
+            configuration_id=DEFAULT_ID if request.key == "default" else request.key,
+            values=request.value,
+        )
+        return {}
     if request.op in KNOWLEDGE_OPS:
         return knowledge_calls.knowledge_call(
             user=user, consumer_id=consumer_id, page=page, request=request
@@ -58,12 +71,13 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
 
 @dataclass
 class Verdicts:
-    """A socket's re-check: the fresh user (None = signed out or deactivated) and, per
-    alias, the read rules (KV and knowledge) that still apply or the error code that ends
-    it."""
+    """A socket's re-check: the fresh user (None = signed out or deactivated), per alias
+    the read rules (KV and knowledge) that still apply or the error code that ends it, and
+    the plugin's context now (None when the user may no longer open the board)."""
 
     user: Any
     rules: dict[str | None, ReadRules | ErrorCode] = field(default_factory=dict)
+    context: dict[str, Any] | None = None
 
 
 def recheck_socket(
@@ -79,4 +93,8 @@ def recheck_socket(
             verdicts.rules[alias] = ReadRules(access.read, access.knowledge_read)
         except KanbanError as error:
             verdicts.rules[alias] = error.code
+    try:
+        verdicts.context = plugin_context(user=user, project_id=consumer_id)
+    except KanbanError:
+        verdicts.context = None
     return verdicts

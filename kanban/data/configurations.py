@@ -2,7 +2,10 @@
 
 Per user and per board: create, rename, change values, duplicate, delete and switch. At
 most one stored configuration is active; none active means the built-in default
-(``{id: "", name: "Default", values: {}}``, never stored).
+(``{id: "", name: "Default", values}``). The default cannot be renamed or deleted, but its
+values are the user's own like any other's (a plugin keeps its per-user view there): they
+live in a row with the empty name, which no user-made configuration can have, and which
+no list, count or lookup by id ever sees.
 
 Users never see each other's configurations. Every lookup is by (user, board, id), so an
 id that belongs to someone else and an id that never existed fail identically: the same
@@ -61,8 +64,10 @@ class NamedConfiguration:
         return {"id": self.id, "name": self.name, "values": self.values}
 
 
-def _default(*, active: bool) -> NamedConfiguration:
-    return NamedConfiguration(id=DEFAULT_ID, name=DEFAULT_NAME, values={}, active=active)
+def _default(user: Any, project: Project, *, active: bool) -> NamedConfiguration:
+    text = _default_row(user, project).values_list("values_json", flat=True).first()
+    values = {} if text is None else jsoncodec.decode(text)
+    return NamedConfiguration(id=DEFAULT_ID, name=DEFAULT_NAME, values=values, active=active)
 
 
 # --- validation ------------------------------------------------------------------------------
@@ -119,7 +124,12 @@ def _not_found() -> KanbanError:
 
 
 def _owned(user: Any, project: Project) -> QuerySet[Configuration]:
-    return Configuration.objects.filter(user_id=user.pk, project=project)
+    """The user's named configurations on this board (never the default's row)."""
+    return Configuration.objects.filter(user_id=user.pk, project=project).exclude(name="")
+
+
+def _default_row(user: Any, project: Project) -> QuerySet[Configuration]:
+    return Configuration.objects.filter(user_id=user.pk, project=project, name="")
 
 
 def access_configuration(*, user: Any, project: Project, configuration_id: UUID) -> Configuration:
@@ -180,7 +190,7 @@ def configuration_list(*, user: Any, project_id: UUID) -> list[NamedConfiguratio
     """The default first, then the user's own configurations by name; one is ``active``."""
     project = access_board(user=user, project_id=project_id)
     stored = [_view(row) for row in _owned(user, project).order_by(Lower("name"), "name", "pk")]
-    default = _default(active=not any(item.active for item in stored))
+    default = _default(user, project, active=not any(item.active for item in stored))
     return [default, *stored]
 
 
@@ -192,7 +202,7 @@ def configuration_active(*, user: Any, project_id: UUID) -> NamedConfiguration:
 
 def _active(user: Any, project: Project) -> NamedConfiguration:
     row = _owned(user, project).filter(is_active=True).first()
-    return _default(active=True) if row is None else _view(row)
+    return _default(user, project, active=True) if row is None else _view(row)
 
 
 def configuration_get(
@@ -201,7 +211,8 @@ def configuration_get(
     project = access_board(user=user, project_id=project_id)
     pk = _configuration_id(configuration_id)
     if pk is None:
-        return _default(active=not _owned(user, project).filter(is_active=True).exists())
+        active = not _owned(user, project).filter(is_active=True).exists()
+        return _default(user, project, active=active)
     return _view(access_configuration(user=user, project=project, configuration_id=pk))
 
 
@@ -235,7 +246,11 @@ def configuration_update(
     text = None if values is UNSET else check_configuration_values(values)
     pk = _configuration_id(configuration_id)
     if pk is None:
-        raise invalid_argument(f"the {DEFAULT_NAME} configuration cannot be changed")
+        if new_name is not None:
+            raise invalid_argument(f"the {DEFAULT_NAME} configuration cannot be renamed")
+        if text is not None:
+            _default_values_set(user, project, text)
+        return configuration_get(user=user, project_id=project_id, configuration_id=DEFAULT_ID)
     with transaction.atomic():
         _lock_owner(user)
         row = access_configuration(user=user, project=project, configuration_id=pk)
@@ -252,6 +267,14 @@ def configuration_update(
     return _view(row)
 
 
+def _default_values_set(user: Any, project: Project, text: str) -> None:
+    with transaction.atomic():
+        _lock_owner(user)
+        updated = _default_row(user, project).update(values_json=text)
+        if not updated:
+            Configuration.objects.create(user=user, project=project, name="", values_json=text)
+
+
 def configuration_duplicate(
     *, user: Any, project_id: UUID, configuration_id: object, name: object = UNSET
 ) -> NamedConfiguration:
@@ -263,7 +286,8 @@ def configuration_duplicate(
     with transaction.atomic():
         _lock_owner(user)
         if pk is None:
-            source_name, text = DEFAULT_NAME, "{}"
+            source_name = DEFAULT_NAME
+            text = _default_row(user, project).values_list("values_json", flat=True).first() or "{}"
         else:
             source = access_configuration(user=user, project=project, configuration_id=pk)
             source_name, text = source.name, source.values_json
@@ -312,7 +336,7 @@ def configuration_activate(
             others = others.exclude(pk=row.pk)
         others.update(is_active=False)
         if row is None:
-            return _default(active=True)
+            return _default(user, project, active=True)
         if not row.is_active:
             _owned(user, project).filter(pk=row.pk).update(is_active=True)
             row.is_active = True

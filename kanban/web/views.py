@@ -8,11 +8,13 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from kanban.access.context import plugin_context
 from kanban.data import configurations
 from kanban.data.demo import demo_is_loaded
 from kanban.projects import boards
@@ -48,6 +50,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "kanban/dashboard.html", context)
 
 
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page says; the icon is the static SVG."""
+    return redirect(static("kanban/favicon.svg"), permanent=True)
+
+
 @login_required
 @require_GET
 @never_cache
@@ -67,6 +75,7 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
             "name": project.name,
             "pluginUrl": plugin_url(project.id, project.kanban_entry),
             "configuration": active.for_bridge(),
+            "context": plugin_context(user=request.user, project_id=project.id),
             "limits": {
                 "valueBytes": settings.KANBAN_MAX_VALUE_BYTES,
                 "documentBytes": settings.KANBAN_MAX_DOCUMENT_BYTES,

@@ -19,16 +19,21 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Frame, FrameLocator, Page, WebSocketRoute, expect
 
-from kanban.data.configurations import configuration_create
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import declarations_of, relationship_declare, relationship_remove
+from kanban.data.configurations import configuration_active, configuration_create
 from kanban.data.demo import STOCK, demo_load
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.models import Project
 from tests.browser.helpers import log_in_by_cookie
+from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["redis_layer"]
 
 README_SHOT = Path(settings.BASE_DIR) / "docs" / "screenshots" / "board.png"
+PHONE_SHOT = README_SHOT.with_name("board-phone.png")
 PLUGIN_URL = re.compile(r"/plugins/[0-9a-f-]+/index\.html$")
 
 
@@ -88,9 +93,16 @@ class Person:
 def open_board(
     demo: Demo, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> Iterator[Callable[..., Person]]:
-    def open_as(username: str, *, route: Callable[[WebSocketRoute], Any] | None = None) -> Person:
-        context = new_context(base_url=live_server.url)
-        log_in_by_cookie(context, demo.people[username], live_server.url)
+    def open_as(
+        username: str,
+        *,
+        route: Callable[[WebSocketRoute], Any] | None = None,
+        viewport: dict[str, int] | None = None,
+        server: LiveServer = live_server,
+    ) -> Person:
+        options: dict[str, Any] = {"viewport": viewport} if viewport else {}
+        context = new_context(base_url=server.url, **options)
+        log_in_by_cookie(context, demo.people[username], server.url)
         page = context.new_page()
         if route is not None:
             page.route_web_socket(re.compile(r"/ws/boards/"), route)
@@ -101,6 +113,20 @@ def open_board(
         return person
 
     yield open_as
+
+
+#: Why a test that changes access here, in the test process, needs Redis: the change reaches
+#: the worker through it, as an administrator's does from another process.
+NEEDS_REDIS = "needs Redis between this process and the worker"
+
+
+@pytest.fixture
+def shared_server(
+    live_servers: Callable[..., list[LiveServer]], redis_layer: dict[str, str]
+) -> LiveServer:
+    """A worker that hears this process' events (one Redis layer, a private prefix)."""
+    (server,) = live_servers(1, env=redis_layer)
+    return server
 
 
 def stored(demo: Demo, key: str, *, project: str = "board") -> Any:
@@ -156,43 +182,69 @@ def test_a_slow_answer_for_the_old_configuration_does_not_overwrite_the_new_one(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     alice = demo.people["alice"]
-    old = configuration_create(user=alice, project_id=demo.board.id, name="Old", values={})
+    old = configuration_create(
+        user=alice,
+        project_id=demo.board.id,
+        name="Old",
+        values={"view": view(density="compact", text="bolt")},
+    )
     configuration_create(
         user=alice, project_id=demo.board.id, name="New", values={"view": view(text="login")}
     )
-    # Old's own view settings are stored: its late answer would paint them.
-    project_kv_set(
-        user=alice,
-        project_id=demo.board.id,
-        key=f"view:{old.id}",
-        value=view(density="compact", text="bolt"),
-        origin=Origin(via="cli"),
-    )
-    held = SlowAnswers(key=f"view:{old.id}")
+    held = SlowAnswers(key="board:cards", armed=False)
     person = open_board("alice", route=held.route)
+    held.armed = True
 
     picker = person.page.get_by_role("combobox", name="Configuration")
     picker.select_option(label="Old")
     person.wait_for(f"boardDebug.state.configuration === '{old.id}'")
     held.wait_until_holding(person.page)
     picker.select_option(label="New")
+    person.page.wait_for_timeout(200)  # New's read is held too, behind Old's
+
+    held.release()  # Old's late answer first, then New's
     expect(person.plugin.get_by_test_id("filter-input")).to_have_value("login")
     expect(person.plugin.get_by_test_id("card-title")).to_have_text(["Fix the login redirect"])
-
-    held.release()
-    # One more round trip over the same socket: the late answer has been handled by then.
     person.frame.evaluate("steamHarnessKanban.kv.getValue('board:columns')")
     assert person.state()["view"] == view(text="login")
-    expect(person.plugin.get_by_test_id("filter-input")).to_have_value("login")
     expect(person.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-comfortable\b"))
+
+
+def test_alice_and_bob_each_keep_their_own_view_of_the_default_configuration(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = open_board("alice")
+    alice.plugin.get_by_test_id("filter-input").fill("bolts")
+    expect(alice.plugin.get_by_test_id("card-title")).to_have_text(["Order M6 bolts"])
+    alice.wait_for("boardDebug.state.view.filter.text === 'bolts'")
+    alice.page.wait_for_timeout(600)  # past the save's debounce
+
+    bob = open_board("bob")
+    expect(bob.plugin.get_by_test_id("card-title")).to_have_count(5)
+    expect(bob.plugin.get_by_test_id("filter-input")).to_have_value("")
+    carol = open_board("carol")  # a guest keeps a view of her own too
+    carol.plugin.get_by_test_id("density-toggle").click()
+    expect(carol.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-compact\b"))
+    carol.page.wait_for_timeout(600)
+
+    again = open_board("alice")
+    expect(again.plugin.get_by_test_id("filter-input")).to_have_value("bolts")
+    expect(again.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-comfortable\b"))
+    stored_default = configuration_active(user=demo.people["alice"], project_id=demo.board.id)
+    assert stored_default.id == "" and stored_default.values["view"]["filter"]["text"] == "bolts"
+    assert configuration_active(user=demo.people["bob"], project_id=demo.board.id).values == {}
+    carols = configuration_active(user=demo.people["carol"], project_id=demo.board.id)
+    assert carols.values["view"]["density"] == "compact"
 
 
 class SlowAnswers:
     """Relays the bridge websocket, holding back the server's answers to ``get`` of one key
     until ``release()``."""
 
-    def __init__(self, *, key: str) -> None:
+    def __init__(self, *, key: str, armed: bool = True) -> None:
         self.key = key
+        #: Only while armed are answers held (a test may let the first load through).
+        self.armed = armed
         self.slow_ids: set[int] = set()
         self.held: list[str] = []
         self.client: WebSocketRoute | None = None
@@ -203,7 +255,7 @@ class SlowAnswers:
 
         def upstream(message: str | bytes) -> None:
             frame = json.loads(message)
-            if frame.get("op") == "get" and frame.get("key") == self.key:
+            if self.armed and frame.get("op") == "get" and frame.get("key") == self.key:
                 self.slow_ids.add(frame["id"])
             server.send(message)
 
@@ -339,18 +391,20 @@ MOVE_RIGHT_AT = """([id, at]) => {
 }"""
 
 
-def test_carol_the_guest_sees_the_board_but_cannot_change_it(
+def test_carol_the_guest_sees_the_board_without_editing_controls_and_cannot_change_it(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     carol = open_board("carol")
     expect(carol.plugin.get_by_test_id("card-title")).to_have_count(5)
-    expect(carol.plugin.get_by_test_id("readonly-note")).to_be_hidden()
-
-    carol.plugin.get_by_test_id("card-c1").press("Alt+ArrowRight")
+    # Read-only from the start: the plugin knows her role (getContext), nothing to lose.
     expect(carol.plugin.get_by_test_id("readonly-note")).to_be_visible()
     expect(carol.plugin.get_by_test_id("readonly-note")).to_contain_text("Read only")
-    carol.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').column === 'todo'")
     expect(carol.plugin.get_by_test_id("add-card-todo")).to_have_count(0)
+    assert carol.frame.evaluate("steamHarnessKanban.getContext().role") == "guest"
+
+    carol.plugin.get_by_test_id("card-c1").press("Alt+ArrowRight")
+    carol.plugin.get_by_test_id("card-c1").dblclick()
+    expect(carol.plugin.locator("#card-dialog")).to_be_hidden()
 
     console: list[str] = []
     carol.page.on("console", lambda message: console.append(message.text))
@@ -358,12 +412,65 @@ def test_carol_the_guest_sees_the_board_but_cannot_change_it(
         """() => steamHarnessKanban.kv.setValue("card:c1", {id: "c1", title: "Mine now"})
               .then(() => "written", (err) => err.code)"""
     )
+    # The server decides, whatever a plugin does; the SDK tells the developer why.
     assert forced == "forbidden"
-    # The SDK tells the developer why, in the plugin's console.
-    expect(carol.plugin.get_by_test_id("readonly-note")).to_be_visible()
     assert any(line.startswith("steamHarnessKanban: forbidden: ") for line in console), console
     assert stored(demo, "card:c1")["title"] == "Write the onboarding guide"
     assert stored(demo, "card:c1")["column"] == "todo"
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(not redis_reachable(), reason=NEEDS_REDIS)
+def test_carol_gains_the_editing_controls_live_when_alice_makes_her_a_developer(
+    demo: Demo, open_board: Callable[..., Person], shared_server: LiveServer
+) -> None:
+    carol = open_board("carol", server=shared_server)
+    expect(carol.plugin.get_by_test_id("add-card-todo")).to_have_count(0)
+
+    membership_set(user=demo.people["carol"], project=demo.board, role="developer")
+
+    expect(carol.plugin.get_by_test_id("readonly-note")).to_be_hidden()
+    expect(carol.plugin.get_by_test_id("add-card-todo")).to_be_visible()
+    carol.plugin.get_by_test_id("card-c1").press("Alt+ArrowRight")
+    carol.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').column === 'doing'")
+    carol.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c1")["column"] == "doing"
+
+    membership_set(user=demo.people["carol"], project=demo.board, role="guest")
+    expect(carol.plugin.get_by_test_id("readonly-note")).to_be_visible()
+    expect(carol.plugin.get_by_test_id("add-card-todo")).to_have_count(0)
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(not redis_reachable(), reason=NEEDS_REDIS)
+def test_a_pending_inventory_recovers_on_the_open_board_once_it_declares_the_board_back(
+    demo: Demo, open_board: Callable[..., Person], shared_server: LiveServer
+) -> None:
+    (back,) = [d for d in declarations_of(demo.inventory) if d.alias == "board"]
+    relationship_remove(project=demo.inventory, alias="board")
+    alice = open_board("alice", server=shared_server)
+    expect(alice.plugin.get_by_test_id("stock-c2")).to_have_text("Inventory unavailable")
+    assert (
+        alice.frame.evaluate(
+            "steamHarnessKanban.relatedProjects.get('inventory').getContext().status"
+        )
+        == "pending"
+    )
+
+    relationship_declare(
+        project=demo.inventory, alias="board", project_id=demo.board.id, grant=back.grant
+    )
+
+    expect(alice.plugin.get_by_test_id("stock-c2")).to_have_text("M6 bolt: 120 in stock")
+    # And live from then on: a stock change shows without a reload.
+    project_kv_set(
+        user=demo.people["alice"],
+        project_id=demo.inventory.id,
+        key="stock:bolt-m6",
+        value={"name": "M6 bolt", "count": 119},
+        origin=Origin(via="rest"),
+    )
+    expect(alice.plugin.get_by_test_id("stock-c2")).to_have_text("M6 bolt: 119 in stock")
 
 
 def test_alice_and_bob_each_use_fifty_bolts_at_once_and_the_count_is_exact(
@@ -408,3 +515,27 @@ def test_the_populated_board_for_the_readme(demo: Demo, open_board: Callable[...
     README_SHOT.parent.mkdir(parents=True, exist_ok=True)
     alice.page.screenshot(path=str(README_SHOT), full_page=False)
     assert README_SHOT.stat().st_size < 300_000, "keep the README's picture small"
+
+
+def test_on_a_390_pixel_phone_every_top_bar_control_is_on_screen(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = open_board("alice", viewport={"width": 390, "height": 844})
+    page = alice.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    controls = page.locator("header.top").locator("a, button, select")
+    assert controls.count() >= 7  # brand, picker, its four buttons, Admin?, Log out
+    for index in range(controls.count()):
+        control = controls.nth(index)
+        if not control.is_visible():
+            continue
+        box = control.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, control.evaluate(
+            "e => e.outerHTML"
+        )
+    page.get_by_role("button", name="Log out").click(trial=True)
+    page.locator("#config-select").click(trial=True)
+    expect(alice.plugin.get_by_test_id("card-title").first).to_be_visible()
+    page.screenshot(path=str(PHONE_SHOT), full_page=False)
+    assert PHONE_SHOT.stat().st_size < 300_000

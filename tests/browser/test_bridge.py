@@ -425,6 +425,7 @@ def test_the_server_refuses_the_same_frames_sent_over_a_hand_opened_websocket(
         additional_headers={"Cookie": f"{settings.SESSION_COOKIE_NAME}={session}"},
         open_timeout=10,
     ) as socket:
+        assert json.loads(socket.recv(timeout=10))["event"] == "context"
         replies = []
         for frame in FRAMES_WITH_FORBIDDEN_FIELDS:
             socket.send(json.dumps(frame))

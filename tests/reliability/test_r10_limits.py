@@ -16,7 +16,13 @@ from kanban.accounts.tokens import token_create
 from kanban.asgi import application
 from kanban.data.limits import max_request_bytes
 from tests.api.conftest import People, client_for
-from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import (
+    CONNECT_TIMEOUT,
+    HOST,
+    ORIGIN,
+    opening_context,
+    session_cookie,
+)
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,6 +84,7 @@ async def test_http_and_websocket_accept_and_refuse_exactly_the_same_inputs(
         application, f"/ws/boards/{board.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
     )
     assert (await communicator.connect(timeout=CONNECT_TIMEOUT))[0]
+    await opening_context(communicator)
     rows = []
     try:
         for n, (name, key, value_text, expected) in enumerate(CASES, start=1):

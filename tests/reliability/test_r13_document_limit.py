@@ -104,6 +104,7 @@ def bridge(world: dict[str, Any], *frames: dict[str, Any]) -> list[dict[str, Any
         open_timeout=10,
         max_size=None,
     ) as ws:
+        assert json.loads(ws.recv(timeout=10))["event"] == "context"
         for request_id, frame in enumerate(frames, 1):
             ws.send(json.dumps({"v": 1, "id": request_id, **frame}))
         return [json.loads(ws.recv(timeout=120)) for _ in frames]

@@ -24,7 +24,13 @@ from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
 from tests.kanban.access.test_decision import RECIPROCITY, ROLES, RULE_CASES, expected
-from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, session_cookie
+from tests.kanban.bridge.helpers import (
+    CONNECT_TIMEOUT,
+    HOST,
+    ORIGIN,
+    opening_context,
+    session_cookie,
+)
 from tests.kanban.conftest import declare
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,6 +86,7 @@ async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
     if not connected:
         # The socket is refused before any frame: the same verdict as "no such project".
         return dict.fromkeys([*KV_OPS, "subscribe"], "not_found")
+    await opening_context(communicator)
     next_id = 0
 
     async def call(op: str, **fields: Any) -> dict[str, Any]:

@@ -25,14 +25,14 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import Client
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from kanban.access.events import publish_access_changed
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
-from tests.live import LiveServer
+from tests.live import LiveServer, open_board_socket
 
 SUBSCRIBERS = int(os.environ.get("KANBAN_R3_SUBSCRIBERS", "100"))
 STRICT = os.environ.get("KANBAN_R3_STRICT") == "1"
@@ -91,12 +91,8 @@ def revoke(kind: str, scene: dict[str, Any], server: LiveServer) -> None:
 async def open_socket(
     server: LiveServer, scene: dict[str, Any], who: str, board: str = "board"
 ) -> ClientConnection:
-    return await connect(
-        f"{server.ws_url}/ws/boards/{scene[board].id}/",
-        additional_headers=[("Cookie", f"sessionid={scene['cookies'][who]}")],
-        origin=server.url,  # type: ignore[arg-type]
-        max_queue=None,
-    )
+    cookie = f"sessionid={scene['cookies'][who]}"
+    return await open_board_socket(server, scene[board].id, cookie, max_queue=None)
 
 
 async def run_kind(kind: str, servers: list[LiveServer], scene: dict[str, Any]) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from playwright.sync_api import BrowserContext
 from playwright.sync_api import expect as expect_page
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from kanban.bridge import frames
 from storage import jsoncodec, limits
@@ -56,7 +56,7 @@ from tests.api.conftest import People
 from tests.browser.boards import RAW_ID, open_board
 from tests.browser.test_bridge import alice, person, projects, worker
 from tests.kanban.bridge.helpers import session_cookie
-from tests.live import LiveServer
+from tests.live import LiveServer, open_board_socket
 from tests.reliability.fuzzframes import CATEGORIES, HOST_CATEGORIES, REVIVE_JS, Fuzz, generate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -187,13 +187,7 @@ def test_r4_websocket_refuses_every_malformed_frame_with_a_stable_code(
 
     async def run() -> float:
         sockets = [
-            await connect(
-                f"{server.ws_url}/ws/boards/{board.id}/",
-                additional_headers=[("Cookie", cookie)],
-                origin=server.url,  # type: ignore[arg-type]
-                max_size=None,
-                max_queue=None,
-            )
+            await open_board_socket(server, board.id, cookie, max_size=None, max_queue=None)
             for _ in range(CONNECTIONS)
         ]
         started = time.monotonic()

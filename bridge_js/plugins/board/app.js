@@ -3,7 +3,8 @@
 //   board:columns   [{id, title, wip}]                      changed with updateValue
 //   board:cards     [cardId, …]                             changed ONLY with updateValue
 //   card:<id>       {id, title, description, assignee, labels, due, column, rank, item?}
-//   view:<config>   {filter, collapsed, density}            per named configuration
+// The view (filter, collapsed columns, density) is each user's own: it lives in the values
+// of their configuration on screen (setConfigurationValues), the Default included.
 // Moving a card writes only its own key, so two people moving different cards never
 // collide, and index changes merge through updateValue's compare-and-set loop.
 (function () {
@@ -24,7 +25,6 @@
     cards: [],
     view: Core.defaultView(),
     readOnly: false,
-    viewInMemory: false,
     inventoryProblem: null,
     stock: new Map(), // item id -> {status: "ok", name, count} | {status: "missing"} | {status: "unavailable", code}
     pending: 0,
@@ -34,7 +34,6 @@
   // Local changes still on their way to the server, laid over every fresh read so a read
   // that raced a write does not make a card jump back. id -> card, or null once deleted.
   const overlays = new Map();
-  const memoryViews = new Map();
   const generations = Core.createGenerations();
   const stockGenerations = Core.createGenerations();
   let viewStale = true;
@@ -63,7 +62,6 @@
             cards: state.cards,
             view: state.view,
             readOnly: state.readOnly,
-            viewInMemory: state.viewInMemory,
             inventoryProblem: state.inventoryProblem,
             stock: Object.fromEntries(state.stock),
             pending: state.pending,
@@ -159,13 +157,22 @@
     }
   }
 
-  // The host tells the plugin nothing about roles. A guest finds out on the first write:
-  // the server answers `forbidden`, and from then on the board is read-only.
+  // A guest's board starts read-only (getContext) and unlocks live when they are made a
+  // developer. The server still decides every write: a `forbidden` answer makes the board
+  // read-only too, whatever the context said.
+  function applyContext(context) {
+    // A host that says nothing (no `can.write`) leaves it to the first refused write.
+    if (context.can.write === false) return enterReadOnly();
+    if (context.can.write !== true || !state.readOnly) return;
+    state.readOnly = false;
+    $("readonly-note").hidden = true;
+    document.body.classList.remove("read-only");
+    render();
+  }
+
   function enterReadOnly() {
     if (state.readOnly) return;
     state.readOnly = true;
-    state.viewInMemory = true;
-    memoryViews.set(Core.viewKey(kanban.getConfiguration()), state.view);
     $("readonly-note").hidden = false;
     document.body.classList.add("read-only");
     for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
@@ -231,11 +238,8 @@
     return { columns, cards };
   }
 
-  async function readView(key) {
-    if (state.viewInMemory && memoryViews.has(key)) return memoryViews.get(key);
-    const stored = await kanban.kv.getValue(key);
-    const values = kanban.getConfiguration().values || {};
-    return Core.normalizeView(stored !== undefined ? stored : values.view);
+  function configuredView() {
+    return Core.normalizeView(kanban.getConfiguration().values.view);
   }
 
   function withOverlays(cards) {
@@ -266,9 +270,9 @@
   async function loadOnce() {
     const generation = generations.next();
     const withView = viewStale;
-    const key = Core.viewKey(kanban.getConfiguration());
+    const view = withView ? configuredView() : null;
     try {
-      const [board, view] = await Promise.all([readBoard(), withView ? readView(key) : null]);
+      const board = await readBoard();
       if (!generations.isCurrent(generation)) return; // a newer load owns the page now
       state.columns = board.columns;
       state.cards = withOverlays(board.cards);
@@ -383,34 +387,19 @@
 
   // --- view settings -----------------------------------------------------------------------------
 
+  // Saved a moment after the last change (typing in the filter is many changes), into the
+  // configuration on screen when the change was made: a switch drops what has not gone.
   let viewTimer = null;
-  let pendingSave = null;
-  function flushView() {
+  function dropPendingView() {
     clearTimeout(viewTimer);
-    if (pendingSave) pendingSave();
   }
 
   function setView(patch, { immediate = false } = {}) {
     state.view = { ...state.view, ...patch };
-    const key = Core.viewKey(kanban.getConfiguration());
-    const view = state.view;
+    const values = { ...kanban.getConfiguration().values, view: state.view };
     render();
-    if (state.viewInMemory) {
-      memoryViews.set(key, view);
-      return;
-    }
     clearTimeout(viewTimer);
-    const save = () => {
-      if (pendingSave === save) pendingSave = null;
-      return kanban.kv.setValue(key, view).catch((err) => {
-        if (err && err.code === "forbidden") {
-          memoryViews.set(key, view);
-          enterReadOnly();
-        }
-        reportError(err, "Saving view settings");
-      });
-    };
-    pendingSave = save;
+    const save = () => kanban.setConfigurationValues(values).catch((err) => reportError(err, "Saving your view"));
     if (immediate) save();
     else viewTimer = setTimeout(save, 400);
   }
@@ -1157,14 +1146,32 @@
   }
 
   let unsubscribers = [];
+  let unwatchStock = () => {};
   function subscribeAll() {
     for (const off of unsubscribers) off();
-    state.inventoryProblem = null;
-    unsubscribers = [
-      kanban.kv.watch(onBoardChanges),
-      inventory.kv.watch(() => scheduleStock(0), { prefix: "stock:" }),
-    ];
+    unsubscribers = [kanban.kv.watch(onBoardChanges), () => unwatchStock()];
+    watchStock();
   }
+
+  function watchStock() {
+    unwatchStock();
+    state.inventoryProblem = inventoryProblemOf(inventory.getContext());
+    if (!state.inventoryProblem) unwatchStock = inventory.kv.watch(() => scheduleStock(0), { prefix: "stock:" });
+  }
+
+  function inventoryProblemOf(context) {
+    if (context.status === "pending") return "relationship_pending";
+    if (context.status === "unknown") return "unknown_alias";
+    return context.can.read ? null : "forbidden";
+  }
+
+  // The inventory confirmed this board, or its grant changed, after the page opened:
+  // watch and read the stock again, no reload needed.
+  inventory.onContextChange((context) => {
+    if (inventoryProblemOf(context) === state.inventoryProblem) return;
+    watchStock();
+    refreshStock();
+  });
 
   kanban.onInvalidated(({ alias, code }) => {
     if (alias === "inventory") {
@@ -1177,12 +1184,14 @@
 
   wireToolbar();
   kanban.ready.then(() => {
+    applyContext(kanban.getContext());
+    kanban.onContextChange(applyContext);
     subscribeAll();
     load();
   });
   kanban.onConfigurationChange(() => {
-    // A switch means other view settings: drop what was in flight and read both again.
-    flushView(); // still saved under the configuration it was made in
+    // A switch means other view settings: read them, and the board, again.
+    dropPendingView();
     viewStale = true;
     subscribeAll();
     load();

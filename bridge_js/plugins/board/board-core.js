@@ -20,12 +20,6 @@
   const MAX_DESCRIPTION = 4000;
   const MAX_LABELS = 12;
 
-  // View settings are per named configuration; the default one has an empty id.
-  function viewKey(configuration) {
-    const id = configuration && typeof configuration.id === "string" ? configuration.id : "";
-    return "view:" + (id || "default");
-  }
-
   // --- ranks ------------------------------------------------------------------------------
   // A rank is a base-36 fraction written without "0." and without trailing zeros, compared
   // as a plain string. Between any two distinct ranks there is always another one, so a
@@ -371,7 +365,6 @@
     KEYS,
     DEFAULT_COLUMNS,
     DENSITIES,
-    viewKey,
     isRank,
     rankBetween,
     compareCards,

@@ -62,7 +62,18 @@
     }
   }
 
-  // Roles are not passed to plugins: a guest learns it from the first refused write.
+  // A guest's inventory starts read-only (getContext) and unlocks live on promotion; a
+  // refused write makes it read-only too.
+  function applyContext(context) {
+    // A host that says nothing (no `can.write`) leaves it to the first refused write.
+    if (context.can.write === false) return enterReadOnly();
+    if (context.can.write !== true || !state.readOnly) return;
+    state.readOnly = false;
+    $("readonly-note").hidden = true;
+    document.body.classList.remove("read-only");
+    render();
+  }
+
   function enterReadOnly() {
     if (state.readOnly) return;
     state.readOnly = true;
@@ -214,6 +225,8 @@
 
   let unsubscribe = null;
   kanban.ready.then(() => {
+    applyContext(kanban.getContext());
+    kanban.onContextChange(applyContext);
     unsubscribe = kanban.kv.subscribe(() => scheduleRefresh());
     load();
   });

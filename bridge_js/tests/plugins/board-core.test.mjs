@@ -186,12 +186,6 @@ describe("WIP limits and due dates", () => {
 });
 
 describe("view settings", () => {
-  test("are keyed by configuration, with the default configuration named default", () => {
-    assert.equal(Core.viewKey({ id: "", name: "Default", values: {} }), "view:default");
-    assert.equal(Core.viewKey({ id: "cfg-7", name: "Mine", values: {} }), "view:cfg-7");
-    assert.equal(Core.viewKey(undefined), "view:default");
-  });
-
   test("stored views are normalised, whatever was written", () => {
     assert.deepEqual(Core.normalizeView(undefined), Core.defaultView());
     assert.deepEqual(Core.normalizeView({ filter: { text: 5, label: "bug" }, collapsed: ["done", "done", 3], density: "huge" }), {

@@ -10,14 +10,24 @@
     reconnecting: "Reconnecting…",
     closed: "Disconnected",
   };
+  const errorPanel = document.getElementById("plugin-error");
+  const errorText = document.getElementById("plugin-error-text");
+  document.getElementById("plugin-error-close").addEventListener("click", () => (errorPanel.hidden = true));
   const host = window.KanbanHost.connect({
     iframe: document.getElementById("plugin-frame"),
     projectId: data.projectId,
     configuration: data.configuration,
+    context: data.context,
     limits: data.limits,
     onStatus(status) {
       statusEl.dataset.status = status;
       statusEl.textContent = labels[status] || status;
+    },
+    // textContent only: the message is the plugin's text.
+    onPluginError({ message, at }) {
+      const line = at && at !== ":" ? message + "\n    at " + at : message;
+      errorText.textContent = errorText.textContent ? errorText.textContent + "\n\n" + line : line;
+      errorPanel.hidden = false;
     },
   });
   const picker = window.KanbanConfigurations.mount({

@@ -28,12 +28,15 @@ def session_cookie(user: Any) -> bytes:
 
 
 class Bridge:
-    """A hand-driven bridge connection, speaking the wire protocol directly."""
+    """A hand-driven bridge connection, speaking the wire protocol directly. Context events
+    (a change of what the user may do) are kept apart in ``contexts``, so a test of other
+    events reads those alone."""
 
     def __init__(self, communicator: WebsocketCommunicator) -> None:
         self.communicator = communicator
         self.next_id = 0
         self.events: list[dict[str, Any]] = []
+        self.contexts: list[dict[str, Any]] = []
 
     async def call(self, op: str, **fields: Any) -> dict[str, Any]:
         self.next_id += 1
@@ -47,7 +50,21 @@ class Bridge:
         return await self.next_message()
 
     async def next_message(self, timeout: float = 5) -> dict[str, Any]:
-        return json.loads(await self.communicator.receive_from(timeout=timeout))
+        while True:
+            message = json.loads(await self.communicator.receive_from(timeout=timeout))
+            if message.get("event") != "context":
+                return dict(message)
+            self.contexts.append(message["context"])
+
+    async def context(self, timeout: float = 5) -> dict[str, Any]:
+        """The next context event (other messages wait in ``events``)."""
+        while not self.contexts:
+            message = json.loads(await self.communicator.receive_from(timeout=timeout))
+            if message.get("event") == "context":
+                self.contexts.append(message["context"])
+            else:
+                self.events.append(message)
+        return self.contexts.pop(0)
 
     async def reply_to(self, request_id: int) -> dict[str, Any]:
         while True:
@@ -66,6 +83,7 @@ class Bridge:
 
 
 async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None = None) -> Any:
+    """A connected socket past its opening context event, which is always first."""
     cookie = await database_sync_to_async(session_cookie)(user)
     communicator = WebsocketCommunicator(
         application,
@@ -73,4 +91,13 @@ async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None 
         headers=headers if headers is not None else [ORIGIN, HOST, (b"cookie", cookie)],
     )
     connected, code = await communicator.connect(timeout=CONNECT_TIMEOUT)
+    if connected:
+        await opening_context(communicator)
     return communicator, connected, code
+
+
+async def opening_context(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    """The context event a socket sends as soon as it is open (kanban/access/context.py)."""
+    first = json.loads(await communicator.receive_from(timeout=CONNECT_TIMEOUT))
+    assert first["event"] == "context", first
+    return dict(first["context"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.db import connections
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
 from kanban.asgi import application
+from kanban.data.configurations import configuration_active
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.data.limits import max_request_bytes
 from kanban.projects.lifecycle import project_create
@@ -27,6 +29,7 @@ from tests.kanban.bridge.helpers import (
     ORIGIN,
     Bridge,
     open_bridge,
+    opening_context,
     session_cookie,
 )
 
@@ -70,6 +73,48 @@ def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
 
 
 # --- connecting ----------------------------------------------------------------------------
+
+
+async def test_a_socket_opens_with_the_users_context_and_hears_a_promotion_live(
+    world: dict[str, Any],
+) -> None:
+    cookie = await database_sync_to_async(session_cookie)(world["charlie"])
+    communicator = WebsocketCommunicator(
+        application, f"/ws/boards/{world['board'].id}/", [ORIGIN, HOST, (b"cookie", cookie)]
+    )
+    assert (await communicator.connect(timeout=CONNECT_TIMEOUT))[0]
+    opened = await opening_context(communicator)
+    assert (opened["role"], opened["can"]) == ("guest", {"read": True, "write": False})
+    assert opened["related"]["inventory"]["status"] == "confirmed"
+
+    await database_sync_to_async(membership_set)(
+        user=world["charlie"], project=world["board"], role="developer"
+    )
+    promoted = await Bridge(communicator).context()
+    assert (promoted["role"], promoted["can"]["write"]) == ("developer", True)
+    await communicator.disconnect()
+
+
+async def test_a_plugin_saves_its_users_own_view_into_the_configuration_it_shows(
+    world: dict[str, Any], bob_on_board: Bridge
+) -> None:
+    view = {"view": {"filter": {"text": "bolts"}}}
+    saved = await bob_on_board.call("configuration.set", key="default", value=view)
+    assert saved == {"v": 1, "id": 1, "ok": True, "result": {}}
+    bobs = await database_sync_to_async(configuration_active)(
+        user=world["bob"], project_id=world["board"].id
+    )
+    alices = await database_sync_to_async(configuration_active)(
+        user=world["alice"], project_id=world["board"].id
+    )
+    assert (bobs.values, alices.values) == (view, {})
+
+    someone_elses = await bob_on_board.call("configuration.set", key=str(uuid.uuid4()), value=view)
+    assert someone_elses["error"]["code"] == "not_found"
+    through_alias = await bob_on_board.call(
+        "configuration.set", alias="inventory", key="default", value=view
+    )
+    assert through_alias["error"]["code"] == "invalid_argument"
 
 
 async def test_a_member_connects_and_an_outsider_or_anonymous_is_refused(

@@ -16,12 +16,12 @@ import redis
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.test import Client
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
 from kanban.projects.lifecycle import project_create
-from tests.live import LiveServer
+from tests.live import LiveServer, open_board_socket
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -75,11 +75,7 @@ def scene(transactional_db: None) -> dict[str, Any]:
 
 
 async def open_socket(server: LiveServer, scene: dict[str, Any]) -> ClientConnection:
-    return await connect(
-        f"{server.ws_url}/ws/boards/{scene['board'].id}/",
-        additional_headers=[("Cookie", scene["cookie"])],
-        origin=server.url,  # type: ignore[arg-type]
-    )
+    return await open_board_socket(server, scene["board"].id, scene["cookie"])
 
 
 class Wire:
@@ -143,6 +139,10 @@ async def test_an_access_change_on_one_process_invalidates_subscribers_on_every_
             grant=Grant(read=NONE, write=NONE),
         )
         for wire in wires:
+            # The plugin is told what it may do now, then that its subscription ended.
+            context = await wire.event()
+            assert context["event"] == "context"
+            assert context["context"]["related"]["inventory"]["can"]["read"] is False
             event = await wire.event()
             assert event == {
                 "v": 1,

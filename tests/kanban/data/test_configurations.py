@@ -354,7 +354,28 @@ def test_deleting_the_active_configuration_falls_back_to_the_default(
     assert active_of(alice, board).id == ""
 
 
-def test_the_default_can_be_read_and_switched_to_but_not_changed(
+def test_the_default_keeps_each_persons_own_values_and_stays_out_of_every_list(
+    alice: Any, bob: Any, board: Project
+) -> None:
+    view = {"view": {"filter": {"text": "bolts"}, "density": "compact"}}
+    changed = configuration_update(
+        user=alice, project_id=board.id, configuration_id="", values=view
+    )
+    assert (changed.id, changed.name, changed.values) == ("", "Default", view)
+    configuration_update(user=alice, project_id=board.id, configuration_id="", values=view)
+
+    assert configuration_active(user=alice, project_id=board.id).values == view
+    assert configuration_active(user=bob, project_id=board.id).values == {}, "bob's own"
+    listed = configuration_list(user=alice, project_id=board.id)
+    assert [(c.id, c.name) for c in listed] == [("", "Default")]
+    copy = configuration_duplicate(user=alice, project_id=board.id, configuration_id="")
+    assert copy.values == view
+    # Naming a configuration after nothing cannot reach the default's row.
+    refused = refusal(configuration_create, user=alice, project_id=board.id, name="")
+    assert refused.code == ErrorCode.INVALID_ARGUMENT
+
+
+def test_the_default_can_be_read_and_switched_to_but_not_renamed_or_deleted(
     alice: Any, board: Project
 ) -> None:
     renamed = refusal(

@@ -59,3 +59,19 @@ def test_the_board_opens_with_the_persons_own_active_configuration(
         "values": values,
     }
     assert board_data(bob, board)["configuration"]["id"] == ""
+
+
+def test_the_board_page_tells_the_plugin_who_is_looking_and_what_they_may_do(
+    alice: Any, bob: Any, board: Project
+) -> None:
+    assert board_data(bob, board)["context"]["role"] == "guest"
+    assert board_data(bob, board)["context"]["can"] == {"read": True, "write": False}
+    assert board_data(alice, board)["context"]["can"]["write"] is True
+
+
+def test_the_favicon_is_the_static_icon(client: Client) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"].endswith("/kanban/favicon.svg")
+    page = client.get("/accounts/login/").content.decode()
+    assert 'rel="icon"' in page
