@@ -145,6 +145,13 @@ export interface Context {
   readonly role: Role | null;
   /** Guests read; developers and owners also write (KV and Knowledge alike). */
   readonly can: { readonly read?: boolean; readonly write?: boolean };
+  /** The project's members, by display name: whom a card can be assigned to. */
+  readonly members?: ReadonlyArray<{
+    readonly id: number;
+    readonly username: string;
+    readonly displayName: string;
+    readonly role: Role;
+  }>;
 }
 
 /** What this user may do through an alias: "pending" until the related project declares

@@ -15,7 +15,7 @@ from uuid import UUID
 from kanban.access.decision import Op, access_project_data
 from kanban.access.memberships import role_of
 from kanban.access.relationships import declarations_of
-from kanban.models import Project
+from kanban.models import Membership, Project
 from storage.errors import ErrorCode, KanbanError
 
 #: The SDK's names for what a related project's grant lets this user do, by operation.
@@ -28,26 +28,41 @@ _RELATED_CAN = {
 
 
 def plugin_context(*, user: Any, project_id: UUID) -> dict[str, Any]:
-    """``{user: {id, username, displayName}, role, can: {read, write}, related: {alias:
-    {status: "confirmed" | "pending", can: {read, write, knowledgeRead, knowledgeWrite}}}}``.
+    """``{user: {id, username, displayName}, role, can: {read, write}, members: [{id,
+    username, displayName, role}], related: {alias: {status: "confirmed" | "pending", can:
+    {read, write, knowledgeRead, knowledgeWrite}}}}``. ``members`` are the project's (whom a
+    card can be assigned to), by display name; every member may see them.
 
     Raises what ``access_project_data`` raises when the user may not open the project."""
     access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
     project = Project.objects.get(pk=project_id)
     role = role_of(user=user, project=project)
     assert role is not None  # the access decision above let the user in
+    members = [
+        {**_person(membership.user), "role": membership.role}
+        for membership in Membership.objects.filter(project=project, user__is_active=True)
+        .select_related("user")
+        .order_by("user__username")
+    ]
+    members.sort(key=lambda member: (member["displayName"].casefold(), member["username"]))
     return {
-        "user": {
-            "id": user.pk,
-            "username": user.get_username(),
-            "displayName": user.get_full_name().strip() or user.get_username(),
-        },
+        "user": _person(user),
         "role": str(role),
         "can": {"read": True, "write": _allowed(user, project_id, None, Op.SET)},
+        "members": members,
         "related": {
             declaration.alias: _related(user, project_id, declaration.alias)
             for declaration in declarations_of(project)
         },
+    }
+
+
+def _person(user: Any) -> dict[str, Any]:
+    username = user.get_username()
+    return {
+        "id": user.pk,
+        "username": username,
+        "displayName": user.get_full_name().strip() or username,
     }
 
 

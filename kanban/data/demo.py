@@ -23,7 +23,12 @@ from storage.writes import set_value
 
 PLUGINS = Path(settings.BASE_DIR) / "bridge_js" / "plugins"
 #: (username, role on both projects, superuser)
-PEOPLE = (("alice", "owner", True), ("bob", "developer", False), ("carol", "guest", False))
+#: (username, full name, role on both projects, superuser)
+PEOPLE = (
+    ("alice", "Alice Martin", "owner", True),
+    ("bob", "Bob Okafor", "developer", False),
+    ("carol", "Carol Diaz", "guest", False),
+)
 
 COLUMNS = [
     {"id": "todo", "title": "To do", "wip": 0},
@@ -64,10 +69,16 @@ def demo_load() -> list[DemoLogin]:
         board = project_import(path=PLUGINS / "board")
         inventory = project_import(path=PLUGINS / "inventory")
         users = {}
-        for username, role, superuser in PEOPLE:
+        for username, name, role, superuser in PEOPLE:
             password = f"{username}-{secrets.token_urlsafe(6)}"
+            first, last = name.split(" ", 1)
             user = user_model.objects.create_user(
-                username, password=password, is_staff=superuser, is_superuser=superuser
+                username,
+                password=password,
+                first_name=first,
+                last_name=last,
+                is_staff=superuser,
+                is_superuser=superuser,
             )
             users[username] = user
             for project in (board, inventory):

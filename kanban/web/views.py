@@ -105,6 +105,10 @@ def plugin_file(request: HttpRequest, project_id: UUID, path: str) -> HttpRespon
     response["ETag"] = f'"{found.sha256}"'
     response["Cache-Control"] = "no-cache"
     response["Referrer-Policy"] = "no-referrer"
+    # Plugin files need no session and are anyone's to GET; the header only lets the
+    # sandboxed (opaque-origin) page load its scripts with `crossorigin`, without which the
+    # browser hides an uncaught error's text ("Script error.") from the board's panel.
+    response["Access-Control-Allow-Origin"] = "*"
     if settings.KANBAN_PLUGIN_ORIGIN:
         # Framed by the boards' origin, which frame-ancestors names and SAMEORIGIN cannot.
         response.xframe_options_exempt = True

@@ -556,7 +556,7 @@ def test_an_empty_board_gets_default_columns_and_a_card_moves_by_keyboard(stand:
     assert board.errors == []
 
 
-def test_keyboard_reorders_edits_and_deletes_with_confirmation(stand: Stand) -> None:
+def test_keyboard_reorders_edits_archives_undoes_and_deletes_for_good(stand: Stand) -> None:
     seed_board(stand.model, [a_card("one", "todo", "c"), a_card("two", "todo", "m")])
     board = stand.open()
     assert column_titles(board, "todo") == ["One", "Two"]
@@ -574,11 +574,24 @@ def test_keyboard_reorders_edits_and_deletes_with_confirmation(stand: Stand) -> 
     wait_until(lambda: stand.model.get(BOARD, "card:one")["title"] == "One, renamed")
 
     board.by_test_id("card-one").press("Delete")
+    wait_until(lambda: stand.model.get(BOARD, "card:one").get("archived") is True)
+    board.wait_settled()
+    assert column_titles(board, "todo") == ["Two"]
+    assert stand.model.get(BOARD, "board:cards") == ["one", "two"], "archived, not deleted"
+
+    board.by_test_id("card-two").press("Control+z")
+    wait_until(lambda: stand.model.get(BOARD, "card:one").get("archived") is False)
+    board.wait_settled()
+    assert column_titles(board, "todo") == ["Two", "One, renamed"]
+
+    board.by_test_id("card-one").focus()
+    board.by_test_id("card-one").press("Delete")
+    board.wait_settled()
+    board.by_test_id("archive-open").click()
+    board.by_test_id("archived-one").get_by_role("button", name="Delete for good").click()
     board.by_test_id("confirm-ok").click()
     wait_until(lambda: stand.model.get(BOARD, "card:one") == {"id": "one", "deleted": True})
     assert stand.model.get(BOARD, "board:cards") == ["two"], "the index changes first"
-    board.wait_settled()
-    assert column_titles(board, "todo") == ["Two"]
 
 
 def test_moving_a_card_writes_only_that_cards_key(stand: Stand) -> None:

@@ -539,3 +539,140 @@ def test_on_a_390_pixel_phone_every_top_bar_control_is_on_screen(
     expect(alice.plugin.get_by_test_id("card-title").first).to_be_visible()
     page.screenshot(path=str(PHONE_SHOT), full_page=False)
     assert PHONE_SHOT.stat().st_size < 300_000
+
+
+def test_alice_assigns_a_card_to_bob_from_the_members_and_old_free_text_names_still_show(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    project_kv_set(
+        user=demo.people["alice"],
+        project_id=demo.board.id,
+        key="card:c3",
+        value={**stored(demo, "card:c3"), "assignee": "Dana from the agency"},
+        origin=Origin(via="cli"),
+    )
+    alice = open_board("alice")
+    expect(alice.plugin.get_by_test_id("assignee-c1")).to_have_text("AMAlice Martin")
+    expect(alice.plugin.get_by_test_id("assignee-c3")).to_contain_text("Dana from the agency")
+
+    dialog = open_card(alice, "c1")
+    picker = dialog.get_by_test_id("card-assignee-input")
+    options = picker.locator("option").all_inner_texts()
+    assert options == ["Nobody", "Alice Martin", "Bob Okafor", "Carol Diaz"]
+    picker.select_option(label="Bob Okafor")
+    dialog.get_by_test_id("card-save").click()
+    expect(alice.plugin.get_by_test_id("assignee-c1")).to_contain_text("Bob Okafor")
+    alice.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c1")["assignee"] == "bob"
+
+    dialog = open_card(alice, "c3")
+    expect(dialog.get_by_test_id("card-assignee-input")).to_have_value("Dana from the agency")
+    assert (
+        "Dana from the agency (not a member)"
+        in dialog.get_by_test_id("card-assignee-input").locator("option").all_inner_texts()
+    )
+
+
+def test_bob_deletes_a_card_and_undoes_it_and_a_move_and_an_edit_undo_too(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    bob = open_board("bob")
+    card = bob.plugin.get_by_test_id("card-c3")
+    card.focus()
+    card.press("Delete")
+    expect(bob.plugin.get_by_test_id("card-c3")).to_have_count(0)
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c3")["archived"] is True
+    expect(bob.plugin.get_by_test_id("archive-open")).to_have_text("Archive (1)")
+
+    bob.plugin.get_by_test_id("toast").filter(has_text="Archived").get_by_test_id(
+        "toast-action"
+    ).click()
+    expect(bob.plugin.get_by_test_id("card-c3")).to_be_visible()
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c3")["archived"] is False
+    assert stored(demo, "card:c3")["title"] == "Fix the login redirect"
+
+    bob.plugin.get_by_test_id("card-c3").press("Alt+ArrowRight")
+    bob.wait_for("boardDebug.state.cards.find((c) => c.id === 'c3').column === 'done'")
+    bob.plugin.get_by_test_id("card-c3").press("Control+z")
+    bob.wait_for("boardDebug.state.cards.find((c) => c.id === 'c3').column === 'doing'")
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c3")["column"] == "doing"
+
+    dialog = open_card(bob, "c3")
+    dialog.locator("#card-title-input").fill("Fix the login redirect, for real")
+    dialog.get_by_test_id("card-save").click()
+    bob.wait_for("boardDebug.state.pending === 0")
+    bob.plugin.get_by_test_id("card-c3").press("Control+z")
+    bob.wait_for(
+        "boardDebug.state.cards.find((c) => c.id === 'c3').title === 'Fix the login redirect'"
+    )
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c3")["title"] == "Fix the login redirect"
+
+    # The archive restores too, after the toast is gone.
+    bob.plugin.get_by_test_id("card-c3").press("Delete")
+    bob.plugin.get_by_test_id("archive-open").click()
+    bob.plugin.get_by_test_id("archived-c3").get_by_role("button", name="Restore").click()
+    expect(bob.plugin.get_by_test_id("card-c3")).to_be_visible()
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert stored(demo, "card:c3")["archived"] is False
+
+
+def column_ids(person: Person, column: str) -> list[str]:
+    return list(
+        person.frame.evaluate(
+            f"[...document.querySelectorAll('[data-testid=\"column-{column}\"] [data-card-id]')]"
+            ".map((e) => e.dataset.cardId)"
+        )
+    )
+
+
+def test_a_demo_card_moves_between_two_others_by_keyboard_and_by_drag(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = open_board("alice")
+    assert column_ids(alice, "doing") == ["c3", "c4"]
+
+    card = alice.plugin.get_by_test_id("card-c1")
+    card.focus()
+    card.press("Alt+ArrowRight")
+    alice.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').column === 'doing'")
+    while column_ids(alice, "doing") != ["c3", "c1", "c4"]:
+        position = column_ids(alice, "doing").index("c1")
+        alice.plugin.get_by_test_id("card-c1").press(
+            "Alt+ArrowDown" if position == 0 else "Alt+ArrowUp"
+        )
+        alice.wait_for("boardDebug.state.pending === 0")
+    alice.wait_for("boardDebug.state.pending === 0")
+    ranks = [stored(demo, f"card:{card}")["rank"] for card in ("c3", "c1", "c4")]
+    assert ranks == sorted(ranks) and len(set(ranks)) == 3
+
+    # Dropped on c4's upper half: c2 lands right above it, after c1.
+    alice.plugin.get_by_test_id("card-c2").drag_to(
+        alice.plugin.get_by_test_id("card-c4"), target_position={"x": 20, "y": 4}
+    )
+    alice.wait_for("boardDebug.state.cards.find((c) => c.id === 'c2').column === 'doing'")
+    alice.wait_for("boardDebug.state.pending === 0")
+    assert column_ids(alice, "doing") == ["c3", "c1", "c2", "c4"]
+    ranks = [stored(demo, f"card:{card}")["rank"] for card in ("c3", "c1", "c2", "c4")]
+    assert ranks == sorted(ranks)
+
+
+def test_alice_reorders_columns_by_keyboard_and_by_drag(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = open_board("alice")
+    alice.plugin.get_by_test_id("grip-done").focus()
+    alice.plugin.get_by_test_id("grip-done").press("Alt+ArrowLeft")
+    alice.wait_for("boardDebug.state.pending === 0")
+    assert [c["id"] for c in stored(demo, "board:columns")] == ["todo", "done", "doing"]
+    assert alice.frame.evaluate("document.activeElement.dataset.testid") == "grip-done"
+
+    alice.plugin.get_by_test_id("grip-todo").drag_to(
+        alice.plugin.get_by_test_id("column-doing").locator("header")
+    )
+    alice.wait_for("boardDebug.state.columns[2].id === 'todo'")
+    alice.wait_for("boardDebug.state.pending === 0")
+    assert [c["id"] for c in stored(demo, "board:columns")] == ["done", "doing", "todo"]

@@ -61,6 +61,9 @@ def test_every_page_type_has_csp_nosniff_and_framing_rules(
             assert csp.startswith("sandbox allow-scripts;")
             assert "connect-src 'none'" in csp and "frame-ancestors 'self'" in csp
             assert response.get("X-Frame-Options") == "SAMEORIGIN"
+            # Public files: CORS only lets the sandboxed page see its own errors' text.
+            assert response.get("Access-Control-Allow-Origin") == "*"
+            assert "Access-Control-Allow-Credentials" not in response
         else:
             assert "frame-ancestors 'none'" in csp, name
             assert response.get("X-Frame-Options") == "DENY", name

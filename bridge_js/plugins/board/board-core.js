@@ -3,6 +3,9 @@
 (function (root) {
   "use strict";
 
+  // From plugin-kit.js, which the page (and the node tests) load first.
+  const { Refused, createGenerations } = root.PluginKit;
+
   const KEYS = Object.freeze({
     columns: "board:columns",
     cards: "board:cards",
@@ -67,8 +70,13 @@
     const known = new Set(columns.map((c) => c.id));
     const fallback = columns.length ? columns[0].id : null;
     return cards
-      .filter((card) => (known.has(card.column) ? card.column : fallback) === columnId)
+      .filter((card) => !card.archived && (known.has(card.column) ? card.column : fallback) === columnId)
       .sort(compareCards);
+  }
+
+  // An archived card is out of every column until it is restored; the archive lists by title.
+  function archivedCards(cards) {
+    return cards.filter((card) => card.archived).sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0));
   }
 
   function columnOf(card, columns) {
@@ -218,6 +226,7 @@
       column: typeof value.column === "string" ? value.column : "",
       rank: isRank(value.rank) ? value.rank : "i",
       item: typeof value.item === "string" && value.item ? value.item.slice(0, 200) : null,
+      archived: value.archived === true,
     };
   }
 
@@ -245,13 +254,6 @@
   const removeFromIndex = (id) => (ids) => normalizeIndex(ids).filter((x) => x !== id);
 
   // Thrown inside an updater to abandon the write; updateValue rejects with it.
-  class Refused extends Error {
-    constructor(reason, message) {
-      super(message);
-      this.name = "Refused";
-      this.reason = reason;
-    }
-  }
 
   // Applies `patch` to the card as stored now, so an edit and a concurrent move both land.
   const patchCard = (patch) => (current) => {
@@ -330,6 +332,18 @@
 
   const removeColumn = (id) => (columns) => (normalizeColumns(columns) || []).filter((c) => c.id !== id);
 
+  // Puts column `id` where column `target` is now (the others keep their order).
+  const moveColumnTo = (id, target) => (columns) => {
+    const list = normalizeColumns(columns) || [];
+    const from = list.findIndex((c) => c.id === id);
+    const to = list.findIndex((c) => c.id === target);
+    if (from < 0) throw new Refused("gone", "This column was removed meanwhile.");
+    if (to < 0 || from === to) return list;
+    const moved = list.filter((c) => c.id !== id);
+    moved.splice(to, 0, list[from]);
+    return moved;
+  };
+
   // Inventory stock, as the Inventory plugin stores it: {name, count}.
   const useOne = (stock) => {
     if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) {
@@ -342,16 +356,6 @@
   // --- request generations -----------------------------------------------------------------------
   // Each load takes a number; only the latest may apply its result, so a slow read that
   // started before a configuration switch cannot overwrite the new configuration's view.
-  function createGenerations() {
-    let current = 0;
-    return {
-      next: () => ++current,
-      isCurrent: (generation) => generation === current,
-      get current() {
-        return current;
-      },
-    };
-  }
 
   // Card and column ids: 12 base-36 characters from the given random bytes.
   function newId(randomBytes) {
@@ -369,6 +373,7 @@
     rankBetween,
     compareCards,
     cardsInColumn,
+    archivedCards,
     columnOf,
     rankForPlacement,
     keyboardTarget,
@@ -397,6 +402,7 @@
     addColumn,
     patchColumn,
     removeColumn,
+    moveColumnTo,
     useOne,
     createGenerations,
     newId,

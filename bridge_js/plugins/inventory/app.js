@@ -7,6 +7,7 @@
 
   const kanban = window.steamHarnessKanban;
   const Core = window.InventoryCore;
+  const { el, announce, toast, reportError } = window.PluginKit;
   const { KEYS } = Core;
 
   const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
@@ -21,46 +22,6 @@
       return Object.freeze(JSON.parse(JSON.stringify(state)));
     },
   });
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attrs || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (name === "class") node.className = value;
-      else if (name === "text") node.textContent = value;
-      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
-      else node.setAttribute(name, value === true ? "" : String(value));
-    }
-    for (const child of children) if (child) node.append(child);
-    return node;
-  }
-
-  function announce(text) {
-    const live = $("announcer");
-    live.textContent = "";
-    setTimeout(() => (live.textContent = text), 30);
-  }
-
-  function toast(message, code) {
-    const box = el(
-      "div",
-      { class: "toast" + (code ? " toast-error" : ""), role: code ? "alert" : "status", "data-testid": "toast" },
-      code ? el("span", { class: "toast-code", text: code }) : null,
-      el("span", { class: "toast-text", text: message }),
-      el("button", { type: "button", class: "toast-close", "aria-label": "Dismiss", text: "×", onclick: () => box.remove() }),
-    );
-    $("toasts").append(box);
-    setTimeout(() => box.remove(), 6000);
-  }
-
-  function reportError(err, context) {
-    if (err instanceof Core.Refused) toast(err.message);
-    else if (err && typeof err.code === "string") toast(context + ": " + err.message, err.code);
-    else {
-      toast(context + ": " + String(err && err.message ? err.message : err), "error");
-      console.error(err);
-    }
-  }
 
   // A guest's inventory starts read-only (getContext) and unlocks live on promotion; a
   // refused write makes it read-only too.

@@ -3,6 +3,9 @@
 (function (root) {
   "use strict";
 
+  // From plugin-kit.js, which the page (and the node tests) load first.
+  const { Refused, createGenerations } = root.PluginKit;
+
   const KEYS = Object.freeze({
     items: "items",
     stock: (id) => "stock:" + id,
@@ -66,13 +69,6 @@
   }
 
   // Thrown inside an updater to abandon the write; updateValue rejects with it.
-  class Refused extends Error {
-    constructor(reason, message) {
-      super(message);
-      this.name = "Refused";
-      this.reason = reason;
-    }
-  }
 
   // Pure updaters: updateValue may call them more than once.
   const adjust = (delta) => (stock) => {
@@ -95,10 +91,6 @@
     return list.includes(id) ? list : [...list, id];
   };
 
-  function createGenerations() {
-    let current = 0;
-    return { next: () => ++current, isCurrent: (generation) => generation === current };
-  }
 
   const api = Object.freeze({
     KEYS,

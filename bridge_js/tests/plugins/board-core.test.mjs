@@ -221,7 +221,17 @@ describe("stored board values", () => {
       column: "",
       rank: "i",
       item: null,
+      archived: false,
     });
+  });
+
+  test("an archived card is in no column and in the archive", () => {
+    const cards = [
+      Core.normalizeCard("a", { title: "Kept", column: "todo", rank: "c" }),
+      Core.normalizeCard("b", { title: "Gone", column: "todo", rank: "d", archived: true }),
+    ];
+    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
+    assert.deepEqual(Core.archivedCards(cards).map((c) => c.id), ["b"]);
   });
 });
 
@@ -270,6 +280,15 @@ describe("updaters", () => {
   test("default columns are written only when absent", () => {
     assert.deepEqual(Core.defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
     assert.throws(() => Core.defaultColumnsIfAbsent([]), (e) => e.reason === "exists");
+  });
+
+  test("a column moves into another's place, the rest keeping their order", () => {
+    const ids = (list) => list.map((c) => c.id);
+    const cols = COLUMNS.map((c) => ({ ...c }));
+    assert.deepEqual(ids(Core.moveColumnTo("done", "doing")(cols)), ["todo", "done", "doing"]);
+    assert.deepEqual(ids(Core.moveColumnTo("todo", "done")(cols)), ["doing", "done", "todo"]);
+    assert.deepEqual(ids(Core.moveColumnTo("todo", "todo")(cols)), ["todo", "doing", "done"]);
+    assert.throws(() => Core.moveColumnTo("gone", "todo")(cols), (e) => e.reason === "gone");
   });
 
   test("column updaters", () => {

@@ -3,11 +3,15 @@
 // its arrays and objects compare with assert.deepEqual like any other.
 import { readFileSync } from "node:fs";
 
+// The plugin's copy of plugin-kit.js runs first, as on the page.
 export function loadCore(relativePath, globalName) {
-  const source = readFileSync(new URL("../../plugins/" + relativePath, import.meta.url), "utf8");
   const fakeWindow = {};
-  // `module` is shadowed as undefined, as in a browser, so the script takes its global path.
-  new Function("module", source + "\n//# sourceURL=" + relativePath).call(fakeWindow, undefined);
+  const kit = relativePath.replace(/[^/]+$/, "plugin-kit.js");
+  for (const path of [kit, relativePath]) {
+    const source = readFileSync(new URL("../../plugins/" + path, import.meta.url), "utf8");
+    // `module` is shadowed as undefined, as in a browser, so the script takes its global path.
+    new Function("module", source + "\n//# sourceURL=" + path).call(fakeWindow, undefined);
+  }
   if (!fakeWindow[globalName]) throw new Error(relativePath + " did not define " + globalName);
   return fakeWindow[globalName];
 }

@@ -25,7 +25,10 @@
     },
     // textContent only: the message is the plugin's text.
     onPluginError({ message, at }) {
-      const line = at && at !== ":" ? message + "\n    at " + at : message;
+      // The browser hides the text of an error from a script loaded without `crossorigin`.
+      const muted = message === "Script error.";
+      const text = muted ? message + " (load the plugin's scripts with crossorigin to see the error here)" : message;
+      const line = at && at !== ":" && !muted ? text + "\n    at " + at : text;
       errorText.textContent = errorText.textContent ? errorText.textContent + "\n\n" + line : line;
       errorPanel.hidden = false;
     },

@@ -41,8 +41,28 @@ def test_a_guest_is_told_they_may_read_and_not_write(alice: AbstractUser, board:
         "user": {"id": alice.pk, "username": "alice", "displayName": "Alice Liddell"},
         "role": "guest",
         "can": {"read": True, "write": False},
+        "members": [
+            {"id": alice.pk, "username": "alice", "displayName": "Alice Liddell", "role": "guest"}
+        ],
         "related": {},
     }
+
+
+def test_the_members_are_everyone_a_card_can_be_assigned_to_by_name(
+    alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, board: Project
+) -> None:
+    for person, role in ((alice, "owner"), (bob, "developer"), (carol, "guest")):
+        membership_set(user=person, project=board, role=role)
+    bob.first_name = "Aaron"  # sorts by the name people read
+    bob.save()
+    carol.is_active = False  # a deactivated account is nobody's assignee
+    carol.save()
+
+    members = plugin_context(user=alice, project_id=board.id)["members"]
+    assert [(m["username"], m["displayName"], m["role"]) for m in members] == [
+        ("bob", "Aaron", "developer"),
+        ("alice", "alice", "owner"),
+    ]
 
 
 @pytest.mark.parametrize("role", ["developer", "owner"])

@@ -64,7 +64,7 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
 
     html = (folder / "index.html").read_text()
     assert '<script src="/static/bridge/kanban.js"></script>' in html
-    assert '<script src="app.js"></script>' in html
+    assert '<script crossorigin src="app.js"></script>' in html
     assert "<script>" not in html, "the plugin CSP forbids inline scripts"
     app = (folder / "app.js").read_text()
     for call in ("kv.updateValue", "kv.subscribe", "getConfiguration()"):

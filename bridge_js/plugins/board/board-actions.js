@@ -1,0 +1,267 @@
+// Writing: moves, edits, archiving and undo, each shown at once and settled by its write;
+// and what the user may do (the context).
+(function (B) {
+  "use strict";
+
+  const { announce, toast, reportError } = window.PluginKit;
+  const { kanban, Core, KEYS, inventory, INVENTORY_DOWN, state, overlays, boardEl, newId, $ } = B;
+
+  const undoable = [];
+  const MAX_UNDO = 50;
+
+  function remember(message, undo) {
+    const entry = { undo };
+    undoable.push(entry);
+    if (undoable.length > MAX_UNDO) undoable.shift();
+    toast(message, null, { label: "Undo", run: () => undoEntry(entry) });
+  }
+
+  function undoEntry(entry) {
+    const at = undoable.indexOf(entry);
+    if (at < 0 || state.readOnly) return;
+    undoable.splice(at, 1);
+    entry.undo();
+  }
+
+  function undoLatest() {
+    if (undoable.length) undoEntry(undoable[undoable.length - 1]);
+    else announce("Nothing to undo.");
+  }
+
+  // A guest's board starts read-only (getContext) and unlocks live when they are made a
+  // developer. The server still decides every write: a `forbidden` answer makes the board
+  // read-only too, whatever the context said.
+  // Members' names show on cards, so any change of the context draws the board again.
+  function applyContext(context) {
+    // A host that says nothing (no `can.write`) leaves it to the first refused write.
+    if (context.can.write === false) return enterReadOnly();
+    if (context.can.write === true && state.readOnly) {
+      state.readOnly = false;
+      $("readonly-note").hidden = true;
+      document.body.classList.remove("read-only");
+    }
+    B.render();
+  }
+
+  function enterReadOnly() {
+    if (state.readOnly) return;
+    state.readOnly = true;
+    $("readonly-note").hidden = false;
+    document.body.classList.add("read-only");
+    for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+    B.render();
+  }
+
+  // Runs one write. Local changes were already applied; on failure the board re-reads.
+  async function write(label, fn) {
+    if (state.readOnly) {
+      toast("This board is read-only for you.");
+      return false;
+    }
+    state.pending++;
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (err && err.code === "forbidden") enterReadOnly();
+      reportError(err, label);
+      return false;
+    } finally {
+      state.pending--;
+      B.scheduleRefresh(0);
+    }
+  }
+
+  async function useOne(card) {
+    const key = "stock:" + card.item;
+    state.pending++;
+    try {
+      const stored = await inventory.kv.updateValue(key, Core.useOne);
+      state.stock.set(card.item, { status: "ok", name: String(stored.name || card.item), count: stored.count });
+      announce("Used one " + (stored.name || card.item) + ". " + stored.count + " left.");
+      B.render();
+    } catch (err) {
+      if (err && INVENTORY_DOWN.has(err.code) && err.code !== "forbidden") state.inventoryProblem = err.code;
+      reportError(err, "Inventory");
+      B.scheduleStock();
+    } finally {
+      state.pending--;
+    }
+  }
+
+  // Shows a change at once; `settle` keeps it over fresh reads until its write is done.
+  function applyLocal(id, card) {
+    const mark = card === null ? { deleted: id } : card;
+    overlays.set(id, mark);
+    state.cards = B.withOverlays(state.cards);
+    return mark;
+  }
+
+  async function settle(id, mark, fn) {
+    try {
+      return await fn();
+    } finally {
+      if (overlays.get(id) === mark) overlays.delete(id);
+    }
+  }
+
+  function moveCard(id, columnId, beforeId) {
+    const card = B.findCard(id);
+    if (!card || state.readOnly) return;
+    const list = B.columnCards(columnId).filter((c) => c.id !== id);
+    const rank = Core.rankForPlacement(list, beforeId);
+    if (columnId === Core.columnOf(card, state.columns) && rank === card.rank) return;
+    const mark = applyLocal(id, { ...card, column: columnId, rank });
+    B.render();
+    B.focusCard(id);
+    const column = state.columns.find((c) => c.id === columnId);
+    const position = Core.cardsInColumn(state.cards, state.columns, columnId).findIndex((c) => c.id === id) + 1;
+    announce("Moved " + card.title + " to " + (column ? column.title : columnId) + ", position " + position + ".");
+    // Only this card's key: concurrent moves of other cards cannot conflict with it.
+    write("Moving the card", () =>
+      settle(id, mark, () => kanban.kv.updateValue(KEYS.card(id), Core.patchCard({ column: columnId, rank }))),
+    );
+    const from = { column: card.column, rank: card.rank };
+    remember("Moved " + card.title + ".", () => patchCardNow(id, from, "Moving the card back"));
+  }
+
+  // Applies `patch` to the card at once and writes it over the card as stored now.
+  function patchCardNow(id, patch, label) {
+    const card = B.findCard(id);
+    if (!card) return toast("This card was deleted meanwhile.");
+    const mark = applyLocal(id, { ...card, ...patch });
+    B.render();
+    write(label, () => settle(id, mark, () => kanban.kv.updateValue(KEYS.card(id), Core.patchCard(patch))));
+  }
+
+  function moveByKeyboard(card, direction) {
+    if (state.readOnly) {
+      announce("This board is read-only.");
+      return;
+    }
+    const target = Core.keyboardTarget(card, direction, state.columns, B.visibleCards);
+    if (!target) return;
+    if (state.view.collapsed.includes(target.column)) {
+      B.setView({ collapsed: state.view.collapsed.filter((c) => c !== target.column) });
+    }
+    moveCard(card.id, target.column, target.beforeId);
+  }
+
+  async function createCard(fields) {
+    const id = newId();
+    const list = B.columnCards(fields.column);
+    const rank = Core.rankForPlacement(list, null);
+    const card = { id, ...fields, rank };
+    const mark = applyLocal(id, Core.normalizeCard(id, card));
+    B.render();
+    B.focusCard(id);
+    announce("Added " + card.title + ".");
+    // The card first, then the index: a reader never finds an id without its card.
+    await write("Adding the card", () =>
+      settle(id, mark, async () => {
+        await kanban.kv.updateValue(KEYS.card(id), Core.createOnly(card));
+        await kanban.kv.updateValue(KEYS.cards, Core.addToIndex(id));
+      }),
+    );
+  }
+
+  // `changes` are what this user changed against `base`, the card as their dialog showed it.
+  function editCard(id, base, changes) {
+    const card = B.findCard(id);
+    if (!card) return;
+    const mark = applyLocal(id, { ...card, ...changes });
+    B.render();
+    write("Saving the card", () => settle(id, mark, () => saveChanges(id, base, changes)));
+    const before = Object.fromEntries(Object.keys(changes).map((field) => [field, base[field]]));
+    const after = { ...base, ...changes };
+    remember("Saved " + after.title + ".", () => editCard(id, after, before));
+  }
+
+  // Writes `changes` over the card as stored now. When someone else changed one of the same
+  // fields meanwhile, this user decides: keep theirs for those fields, or put theirs back.
+  async function saveChanges(id, base, changes) {
+    for (;;) {
+      try {
+        return await kanban.kv.updateValue(KEYS.card(id), Core.mergeCard(base, changes));
+      } catch (err) {
+        if (!(err instanceof Core.Conflict)) throw err;
+        const keepMine = await B.conflictDialog(err, changes);
+        base = err.current;
+        if (!keepMine) {
+          changes = { ...changes };
+          for (const field of err.fields) delete changes[field];
+          if (!("column" in changes)) delete changes.rank;
+        }
+        if (!Object.keys(changes).length) return;
+      }
+    }
+  }
+
+  // Deleting archives: the card leaves its column and the Archive lists it, to restore or
+  // delete for good.
+  function archiveCard(id) {
+    const card = B.findCard(id);
+    if (!card || state.readOnly) return;
+    const neighbour = neighbourOf(id);
+    patchCardNow(id, { archived: true }, "Archiving the card");
+    if (neighbour) B.focusCard(neighbour);
+    announce("Archived " + card.title + ".");
+    remember("Archived " + card.title + ".", () => restoreCard(id));
+  }
+
+  function restoreCard(id) {
+    const card = B.findCard(id);
+    if (!card) return toast("This card was deleted meanwhile.");
+    patchCardNow(id, { archived: false }, "Restoring the card");
+    announce("Restored " + card.title + ".");
+  }
+
+  async function deleteForever(id) {
+    const card = B.findCard(id);
+    if (!card || state.readOnly) return;
+    if (!(await B.confirmDialog('Delete "' + card.title + '" for good? This cannot be undone.'))) return;
+    const mark = applyLocal(id, null);
+    B.render();
+    // The KV has no delete: the index drops the id (that is what removes the card), and
+    // the card's key keeps a small tombstone instead of its content.
+    write("Deleting the card", () =>
+      settle(id, mark, async () => {
+        await kanban.kv.updateValue(KEYS.cards, Core.removeFromIndex(id));
+        await kanban.kv.setValue(KEYS.card(id), { id, deleted: true });
+      }),
+    );
+  }
+
+  function neighbourOf(id) {
+    const card = B.findCard(id);
+    if (!card) return null;
+    const shown = B.visibleCards(Core.columnOf(card, state.columns));
+    const at = shown.findIndex((c) => c.id === id);
+    const other = shown[at + 1] || shown[at - 1];
+    return other ? other.id : null;
+  }
+
+  // --- columns ------------------------------------------------------------------------------------
+
+  function saveColumns(label, updater) {
+    state.columns = updater(state.columns);
+    B.render();
+    return write(label, async () => {
+      state.columns = Core.normalizeColumns(await kanban.kv.updateValue(KEYS.columns, updater)) || [];
+      B.render();
+    });
+  }
+
+  // --- dialogs -----------------------------------------------------------------------------------
+
+  function moveColumn(id, target) {
+    saveColumns("Moving the column", Core.moveColumnTo(id, target)).then(() => {
+      const grip = boardEl.querySelector('[data-focus-key="grip-' + CSS.escape(id) + '"]');
+      if (grip) grip.focus();
+    });
+    const column = state.columns.find((c) => c.id === id);
+    announce("Moved column " + (column ? column.title : id) + " to position " + (state.columns.findIndex((c) => c.id === id) + 1) + ".");
+  }
+
+  Object.assign(B, { remember, undoEntry, undoLatest, applyContext, enterReadOnly, write, useOne, applyLocal, settle, moveCard, patchCardNow, moveByKeyboard, createCard, editCard, saveChanges, archiveCard, restoreCard, deleteForever, neighbourOf, saveColumns, moveColumn });
+})(window.BoardApp);

@@ -1,0 +1,245 @@
+// The dialogs: a card's, a column's, the archive, and the two-answer prompts.
+(function (B) {
+  "use strict";
+
+  const { el, toast } = window.PluginKit;
+  const { Core, inventory, INVENTORY_DOWN, state, newId, $ } = B;
+
+  function renderArchive() {
+    const archived = Core.archivedCards(state.cards);
+    $("archive-open").textContent = archived.length ? "Archive (" + archived.length + ")" : "Archive";
+    if (!$("archive-dialog").open) return;
+    $("archive-empty").hidden = archived.length > 0;
+    $("archive-list").replaceChildren(
+      ...archived.map((card) =>
+        el(
+          "li",
+          { "data-testid": "archived-" + card.id },
+          el("span", { class: "archive-title", text: card.title }),
+          el("button", { type: "button", class: "button ghost editing-only", text: "Restore", onclick: () => B.restoreCard(card.id) }),
+          el("button", { type: "button", class: "button danger editing-only", text: "Delete for good", onclick: () => B.deleteForever(card.id) }),
+        ),
+      ),
+    );
+  }
+
+  // A modal with two answers: true for `yes`, false for `no` or Escape.
+  function ask(dialog, yes, no, focus) {
+    return new Promise((resolve) => {
+      const done = (answer) => {
+        yes.removeEventListener("click", onYes);
+        no.removeEventListener("click", onNo);
+        dialog.removeEventListener("close", onNo);
+        if (dialog.open) dialog.close();
+        resolve(answer);
+      };
+      const onYes = () => done(true);
+      const onNo = () => done(false);
+      yes.addEventListener("click", onYes);
+      no.addEventListener("click", onNo);
+      dialog.addEventListener("close", onNo);
+      dialog.showModal();
+      focus.focus();
+    });
+  }
+
+  function confirmDialog(text) {
+    $("confirm-text").textContent = text;
+    return ask($("confirm-dialog"), $("confirm-ok"), $("confirm-cancel"), $("confirm-cancel"));
+  }
+
+  // Resolves true to keep this user's values of the conflicting fields, false for theirs.
+  function conflictDialog(conflict, changes) {
+    const shown = (field, value) => {
+      if (field === "column") return (state.columns.find((c) => c.id === value) || { title: value }).title;
+      if (field === "labels") return value.join(", ");
+      if (field === "assignee" && value) return B.personLabel(value);
+      return value === null || value === "" ? "(empty)" : String(value);
+    };
+    $("conflict-text").textContent = conflict.message + " Keep your version of these fields, or take theirs?";
+    $("conflict-fields").replaceChildren(
+      ...conflict.fields.flatMap((field) => [
+        el("dt", { text: Core.FIELD_NAMES[field] }),
+        el("dd", { text: "Theirs: " + shown(field, conflict.current[field]) }),
+        el("dd", { text: "Yours: " + shown(field, changes[field]) }),
+      ]),
+    );
+    return ask($("conflict-dialog"), $("conflict-mine"), $("conflict-theirs"), $("conflict-mine"));
+  }
+
+  // {id, base} of the card in the dialog (base: the card as the dialog opened it), or
+  // {column} for a new one.
+  let editing = null;
+  let returnFocus = null;
+
+  async function openCardDialog(target) {
+    if (state.readOnly) return;
+    const card = target.id ? B.findCard(target.id) : null;
+    editing = card ? { ...target, base: card } : target;
+    returnFocus = document.activeElement;
+    $("card-dialog-title").textContent = card ? "Edit card" : "New card";
+    $("card-title-input").value = card ? card.title : "";
+    $("card-description-input").value = card ? card.description : "";
+    const assignee = card ? card.assignee : "";
+    const label = (name) => B.personLabel(name) + (B.memberNamed(name) ? "" : " (not a member)");
+    B.fillSelect($("card-assignee-input"), "Nobody", B.members().map((m) => m.username), assignee, label);
+    $("card-due-input").value = card && card.due ? card.due : "";
+    $("card-labels-input").value = card ? card.labels.join(", ") : "";
+    $("card-dialog-error").hidden = true;
+    $("card-delete").hidden = !card;
+    const column = card ? Core.columnOf(card, state.columns) : target.column;
+    $("card-column-input").replaceChildren(...state.columns.map((c) => el("option", { value: c.id, text: c.title })));
+    $("card-column-input").value = column;
+    fillItemPicker(card ? card.item : null);
+    $("card-dialog").showModal();
+    $("card-title-input").focus();
+  }
+
+  async function fillItemPicker(selected) {
+    const select = $("card-item-input");
+    select.disabled = true;
+    select.replaceChildren(el("option", { value: selected || "", text: selected ? selected : "(loading…)" }));
+    const opened = editing;
+    let items;
+    try {
+      items = state.inventoryProblem ? null : await B.readInventoryItems();
+    } catch (err) {
+      items = null;
+      if (err && INVENTORY_DOWN.has(err.code)) state.inventoryProblem = state.inventoryProblem || err.code;
+    }
+    if (editing !== opened) return;
+    if (items === null) {
+      select.replaceChildren(el("option", { value: selected || "", text: selected ? selected + " (inventory unavailable)" : "Inventory unavailable" }));
+      select.value = selected || "";
+      return;
+    }
+    const options = [el("option", { value: "", text: "(none)" })];
+    for (const item of items) options.push(el("option", { value: item.id, text: item.name }));
+    if (selected && !items.some((i) => i.id === selected)) options.push(el("option", { value: selected, text: selected + " (missing)" }));
+    select.replaceChildren(...options);
+    select.value = selected || "";
+    select.disabled = false;
+  }
+
+  function closeCardDialog() {
+    editing = null;
+    if ($("card-dialog").open) $("card-dialog").close();
+    if (returnFocus && document.contains(returnFocus)) returnFocus.focus();
+  }
+
+  function saveCardDialog() {
+    const title = $("card-title-input").value.trim();
+    if (!title) {
+      $("card-dialog-error").textContent = "A card needs a title.";
+      $("card-dialog-error").hidden = false;
+      $("card-title-input").focus();
+      return;
+    }
+    const fields = {
+      title,
+      description: $("card-description-input").value.trim(),
+      assignee: $("card-assignee-input").value,
+      labels: Core.parseLabels($("card-labels-input").value),
+      due: $("card-due-input").value || null,
+    };
+    const itemSelect = $("card-item-input");
+    if (!itemSelect.disabled) fields.item = itemSelect.value || null;
+    const column = $("card-column-input").value;
+    const target = editing;
+    closeCardDialog();
+    if (target.id) {
+      if (!B.findCard(target.id)) return toast("This card was deleted meanwhile.");
+      const shown = { ...target.base, column: Core.columnOf(target.base, state.columns) };
+      const changes = Core.changedFields(shown, column ? { ...fields, column } : fields);
+      if ("column" in changes) changes.rank = Core.rankForPlacement(B.columnCards(column), null);
+      if (Object.keys(changes).length) B.editCard(target.id, target.base, changes);
+    } else {
+      if (!("item" in fields)) fields.item = null;
+      B.createCard({ ...fields, column: column || target.column });
+    }
+  }
+
+  let editingColumn = null;
+  function openColumnDialog(columnId) {
+    if (state.readOnly) return;
+    editingColumn = columnId;
+    returnFocus = document.activeElement;
+    const column = columnId ? state.columns.find((c) => c.id === columnId) : null;
+    $("column-dialog-title").textContent = column ? "Column settings" : "New column";
+    $("column-title-input").value = column ? column.title : "";
+    $("column-wip-input").value = column ? String(column.wip) : "0";
+    $("column-dialog-error").hidden = true;
+    const empty = column ? B.columnCards(column.id).length === 0 : false;
+    $("column-delete").hidden = !column;
+    $("column-delete").disabled = !empty || state.columns.length <= 1;
+    $("column-delete").title = empty ? "" : "Move or delete its cards first";
+    $("column-dialog").showModal();
+    $("column-title-input").focus();
+  }
+
+  function closeColumnDialog() {
+    editingColumn = null;
+    if ($("column-dialog").open) $("column-dialog").close();
+    if (returnFocus && document.contains(returnFocus)) returnFocus.focus();
+  }
+
+  function saveColumnDialog() {
+    const title = $("column-title-input").value.trim();
+    const wip = Number($("column-wip-input").value || 0);
+    const problem = !title ? "A column needs a title." : !Number.isInteger(wip) || wip < 0 || wip > 999 ? "The WIP limit is a whole number from 0 to 999." : "";
+    if (problem) {
+      $("column-dialog-error").textContent = problem;
+      $("column-dialog-error").hidden = false;
+      return;
+    }
+    const id = editingColumn;
+    closeColumnDialog();
+    if (id) B.saveColumns("Saving the column", Core.patchColumn(id, { title, wip }));
+    else B.saveColumns("Adding the column", Core.addColumn({ id: newId(), title, wip }));
+  }
+
+  async function deleteColumn() {
+    const id = editingColumn;
+    const column = state.columns.find((c) => c.id === id);
+    closeColumnDialog();
+    if (!column || B.columnCards(id).length) return;
+    if (!(await confirmDialog('Delete the column "' + column.title + '"?'))) return;
+    B.saveColumns("Deleting the column", Core.removeColumn(id));
+  }
+
+  // --- rendering ---------------------------------------------------------------------------------
+
+  function wireDialogs() {
+    $("archive-open").addEventListener("click", () => {
+      $("archive-dialog").showModal();
+      renderArchive();
+    });
+    $("archive-close").addEventListener("click", () => $("archive-dialog").close());
+    $("card-save").addEventListener("click", saveCardDialog);
+    $("card-cancel").addEventListener("click", closeCardDialog);
+    $("card-delete").addEventListener("click", () => {
+      const target = editing;
+      closeCardDialog();
+      if (target && target.id) B.archiveCard(target.id);
+    });
+    $("card-dialog").addEventListener("cancel", () => (editing = null));
+    // Sandboxed pages may not submit forms, so Enter in a one-line field saves by hand.
+    $("card-dialog").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && event.target.tagName === "INPUT") {
+        event.preventDefault();
+        saveCardDialog();
+      }
+    });
+    $("column-save").addEventListener("click", saveColumnDialog);
+    $("column-cancel").addEventListener("click", closeColumnDialog);
+    $("column-delete").addEventListener("click", deleteColumn);
+    $("column-dialog").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && event.target.tagName === "INPUT") {
+        event.preventDefault();
+        saveColumnDialog();
+      }
+    });
+  }
+
+  Object.assign(B, { renderArchive, ask, confirmDialog, conflictDialog, openCardDialog, fillItemPicker, closeCardDialog, saveCardDialog, openColumnDialog, closeColumnDialog, saveColumnDialog, deleteColumn, wireDialogs });
+})(window.BoardApp);

@@ -1,0 +1,284 @@
+// Drawing the board from the state: columns, cards, stock lines and the toolbar.
+(function (B) {
+  "use strict";
+
+  const { el } = window.PluginKit;
+  const { Core, inventory, state, boardEl, today, $ } = B;
+
+  function syncToolbar() {
+    $("filter-text").value = state.view.filter.text;
+    const compact = state.view.density === "compact";
+    document.body.classList.toggle("density-compact", compact);
+    document.body.classList.toggle("density-comfortable", !compact);
+    $("density-toggle").setAttribute("aria-pressed", String(compact));
+  }
+
+  // `label(value)` is what an option shows (a member's name for their username).
+  function fillSelect(select, first, values, selected, label = (v) => v) {
+    const signature = JSON.stringify([values, selected || "", values.map(label)]);
+    if (select.dataset.signature === signature) return;
+    select.dataset.signature = signature;
+    const options = [el("option", { value: "", text: first })];
+    for (const v of values) options.push(el("option", { value: v, text: label(v) }));
+    if (selected && !values.includes(selected)) options.push(el("option", { value: selected, text: label(selected) }));
+    select.replaceChildren(...options);
+    select.value = selected || "";
+  }
+
+  // --- people ------------------------------------------------------------------------------------
+  // A card's assignee is a member's username; cards from before (free text) keep theirs.
+
+  function focusCard(id) {
+    requestAnimationFrame(() => {
+      const node = boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]');
+      if (node) node.focus();
+    });
+  }
+
+  function render() {
+    if (!state.loaded) return;
+    B.renderArchive();
+    if (state.dragging) {
+      state.renderDeferred = true;
+      return;
+    }
+    state.renders++;
+    const focused = document.activeElement && boardEl.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
+    const scrollLeft = boardEl.scrollLeft;
+    const listScroll = new Map([...boardEl.querySelectorAll("[data-list-for]")].map((n) => [n.dataset.listFor, n.scrollTop]));
+
+    document.body.classList.toggle("read-only", state.readOnly);
+    fillSelect($("filter-label"), "All labels", Core.distinct(state.cards.flatMap((c) => c.labels)), state.view.filter.label);
+    fillSelect($("filter-assignee"), "Everyone", Core.distinct(state.cards.map((c) => c.assignee)), state.view.filter.assignee, B.personLabel);
+    $("filter-clear").hidden = !Core.isFiltering(state.view.filter);
+
+    if (!state.columns.length) {
+      boardEl.replaceChildren(
+        el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
+      );
+    } else {
+      boardEl.replaceChildren(...state.columns.map(renderColumn));
+    }
+    boardEl.setAttribute("aria-busy", "false");
+    boardEl.scrollLeft = scrollLeft;
+    for (const [id, top] of listScroll) {
+      const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
+      if (list) list.scrollTop = top;
+    }
+    if (focusKey) {
+      const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function renderColumn(column) {
+    const all = B.columnCards(column.id);
+    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter));
+    const wip = Core.wipState(column, all.length);
+    const collapsed = state.view.collapsed.includes(column.id);
+    const filtering = Core.isFiltering(state.view.filter);
+    const countText = (filtering ? shown.length + " of " : "") + all.length + (wip.limit ? " / " + wip.limit : "");
+
+    const header = el(
+      "header",
+      { class: "column-header" },
+      el("button", {
+        type: "button",
+        class: "icon-button collapse",
+        "aria-expanded": String(!collapsed),
+        "aria-label": (collapsed ? "Expand " : "Collapse ") + column.title,
+        "data-focus-key": "collapse-" + column.id,
+        text: collapsed ? "▸" : "▾",
+        onclick: () =>
+          B.setView(
+            { collapsed: collapsed ? state.view.collapsed.filter((c) => c !== column.id) : [...state.view.collapsed, column.id] },
+            { immediate: true },
+          ),
+      }),
+      state.readOnly ? null : B.columnGrip(column),
+      el("h2", { class: "column-title", id: "title-" + column.id, text: column.title }),
+      el("span", {
+        class: "count" + (wip.over ? " count-over" : wip.full ? " count-full" : ""),
+        "aria-label": all.length + " cards" + (wip.limit ? ", limit " + wip.limit : ""),
+        text: countText,
+      }),
+      state.readOnly
+        ? null
+        : el("button", {
+            type: "button",
+            class: "icon-button editing-only",
+            "aria-label": "Settings for " + column.title,
+            "data-focus-key": "settings-" + column.id,
+            text: "⋯",
+            onclick: () => B.openColumnDialog(column.id),
+          }),
+    );
+
+    header.addEventListener("dragover", (event) => {
+      if (state.draggingColumn && state.draggingColumn !== column.id) event.preventDefault();
+    });
+    header.addEventListener("drop", (event) => {
+      const dragged = state.draggingColumn;
+      if (!dragged || dragged === column.id) return;
+      event.preventDefault();
+      state.draggingColumn = null;
+      B.moveColumn(dragged, column.id);
+    });
+
+    const section = el("section", {
+      class: "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : ""),
+      "data-testid": "column-" + column.id,
+      "data-column-id": column.id,
+      "aria-labelledby": "title-" + column.id,
+    });
+    section.append(header);
+    if (wip.over) {
+      section.append(
+        el("p", {
+          class: "wip-warning",
+          role: "alert",
+          "data-testid": "wip-warning-" + column.id,
+          text: "WIP limit " + wip.limit + " exceeded: " + all.length + " cards",
+        }),
+      );
+    }
+    if (collapsed) return section;
+
+    const list = el("ol", { class: "cards", "data-list-for": column.id, "aria-label": column.title + " cards" });
+    for (const card of shown) list.append(el("li", { class: "card-slot" }, renderCard(card)));
+    if (!shown.length) {
+      list.append(el("li", { class: "empty-column", text: filtering && all.length ? "No cards match the filter." : "No cards." }));
+    }
+    B.wireDropTarget(list, column.id);
+    section.append(list);
+    if (!state.readOnly) {
+      section.append(
+        el("button", {
+          type: "button",
+          class: "add-card editing-only",
+          "data-testid": "add-card-" + column.id,
+          "data-focus-key": "add-" + column.id,
+          text: "+ Add card",
+          onclick: () => B.openCardDialog({ column: column.id }),
+        }),
+      );
+    }
+    return section;
+  }
+
+  function renderCard(card) {
+    const due = Core.dueState(card.due, today());
+    const node = el("article", {
+      class: "card",
+      tabindex: "0",
+      draggable: state.readOnly ? "false" : "true",
+      "data-testid": "card-" + card.id,
+      "data-card-id": card.id,
+      "data-focus-key": "card-" + card.id,
+      "aria-label": card.title,
+      "aria-describedby": "keyboard-help",
+    });
+    node.append(el("h3", { class: "card-title", "data-testid": "card-title", text: card.title }));
+    if (card.description) node.append(el("p", { class: "card-description", text: card.description }));
+    if (card.labels.length) {
+      const chips = el("ul", { class: "labels", "aria-label": "Labels" });
+      for (const label of card.labels) {
+        const chip = el("li", { class: "label", text: label });
+        chip.style.setProperty("--hue", String(B.hue(label)));
+        chips.append(chip);
+      }
+      node.append(chips);
+    }
+    const meta = el("div", { class: "card-meta" });
+    if (card.assignee) {
+      const name = B.personLabel(card.assignee);
+      const avatar = el("span", { class: "avatar", "aria-hidden": "true", text: B.initials(name) });
+      avatar.style.setProperty("--hue", String(B.hue(card.assignee)));
+      meta.append(el("span", { class: "assignee", title: "Assignee", "data-testid": "assignee-" + card.id }, avatar, el("span", { text: name })));
+    }
+    if (card.due) {
+      meta.append(
+        el("span", {
+          class: "due due-" + due,
+          "data-testid": "due-" + card.id,
+          title: due === "overdue" ? "Overdue" : "Due date",
+          text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
+        }),
+      );
+    }
+    if (meta.childNodes.length) node.append(meta);
+    if (card.item) node.append(renderStock(card));
+    if (!state.readOnly) {
+      node.append(
+        el(
+          "div",
+          { class: "card-actions editing-only" },
+          el("button", {
+            type: "button",
+            class: "icon-button",
+            "aria-label": "Edit " + card.title,
+            "data-focus-key": "edit-" + card.id,
+            onclick: () => B.openCardDialog({ id: card.id }),
+          }, B.icon("edit")),
+          el("button", {
+            type: "button",
+            class: "icon-button",
+            "aria-label": "Archive " + card.title,
+            "data-focus-key": "archive-" + card.id,
+            onclick: () => B.archiveCard(card.id),
+          }, B.icon("trash")),
+        ),
+      );
+    }
+    node.addEventListener("keydown", (event) => B.onCardKey(event, card));
+    node.addEventListener("dblclick", () => B.openCardDialog({ id: card.id }));
+    B.wireDrag(node, card);
+    return node;
+  }
+
+  function renderStock(card) {
+    const stock = state.inventoryProblem ? { status: "unavailable", code: state.inventoryProblem } : state.stock.get(card.item);
+    const box = el("div", { class: "stock" });
+    let text;
+    let kind = "";
+    if (!stock) text = "Stock: …";
+    else if (stock.status === "ok") {
+      text = stock.name + ": " + stock.count + " in stock";
+      kind = stock.count === 0 ? " stock-empty" : "";
+    } else if (stock.status === "missing") {
+      text = "Item " + card.item + " is not in the inventory";
+      kind = " stock-unavailable";
+    } else {
+      text = "Inventory unavailable";
+      kind = " stock-unavailable";
+    }
+    box.append(
+      el("span", {
+        class: "stock-badge" + kind,
+        "data-testid": "stock-" + card.id,
+        title: stock && stock.code ? "inventory: " + stock.code : "",
+        text,
+      }),
+    );
+    if (stock && stock.status === "ok" && !state.readOnly) {
+      box.append(
+        el("button", {
+          type: "button",
+          class: "button small",
+          "data-testid": "use-one-" + card.id,
+          "data-focus-key": "use-" + card.id,
+          "aria-label": "Use one " + stock.name,
+          disabled: stock.count <= 0,
+          text: "Use one",
+          onclick: () => B.useOne(card),
+        }),
+      );
+    }
+    return box;
+  }
+
+  // --- keyboard and drag and drop -------------------------------------------------------------
+
+  Object.assign(B, { syncToolbar, fillSelect, focusCard, render, renderColumn, renderCard, renderStock });
+})(window.BoardApp);

@@ -1,0 +1,87 @@
+// What the built-in plugins share: a refusal type for pure updaters, request generations,
+// and the few DOM helpers every page needs (elements, announcements, toasts). The source is
+// this file; `node bridge_js/build.mjs` copies it into each plugin's folder (a package is
+// imported whole, from its own folder), and `--check` fails when a copy differs.
+// A classic script: the page and node tests load it before the plugin's core.
+(function (root) {
+  "use strict";
+
+  // What a pure updater throws to stop an updateValue: shown to the user as it is.
+  class Refused extends Error {
+    constructor(reason, message) {
+      super(message);
+      this.name = "Refused";
+      this.reason = reason;
+    }
+  }
+
+  // Request generations: a response of an older generation is dropped, never drawn.
+  function createGenerations() {
+    let current = 0;
+    return {
+      next: () => ++current,
+      isCurrent: (generation) => generation === current,
+      get current() {
+        return current;
+      },
+    };
+  }
+
+  // el("button", {class, text, onclick, "data-x": 1}, ...children); null children skip.
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "class") node.className = value;
+      else if (name === "text") node.textContent = value;
+      else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  // Read by screen readers (#announcer, role=status); set after a beat so a repeat is heard.
+  function announce(text) {
+    const live = document.getElementById("announcer");
+    live.textContent = "";
+    setTimeout(() => (live.textContent = text), 30);
+  }
+
+  // A toast in #toasts; `code` marks an error, `action` ({label, run}) adds a button (Undo).
+  function toast(message, code, action) {
+    const box = el(
+      "div",
+      { class: "toast" + (code ? " toast-error" : ""), role: code ? "alert" : "status", "data-testid": "toast" },
+      code ? el("span", { class: "toast-code", text: code }) : null,
+      el("span", { class: "toast-text", text: message }),
+      action
+        ? el("button", {
+            type: "button",
+            class: "toast-action",
+            "data-testid": "toast-action",
+            text: action.label,
+            onclick: () => (box.remove(), action.run()),
+          })
+        : null,
+      el("button", { type: "button", class: "toast-close", "aria-label": "Dismiss", text: "×", onclick: () => box.remove() }),
+    );
+    document.getElementById("toasts").append(box);
+    setTimeout(() => box.remove(), action ? 10000 : 6000);
+  }
+
+  // A refusal says what happened; a bridge error also its code; anything else is a bug.
+  function reportError(err, context) {
+    const where = context ? context + ": " : "";
+    if (err instanceof Refused) {
+      toast(err.message);
+    } else if (err && typeof err.code === "string") {
+      toast(where + err.message, err.code);
+    } else {
+      toast(where + String(err && err.message ? err.message : err), "error");
+      console.error(err);
+    }
+  }
+
+  root.PluginKit = Object.freeze({ Refused, createGenerations, el, announce, toast, reportError });
+})(this);
