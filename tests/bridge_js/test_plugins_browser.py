@@ -329,6 +329,8 @@ class Pages(BaseHTTPRequestHandler):
                 return
             body, kind = file.read_bytes(), CONTENT_TYPES[file.suffix]
             headers["Content-Security-Policy"] = _plugin_csp(origin, parts[1])
+            # As kanban/web/views.py serves plugin files: `crossorigin` scripts need it.
+            headers["Access-Control-Allow-Origin"] = "*"
         else:
             self.send_error(404)
             return

@@ -29,48 +29,16 @@
   }
 
   // A guest's board starts read-only (getContext) and unlocks live when they are made a
-  // developer. The server still decides every write: a `forbidden` answer makes the board
-  // read-only too, whatever the context said.
-  // Members' names show on cards, so any change of the context draws the board again.
-  function applyContext(context) {
-    // A host that says nothing (no `can.write`) leaves it to the first refused write.
-    if (context.can.write === false) return enterReadOnly();
-    if (context.can.write === true && state.readOnly) {
-      state.readOnly = false;
-      $("readonly-note").hidden = true;
-      document.body.classList.remove("read-only");
-    }
-    B.render();
-  }
-
-  function enterReadOnly() {
-    if (state.readOnly) return;
-    state.readOnly = true;
-    $("readonly-note").hidden = false;
-    document.body.classList.add("read-only");
-    for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
-    B.render();
-  }
-
-  // Runs one write. Local changes were already applied; on failure the board re-reads.
-  async function write(label, fn) {
-    if (state.readOnly) {
-      toast("This board is read-only for you.");
-      return false;
-    }
-    state.pending++;
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      if (err && err.code === "forbidden") enterReadOnly();
-      reportError(err, label);
-      return false;
-    } finally {
-      state.pending--;
-      B.scheduleRefresh(0);
-    }
-  }
+  // developer; members' names show on cards, so any change of the context draws it again.
+  const mode = window.PluginKit.createWriteMode({
+    state,
+    render: () => B.render(),
+    refresh: () => B.scheduleRefresh(0),
+    onEnter: () => {
+      for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+    },
+  });
+  const { apply: applyContext, enter: enterReadOnly, write } = mode;
 
   async function useOne(card) {
     const key = "stock:" + card.item;

@@ -23,41 +23,12 @@
     },
   });
 
-  // A guest's inventory starts read-only (getContext) and unlocks live on promotion; a
-  // refused write makes it read-only too.
-  function applyContext(context) {
-    // A host that says nothing (no `can.write`) leaves it to the first refused write.
-    if (context.can.write === false) return enterReadOnly();
-    if (context.can.write !== true || !state.readOnly) return;
-    state.readOnly = false;
-    $("readonly-note").hidden = true;
-    document.body.classList.remove("read-only");
-    render();
-  }
-
-  function enterReadOnly() {
-    if (state.readOnly) return;
-    state.readOnly = true;
-    $("readonly-note").hidden = false;
-    document.body.classList.add("read-only");
-    render();
-  }
-
-  async function write(label, fn) {
-    if (state.readOnly) return false;
-    state.pending++;
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      if (err && err.code === "forbidden") enterReadOnly();
-      reportError(err, label);
-      return false;
-    } finally {
-      state.pending--;
-      scheduleRefresh(0);
-    }
-  }
+  // A guest's inventory starts read-only (getContext) and unlocks live on promotion.
+  const { apply: applyContext, write } = window.PluginKit.createWriteMode({
+    state,
+    render: () => render(),
+    refresh: () => scheduleRefresh(0),
+  });
 
   async function load() {
     const generation = generations.next();

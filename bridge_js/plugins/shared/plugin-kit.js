@@ -83,5 +83,52 @@
     }
   }
 
-  root.PluginKit = Object.freeze({ Refused, createGenerations, el, announce, toast, reportError });
+  // Whether the page may write, as it knows: read-only when the context says the user may
+  // not write or a write was refused (`forbidden`), writable again when the context says so;
+  // the server decides every write all the same. `state` holds `readOnly` and `pending`;
+  // the page has #readonly-note, and `render`, `refresh` (re-read after a write) and
+  // `onEnter` (close what only edits) are its own.
+  function createWriteMode({ state, render, refresh, onEnter = () => {} }) {
+    const note = () => document.getElementById("readonly-note");
+    function enter() {
+      if (state.readOnly) return;
+      state.readOnly = true;
+      note().hidden = false;
+      document.body.classList.add("read-only");
+      onEnter();
+      render();
+    }
+    // A host that says nothing (no `can.write`) leaves it to the first refused write.
+    function apply(context) {
+      if (context.can.write === false) return enter();
+      if (context.can.write === true && state.readOnly) {
+        state.readOnly = false;
+        note().hidden = true;
+        document.body.classList.remove("read-only");
+      }
+      render();
+    }
+    // One write: the page already shows its change; whatever happens, it reads again.
+    async function write(label, fn) {
+      if (state.readOnly) {
+        toast("Read only: your role here cannot change this.");
+        return false;
+      }
+      state.pending++;
+      try {
+        await fn();
+        return true;
+      } catch (err) {
+        if (err && err.code === "forbidden") enter();
+        reportError(err, label);
+        return false;
+      } finally {
+        state.pending--;
+        refresh();
+      }
+    }
+    return { apply, enter, write };
+  }
+
+  root.PluginKit = Object.freeze({ Refused, createGenerations, el, announce, toast, reportError, createWriteMode });
 })(this);

@@ -79,7 +79,16 @@ class Bridge:
         return await self.next_message(timeout)
 
     async def no_message(self, timeout: float = 0.3) -> bool:
-        return await self.communicator.receive_nothing(timeout=timeout) and not self.events
+        """Nothing but context events comes within ``timeout``."""
+        if self.events:
+            return False
+        while not await self.communicator.receive_nothing(timeout=timeout):
+            message = json.loads(await self.communicator.receive_from(timeout=timeout))
+            if message.get("event") != "context":
+                self.events.append(message)
+                return False
+            self.contexts.append(message["context"])
+        return True
 
 
 async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None = None) -> Any:
