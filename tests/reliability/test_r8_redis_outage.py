@@ -66,6 +66,8 @@ pytestmark = [
     pytest.mark.redis,
     pytest.mark.slow,
     pytest.mark.skipif(REDIS_SERVER is None, reason="needs redis-server on PATH"),
+    # With the other Redis-layer tests: on the production stack (REDIS_URL set) only.
+    pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="runs with REDIS_URL set"),
 ]
 
 
