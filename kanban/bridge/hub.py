@@ -138,6 +138,8 @@ class Hub:
         self.beat_seen = time.monotonic()
         #: Outages this hub recovered from (tests and logs read it).
         self.recoveries = 0
+        #: One lock per project group: joining and leaving one group never interleave.
+        self._group_locks: dict[UUID, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def _ensure_started(self) -> str:
         async with self._ready:
@@ -243,14 +245,12 @@ class Hub:
             await self.unsubscribe(sub)
 
     async def subscribe(self, sub: Subscription) -> None:
-        channel = await self._ensure_started()
+        await self._ensure_started()
         subs = self.by_target[sub.target_id]
         first = not subs
         subs.add(sub)
         if first:
-            await self._layer_call(
-                self.layer.group_add(project_group(sub.target_id), channel), "join"
-            )
+            await self._follow_target(sub.target_id)
 
     async def unsubscribe(self, sub: Subscription) -> None:
         subs = self.by_target.get(sub.target_id)
@@ -259,10 +259,21 @@ class Hub:
         subs.discard(sub)
         if not subs:
             del self.by_target[sub.target_id]
-            if self.channel is not None:
-                await self._layer_call(
-                    self.layer.group_discard(project_group(sub.target_id), self.channel), "leave"
-                )
+            await self._follow_target(sub.target_id)
+
+    async def _follow_target(self, target: UUID) -> None:
+        """Join or leave the target's group as its subscriptions now say. Under the
+        target's lock and deciding only once inside it: a leave still in flight when a new
+        subscription joins (the last one went, another came) would otherwise land after the
+        join and leave the hub deaf to the target until the next refresh."""
+        async with self._group_locks[target]:
+            if self.channel is None:
+                return
+            group = project_group(target)
+            if self.by_target.get(target):
+                await self._layer_call(self.layer.group_add(group, self.channel), "join")
+            else:
+                await self._layer_call(self.layer.group_discard(group, self.channel), "leave")
 
     async def _listen(self) -> None:
         assert self.channel is not None

@@ -180,3 +180,31 @@ async def test_a_subscription_revoked_during_the_outage_is_dropped_not_resynced(
         assert target not in hub.by_target
     finally:
         await stop(hub)
+
+
+class SlowLeavingLayer(FlakyLayer):
+    """Redis as a pool of connections makes it: a leave sent first may land after a join."""
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        await asyncio.sleep(0.05)
+        await super().group_discard(group, channel)
+
+
+async def test_a_subscription_that_comes_while_the_last_one_leaves_keeps_the_hub_in_the_group(
+    fast: None,
+) -> None:
+    layer = SlowLeavingLayer()
+    hub = await started_hub(layer)
+    target = uuid4()
+    leaving, coming = FakeSocket(hub), FakeSocket(hub)
+    last = await subscribed(hub, leaving, target)
+    await hub.add_socket(coming)
+    try:
+        # The last subscriber leaves and, its leave still in flight, another subscribes.
+        await asyncio.gather(
+            hub.unsubscribe(last),
+            hub.subscribe(Subscription(coming, "inventory", target, ALL, ALL)),
+        )
+        assert hub.channel in layer.groups[project_group(target)], "still hears the target"
+    finally:
+        await stop(hub)
