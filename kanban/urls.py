@@ -5,10 +5,14 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
-from kanban.web import views
+from kanban.web import dashboard, views
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
+    path("", dashboard.dashboard, name="dashboard"),
+    path("archive/", dashboard.archive, name="archive"),
+    path("boards/new", dashboard.board_new, name="board-new"),
+    path("boards/<uuid:project_id>/members/", dashboard.members, name="board-members"),
+    path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("boards/<uuid:project_id>/", views.board, name="board"),

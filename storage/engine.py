@@ -181,14 +181,34 @@ def get_last_write(address: Value, *, using: str = "default") -> LastWrite | Non
     with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_write, (address.namespace, address.key))
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _last_write(dialect, row)
+
+
+def latest_write(root: str, *, using: str = "default") -> LastWrite | None:
+    """The newest value stored under any namespace that starts with ``root`` (which ends
+    with "."): when a whole dataset family last changed, and through whom. Values deleted
+    since leave no trace here."""
+    high = _namespace_root_bound(root)
+    with driver_cursor(using) as (dialect, cursor):
+        row = dialect.latest_in_range(cursor, root, high)
+    return None if row is None else _last_write(dialect, row)
+
+
+def _last_write(dialect: Dialect, row: tuple[Any, ...]) -> LastWrite:
     seq, source, written_at = row
     return LastWrite(
         seq=int(seq),
         source=None if source is None else json.loads(source),
         written_at=dialect.from_db_time(written_at),
     )
+
+
+def _namespace_root_bound(root: str) -> str:
+    """The upper bound of the namespaces under ``root``: the root with its final "." raised."""
+    check_text(root, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
+    if not root.endswith("."):
+        raise invalid_argument("a namespace root ends with '.'", field="namespace")
+    return root[:-1] + chr(ord(".") + 1)
 
 
 def _prefix_upper_bound(prefix: str) -> str | None:
@@ -285,10 +305,7 @@ def erase_namespaces(root: str, *, using: str = "default") -> int:
     with "."), in one transaction: the lifecycle end of a whole dataset family, such as a
     deleted project's. Publishes no change events; whoever ends the family tells its
     subscribers. Returns how many rows went."""
-    check_text(root, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
-    if not root.endswith("."):
-        raise invalid_argument("a namespace root ends with '.'", field="namespace")
-    high = root[:-1] + chr(ord(".") + 1)
+    high = _namespace_root_bound(root)
     with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
         return dialect.erase_range(cursor, root, high)
 

@@ -114,6 +114,11 @@ def kv_erase_project(*, project_id: UUID) -> int:
     return engine.erase_namespaces(project_root(project_id))
 
 
+def kv_latest_write(*, project_id: UUID) -> engine.LastWrite | None:
+    """When any of a project's four datasets last changed, and the write's source."""
+    return engine.latest_write(project_root(project_id))
+
+
 def kv_get_many(*, dataset: Dataset, keys: list[str]) -> list[Entry | None]:
     """Named keys in one round trip, in the order asked (None: absent). No listing: the
     caller names every key (``check_user_keys``)."""

@@ -1,7 +1,7 @@
 // window.KanbanHost: the board page's relay between the plugin's port and the one
 // websocket of this page view. It trusts neither side's frames blindly.
 
-import { V, BACKOFF_MIN, BACKOFF_MAX, LIMITS } from "./protocol.js";
+import { V, BACKOFF_MIN, BACKOFF_MAX, LIMITS, FINAL_CLOSE } from "./protocol.js";
 import { replyError, wireError } from "./errors.js";
 import { checkRequest, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
@@ -24,8 +24,9 @@ export function createHost(env) {
   // `limits`: the server's {valueBytes, documentBytes} when they differ from the spec's.
   // `context`: what the page knew of the user's access (kanban/access/context.py); the
   // socket sends it again when it opens and whenever it changes. `onPluginError` hears the
-  // plugin page's uncaught errors ({message, at}).
-  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, limits }) {
+  // plugin page's uncaught errors ({message, at}); `onEnded(reason)` hears that the server
+  // ended the connection for good.
+  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, onEnded, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
@@ -181,9 +182,10 @@ export function createHost(env) {
         if (n) resync(n);
       };
       socket.onmessage = (e) => socket === ws && fromServer(e.data);
-      socket.onclose = () => {
+      socket.onclose = (e) => {
         if (socket !== ws) return;
         ws = null;
+        if (!closed && FINAL_CLOSE.includes(e.code)) return end(e.code === FINAL_CLOSE[0] ? "unauthenticated" : "forbidden");
         rpc.detach("the connection to the server was lost");
         if (closed) return;
         setStatus("reconnecting");
@@ -205,6 +207,22 @@ export function createHost(env) {
       p.postMessage({ v: V, event: "status", status });
     });
 
+    // The server ended this page view for good (`reason`: "unauthenticated" when the user
+    // was signed out, "forbidden" when they may no longer open the board), or the page did
+    // (null). No reconnect: the server would refuse it.
+    function end(reason) {
+      if (closed) return;
+      closed = true;
+      env.clearTimeout(retry);
+      handshake.close();
+      if (ws) ws.close();
+      rpc.detach(reason ? "the server ended this board's connection (" + reason + ")" : "the board was closed", true);
+      setStatus("closed");
+      if (port) port.close();
+      port = null;
+      if (reason && onEnded) onEnded(reason);
+    }
+
     setContext(context);
     setStatus("connecting");
     open();
@@ -217,17 +235,7 @@ export function createHost(env) {
         config = toHostConfiguration(c);
         toPlugin({ v: V, event: "configuration", configuration: config });
       },
-      close() {
-        if (closed) return;
-        closed = true;
-        env.clearTimeout(retry);
-        handshake.close();
-        if (ws) ws.close();
-        rpc.detach("the board was closed", true);
-        setStatus("closed");
-        if (port) port.close();
-        port = null;
-      },
+      close: () => end(null),
     };
   }
 

@@ -34,3 +34,5 @@ export const MAX_EARLY = 256;
 export const BACKOFF_MIN = 250;
 export const BACKOFF_MAX = 5000;
 export const STATUSES = ["connecting", "open", "reconnecting", "closed"];
+// Close codes after which reconnecting cannot help: signed out, or no longer a member.
+export const FINAL_CLOSE = [spec.close.unauthenticated, spec.close.forbidden];

@@ -174,9 +174,9 @@ export function fakeSockets() {
     receive(frame) {
       this.onmessage && this.onmessage({ data: typeof frame === "string" ? frame : JSON.stringify(frame) });
     }
-    drop() {
+    drop(code = 1006) {
       this.readyState = 3;
-      this.onclose && this.onclose({ code: 1006 });
+      this.onclose && this.onclose({ code });
     }
     reply(request, result) {
       this.receive({ v: 1, id: request.id, ok: true, result });

@@ -7,7 +7,7 @@ const PROJECT = "0b7f3c52-6d0e-4f57-9d0a-2f5a2b1f9c11";
 const CONFIG = { id: "", name: "Default", values: {} };
 
 // A board page with the relay connected, and a hand-played plugin in its iframe.
-async function board({ open = true, random, wsUrl, context, onPluginError } = {}) {
+async function board({ open = true, random, wsUrl, context, onPluginError, onEnded } = {}) {
   const clock = fakeClock();
   const page = fakePage(clock);
   const sockets = fakeSockets();
@@ -21,6 +21,7 @@ async function board({ open = true, random, wsUrl, context, onPluginError } = {}
     wsUrl,
     context,
     onPluginError,
+    onEnded,
   });
   const b = {
     clock,
@@ -580,6 +581,24 @@ describe("the websocket", () => {
     await b.plugin();
     assert.deepEqual(b.ws().sent.slice(1), [{ v: 1, id: 2, op: "unsubscribe", alias: "inventory" }]);
   });
+
+  for (const [code, reason] of [
+    [4403, "forbidden"],
+    [4401, "unauthenticated"],
+  ]) {
+    test(`a close with ${code} ends the board for good (${reason}): no reconnect`, async () => {
+      const ended = [];
+      const b = await board({ onEnded: (r) => ended.push(r) });
+      const p = await b.plugin();
+      await p.send({ v: 1, id: 1, op: "get", key: "k" });
+      b.ws().drop(code);
+      await b.clock.advance(10000);
+      assert.equal(b.sockets.sockets.length, 1, "a reconnect would be refused");
+      assert.deepEqual(ended, [reason]);
+      assert.deepEqual(b.statuses, ["connecting", "open", "closed"]);
+      assert.equal(p.port.other.closed, true, "the plugin's channel ends with it");
+    });
+  }
 
   test("close() ends everything: no reconnect, pending requests fail, status closed", async () => {
     const b = await board();

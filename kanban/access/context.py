@@ -13,9 +13,9 @@ from typing import Any
 from uuid import UUID
 
 from kanban.access.decision import Op, access_project_data
-from kanban.access.memberships import role_of
+from kanban.access.memberships import display_name, members_of, role_of
 from kanban.access.relationships import declarations_of
-from kanban.models import Membership, Project
+from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
 
 #: The SDK's names for what a related project's grant lets this user do, by operation.
@@ -39,12 +39,14 @@ def plugin_context(*, user: Any, project_id: UUID) -> dict[str, Any]:
     role = role_of(user=user, project=project)
     assert role is not None  # the access decision above let the user in
     members = [
-        {**_person(membership.user), "role": membership.role}
-        for membership in Membership.objects.filter(project=project, user__is_active=True)
-        .select_related("user")
-        .order_by("user__username")
+        {
+            "id": member.user_id,
+            "username": member.username,
+            "displayName": member.display_name,
+            "role": str(member.role),
+        }
+        for member in members_of(project=project)
     ]
-    members.sort(key=lambda member: (member["displayName"].casefold(), member["username"]))
     return {
         "user": _person(user),
         "role": str(role),
@@ -58,12 +60,7 @@ def plugin_context(*, user: Any, project_id: UUID) -> dict[str, Any]:
 
 
 def _person(user: Any) -> dict[str, Any]:
-    username = user.get_username()
-    return {
-        "id": user.pk,
-        "username": username,
-        "displayName": user.get_full_name().strip() or username,
-    }
+    return {"id": user.pk, "username": user.get_username(), "displayName": display_name(user)}
 
 
 def _related(user: Any, project_id: UUID, alias: str) -> dict[str, Any]:

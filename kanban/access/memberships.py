@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
+from kanban.access.decision import Op, access_project_data
 from kanban.access.events import publish_access_changed
-from kanban.models import Membership, Project, Role
-from storage.errors import invalid_argument
+from kanban.models import ROLE_RANK, Membership, Project, Role
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 
 def check_role(role: object) -> Role | None:
@@ -53,3 +60,90 @@ def role_of(*, user: AbstractBaseUser, project: Project) -> Role | None:
         .first()
     )
     return None if role is None else Role(role)
+
+
+# --- members managed by a project's owners ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    user_id: int
+    username: str
+    display_name: str
+    role: Role
+
+
+def access_project_role(*, user: Any, project_id: UUID, needed: Role, doing: str) -> Project:
+    """The project, when ``user`` holds at least the ``needed`` role in it. A non-member
+    learns nothing (``not_found``, as for any other project); a member below the role gets
+    ``forbidden`` naming what ``doing`` needs."""
+    access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
+    project = Project.objects.get(pk=project_id)
+    role = role_of(user=user, project=project)
+    if role is None or ROLE_RANK[role] < ROLE_RANK[needed]:
+        raise KanbanError(ErrorCode.FORBIDDEN, f"{doing} needs the {needed} role")
+    return project
+
+
+def members_list(*, user: Any, project_id: UUID) -> list[Member]:
+    """The project's active members by display name; every member may see them."""
+    project = access_project_role(
+        user=user, project_id=project_id, needed=Role.GUEST, doing="seeing the members"
+    )
+    return members_of(project=project)
+
+
+def members_of(*, project: Project) -> list[Member]:
+    return members_by_name(
+        Membership.objects.filter(project=project, user__is_active=True).select_related("user")
+    )
+
+
+def members_by_name(memberships: Iterable[Membership]) -> list[Member]:
+    """Members (their users loaded) by display name, then username."""
+    found = [
+        Member(
+            user_id=membership.user.pk,
+            username=membership.user.get_username(),
+            display_name=display_name(membership.user),
+            role=Role(membership.role),
+        )
+        for membership in memberships
+    ]
+    found.sort(key=lambda member: (member.display_name.casefold(), member.username))
+    return found
+
+
+def display_name(user: Any) -> str:
+    return str(user.get_full_name()).strip() or str(user.get_username())
+
+
+def member_set(*, actor: Any, project_id: UUID, username: object, role: object) -> bool:
+    """An owner gives the user named ``username`` this role in the project, or removes them
+    (``role`` None or ``"none"``). Returns whether anything changed; a change publishes
+    access-changed, so the user's open boards re-check at once.
+
+    Raises ``forbidden`` for a non-owner, ``not_found`` for an unknown or inactive user, and
+    ``conflict`` when the change would leave the project without an owner."""
+    new_role = check_role(role)
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="managing members"
+    )
+    if not isinstance(username, str) or not username:
+        raise invalid_argument("username must be a non-empty string", field="username")
+    member = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
+    if member is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, f"no user {username!r}", field="username")
+    with transaction.atomic():
+        owners = list(
+            Membership.objects.select_for_update()
+            .filter(project=project, role=Role.OWNER)
+            .values_list("user_id", flat=True)
+        )
+        if owners == [member.pk] and new_role != Role.OWNER:
+            raise KanbanError(
+                ErrorCode.CONFLICT,
+                "a board needs an owner: make someone else its owner first",
+                field="role",
+            )
+        return membership_set(user=member, project=project, role=new_role)

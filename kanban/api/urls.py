@@ -5,7 +5,7 @@ from typing import Any
 from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kanban.api import configurations, knowledge, kv
+from kanban.api import configurations, knowledge, kv, projects
 
 project = "projects/<uuid:project_id>/"
 conversation = project + "conversations/<str:conversation_id>/"
@@ -29,6 +29,10 @@ def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPat
 
 
 urlpatterns = [
+    path("projects/", projects.ProjectListView.as_view(), name="api-projects"),
+    path(project, projects.ProjectView.as_view(), name="api-project"),
+    path(project + "members/", projects.MemberListView.as_view(), name="api-members"),
+    path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
     path(project + "kv:batchGet", kv.BatchGetView.as_view(), name="api-kv-batch-get"),
     path(
         project + "related/<str:alias>/kv:batchGet",

@@ -86,8 +86,11 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         # a re-check that came first already sent it.
         try:
             context = await in_thread(plugin_context)(user=user, project_id=self.consumer_id)
-        except KanbanError:
-            await self.close(code=frames.CLOSE_UNAUTHENTICATED)
+        except KanbanError as error:
+            signed_out = error.code == ErrorCode.UNAUTHENTICATED
+            await self.close(
+                code=frames.CLOSE_UNAUTHENTICATED if signed_out else frames.CLOSE_FORBIDDEN
+            )
             return
         await self.send_context(context)
 
@@ -196,19 +199,27 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             aliases=[sub.alias for sub in subscriptions],
         )
         if verdicts.user is None:
-            for sub in [*self.subscriptions.values(), *self.watches.values()]:
-                await self._invalidate(sub, ErrorCode.UNAUTHENTICATED)
-            await self.close(code=frames.CLOSE_UNAUTHENTICATED)
+            await self._end(ErrorCode.UNAUTHENTICATED, frames.CLOSE_UNAUTHENTICATED)
             return
         self.user = verdicts.user
-        if verdicts.context is not None:
-            await self.send_context(verdicts.context)
+        if verdicts.context is None:
+            # No longer allowed to open the board at all (removed from it, or it is gone):
+            # nothing this socket holds is theirs any more. ``not_found``, as the access
+            # decision says to a non-member.
+            await self._end(ErrorCode.NOT_FOUND, frames.CLOSE_FORBIDDEN)
+            return
+        await self.send_context(verdicts.context)
         for sub in subscriptions:
             outcome = verdicts.rules.get(sub.alias)
             if isinstance(outcome, ReadRules):
                 await self.hub.release(sub, outcome)
             else:
                 await self._invalidate(sub, outcome or ErrorCode.FORBIDDEN)
+
+    async def _end(self, code: ErrorCode, close_code: int) -> None:
+        for sub in [*self.subscriptions.values(), *self.watches.values()]:
+            await self._invalidate(sub, code)
+        await self.close(code=close_code)
 
     async def _invalidate(self, sub: Subscription, code: ErrorCode) -> None:
         held = self.watches if sub.watch else self.subscriptions

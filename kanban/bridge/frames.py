@@ -19,11 +19,12 @@ from storage.namespaces import check_user_key, check_user_keys
 from storage.writes import ANY
 
 PROTOCOL_VERSION: Final[int] = SPEC["version"]
-#: Close codes: 4000-4999 are the application's own; 1013 is the standard "try again
-#: later", for a server that could not reach its database (the host reconnects with backoff).
-CLOSE_UNAUTHENTICATED: Final = 4401
-CLOSE_FORBIDDEN: Final = 4403
-CLOSE_TRY_AGAIN_LATER: Final = 1013
+#: Close codes, from the spec: 4000-4999 are the application's own, after which the host
+#: stops (the user signed out, or may no longer open the board); 1013 is the standard "try
+#: again later", for a server that could not reach its database (the host reconnects).
+CLOSE_UNAUTHENTICATED: Final[int] = SPEC["close"]["unauthenticated"]
+CLOSE_FORBIDDEN: Final[int] = SPEC["close"]["forbidden"]
+CLOSE_TRY_AGAIN_LATER: Final[int] = SPEC["close"]["tryAgainLater"]
 MAX_REQUEST_ID: Final = 2**53 - 1
 
 #: Each op and the arguments it takes, from the protocol spec: "required", "optional",

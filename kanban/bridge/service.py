@@ -95,6 +95,8 @@ def recheck_socket(
             verdicts.rules[alias] = error.code
     try:
         verdicts.context = plugin_context(user=user, project_id=consumer_id)
-    except KanbanError:
+    except KanbanError as error:
+        if error.code == ErrorCode.UNAUTHENTICATED:  # the account changed under the socket
+            return Verdicts(user=None)
         verdicts.context = None
     return verdicts

@@ -54,6 +54,9 @@ class Project(models.Model):
     # server does not interpret (scripts, dependencies, ...). Text rather than JSON because
     # jsonb would not keep the author's key order.
     package_json = models.TextField(blank=True, default="", editable=False)
+    # Set when an owner archives the board: it leaves the dashboards, keeps its data and
+    # comes back from the archive view.
+    archived_at = models.DateTimeField("archived", null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

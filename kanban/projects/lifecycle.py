@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 from django.db import transaction
+from django.utils import timezone
 
 from kanban.access.events import publish_access_changed
-from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship
+from kanban.access.memberships import access_project_role
+from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship, Role
 from storage.errors import invalid_argument
 from storage.kv import kv_erase_project
 
@@ -61,6 +63,20 @@ def project_create(
 def project_update(*, project: Project, name: str, type: str) -> Project:
     project.name, project.type = check_project_name(name), check_project_type(type)
     project.save(update_fields=["name", "type", "updated_at"])
+    return project
+
+
+def project_archive(*, actor: Any, project_id: UUID, archived: bool) -> Project:
+    """An owner archives the project (it leaves everyone's dashboard; nothing else changes:
+    members, data and open boards keep working) or restores it."""
+    if not isinstance(archived, bool):
+        raise invalid_argument("archived must be true or false", field="archived")
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="archiving a board"
+    )
+    if (project.archived_at is not None) != archived:
+        project.archived_at = timezone.now() if archived else None
+        project.save(update_fields=["archived_at", "updated_at"])
     return project
 
 

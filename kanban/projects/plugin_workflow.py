@@ -36,6 +36,35 @@ def _package_name(name: str) -> str:
     return "-".join(part for part in slug.split("-") if part) or "kanban-plugin"
 
 
+def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
+    """The skeleton package of a plugin named ``name``: ``package.json`` (with that project
+    id and no relationships) and the files of ``SKELETON_FILES``, filled in."""
+    package = {
+        "name": _package_name(name),
+        "version": "0.1.0",
+        "private": True,
+        "steamHarness": {
+            "projectInfo": {
+                "projectId": str(project_id),
+                "name": name,
+                "type": ProjectType.KANBAN.value,
+                "relatedProjects": [],
+            },
+            "kanban": {"entry": DEFAULT_KANBAN_ENTRY},
+        },
+    }
+    files = {PACKAGE_FILE: json.dumps(package, indent=2, ensure_ascii=False) + "\n"}
+    for filename in SKELETON_FILES:
+        template = (SKELETON / filename).read_text(encoding="utf-8")
+        title = html.escape(name) if filename.endswith(".html") else name
+        files[filename] = (
+            template.replace("__PLUGIN_TITLE__", title)
+            .replace("__PLUGIN_NAME__", name)
+            .replace("__PROJECT_ID__", str(project_id))
+        )
+    return files
+
+
 def plugin_start(*, name: str, path: str | os.PathLike[str] | None = None) -> Path:
     """Write a new plugin package named ``name`` into ``path`` (default ``./<name>``), which
     must be missing or empty. The package gets a fresh project id and no relationships."""
@@ -49,33 +78,10 @@ def plugin_start(*, name: str, path: str | os.PathLike[str] | None = None) -> Pa
         raise invalid_argument(f"{folder} is not a folder")
     if folder.exists() and any(folder.iterdir()):
         raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
-    project_id = str(uuid.uuid4())
-    package = {
-        "name": _package_name(name),
-        "version": "0.1.0",
-        "private": True,
-        "steamHarness": {
-            "projectInfo": {
-                "projectId": project_id,
-                "name": name,
-                "type": ProjectType.KANBAN.value,
-                "relatedProjects": [],
-            },
-            "kanban": {"entry": DEFAULT_KANBAN_ENTRY},
-        },
-    }
+    project_id = uuid.uuid4()
     folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(package, indent=2, ensure_ascii=False) + "\n"
-    (folder / PACKAGE_FILE).write_text(text, encoding="utf-8")
-    for filename in SKELETON_FILES:
-        template = (SKELETON / filename).read_text(encoding="utf-8")
-        title = html.escape(name) if filename.endswith(".html") else name
-        filled = (
-            template.replace("__PLUGIN_TITLE__", title)
-            .replace("__PLUGIN_NAME__", name)
-            .replace("__PROJECT_ID__", project_id)
-        )
-        (folder / filename).write_text(filled, encoding="utf-8")
+    for filename, text in skeleton_files(name=name, project_id=project_id).items():
+        (folder / filename).write_text(text, encoding="utf-8")
     return folder
 
 

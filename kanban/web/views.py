@@ -16,7 +16,6 @@ from django.views.decorators.http import require_GET
 
 from kanban.access.context import plugin_context
 from kanban.data import configurations
-from kanban.data.demo import demo_is_loaded
 from kanban.projects import boards
 from kanban.web.security import (
     host_csp,
@@ -38,16 +37,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except Exception:
         return JsonResponse({"status": "unavailable", "database": "down"}, status=503)
     return JsonResponse({"status": "ok", "database": connection.vendor})
-
-
-@login_required
-@require_GET
-def dashboard(request: HttpRequest) -> HttpResponse:
-    context = {
-        "boards": boards.boards_for_user(user=request.user),
-        "demo": not settings.PRODUCTION and demo_is_loaded(),
-    }
-    return render(request, "kanban/dashboard.html", context)
 
 
 @require_GET

@@ -121,6 +121,17 @@ class Dialect(ABC):
             removed += max(cursor.rowcount, 0)
         return removed
 
+    def latest_in_range(self, cursor: Any, low: str, high: str) -> tuple[Any, ...] | None:
+        """(seq, source, written_at) of the newest value whose namespace is in [low, high)."""
+        p = self.placeholder
+        cursor.execute(
+            "SELECT seq, source, written_at FROM scalar_values "
+            f"WHERE namespace >= {p} AND namespace < {p} ORDER BY seq DESC LIMIT 1",
+            (low, high),
+        )
+        row = cursor.fetchone()
+        return None if row is None else tuple(row)
+
     def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped value with its original seq (namespace, key, seq, value, ...)."""
         marks = ", ".join([self.placeholder] * 6)

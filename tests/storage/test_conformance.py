@@ -256,6 +256,24 @@ def test_erasing_a_namespace_root_takes_everything_under_it_and_nothing_else(usi
         engine.erase_namespaces("fam.a", using=using)
 
 
+def test_the_latest_write_under_a_namespace_root_is_the_newest_of_the_family_only(
+    using: str,
+) -> None:
+    assert engine.latest_write("fam.a.", using=using) is None
+    put(using, value("fam.a.kv", "old"), 1, source={"user": "alice"})
+    newest = put(using, value("fam.a.kv.conversation.x", "k"), 2, source={"user": "bob"})
+    put(using, value("fam.a", "k"), 3, source={"user": "carol"})  # not under "fam.a."
+    put(using, value("fam.ab.kv", "k"), 4, source={"user": "dave"})
+
+    latest = engine.latest_write("fam.a.", using=using)
+
+    assert latest is not None
+    assert (latest.seq, latest.source) == (newest, {"user": "bob"})
+    assert latest.written_at.tzinfo is not None
+    with pytest.raises(KanbanError):
+        engine.latest_write("fam.a", using=using)
+
+
 # --- compare-and-set -----------------------------------------------------------------------
 
 

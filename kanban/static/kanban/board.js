@@ -13,8 +13,9 @@
   const errorPanel = document.getElementById("plugin-error");
   const errorText = document.getElementById("plugin-error-text");
   document.getElementById("plugin-error-close").addEventListener("click", () => (errorPanel.hidden = true));
+  const iframe = document.getElementById("plugin-frame");
   const host = window.KanbanHost.connect({
-    iframe: document.getElementById("plugin-frame"),
+    iframe,
     projectId: data.projectId,
     configuration: data.configuration,
     context: data.context,
@@ -22,6 +23,15 @@
     onStatus(status) {
       statusEl.dataset.status = status;
       statusEl.textContent = labels[status] || status;
+    },
+    // Removed from the board, or signed out: what the plugin showed is no longer theirs.
+    onEnded(reason) {
+      iframe.src = "about:blank";
+      iframe.hidden = true;
+      const notice = document.getElementById("board-ended");
+      for (const title of notice.querySelectorAll("[data-reason]")) title.hidden = title.dataset.reason !== reason;
+      notice.hidden = false;
+      statusEl.textContent = reason === "forbidden" ? "No access" : "Signed out";
     },
     // textContent only: the message is the plugin's text.
     onPluginError({ message, at }) {

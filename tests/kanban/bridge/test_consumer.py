@@ -492,7 +492,7 @@ async def test_removing_the_relationship_makes_it_pending(
     assert (event["event"], event["code"]) == ("invalidated", "relationship_pending")
 
 
-async def test_removing_a_membership_ends_access(
+async def test_removing_a_membership_ends_access_and_closes_the_socket_for_good(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
     await bob_on_board.call("subscribe")
@@ -501,7 +501,9 @@ async def test_removing_a_membership_ends_access(
     )
     event = await bob_on_board.event()
     assert (event["event"], event["alias"], event["code"]) == ("invalidated", None, "not_found")
-    assert (await bob_on_board.call("get", key="k"))["error"]["code"] == "not_found"
+    # 4403: the host stops there, since a reconnect would be refused.
+    closed = await bob_on_board.communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4403}
 
 
 async def test_deactivating_a_user_invalidates_and_closes_their_sockets(

@@ -1,0 +1,214 @@
+"""REST endpoints for the caller's projects and their members: list and create (from a
+template), archive and restore, and the members an owner manages. Thin: parse, call one
+service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban.access.memberships import Member, member_set, members_list
+from kanban.api.configurations import check_body
+from kanban.api.kv import ERRORS
+from kanban.api.schema import json_body
+from kanban.models import Role
+from kanban.projects.board_templates import Template, board_create
+from kanban.projects.dashboard import Listed, Sort, project_listed, projects_listed
+from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive
+from storage.errors import invalid_argument
+
+TAGS = ["projects"]
+
+
+def render_member(member: Member) -> dict[str, Any]:
+    return {
+        "username": member.username,
+        "displayName": member.display_name,
+        "role": str(member.role),
+    }
+
+
+def render_project(item: Listed) -> dict[str, Any]:
+    change = item.last_change
+    return {
+        "projectId": str(item.project.id),
+        "name": item.project.name,
+        "type": item.project.type,
+        "role": str(item.role),
+        "archived": item.project.archived_at is not None,
+        "createdAt": item.project.created_at.isoformat(),
+        "members": [render_member(member) for member in item.members],
+        "lastChange": None
+        if change is None
+        else {"at": change.at.isoformat(), "username": change.username, "displayName": change.by},
+    }
+
+
+def check_flag(raw: str | None, *, field: str) -> bool:
+    if raw in (None, "", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise invalid_argument(f"{field} must be true or false, not {raw!r}", field=field)
+
+
+# --- OpenAPI (these serializers only document what ``render_*`` writes) -----------------------
+
+
+class MemberSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    displayName = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.values)
+
+
+class LastChangeSerializer(serializers.Serializer[Any]):
+    """The project's newest stored value: when, and the user its write source names."""
+
+    at = serializers.DateTimeField()
+    username = serializers.CharField(allow_null=True)
+    displayName = serializers.CharField(allow_null=True)
+
+
+class ProjectSerializer(serializers.Serializer[Any]):
+    projectId = serializers.UUIDField()
+    name = serializers.CharField()
+    type = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.values, help_text="the caller's role")
+    archived = serializers.BooleanField()
+    createdAt = serializers.DateTimeField()
+    members = MemberSerializer(many=True)
+    lastChange = LastChangeSerializer(allow_null=True)
+
+
+class ProjectListSerializer(serializers.Serializer[Any]):
+    projects = ProjectSerializer(many=True)
+
+
+class MemberListSerializer(serializers.Serializer[Any]):
+    members = MemberSerializer(many=True)
+
+
+class MemberChangedSerializer(serializers.Serializer[Any]):
+    changed = serializers.BooleanField(help_text="false when the member already had it")
+
+
+ONE = OpenApiResponse(response=ProjectSerializer, description="one project")
+USERNAME = OpenApiParameter("username", str, OpenApiParameter.PATH, description="a username")
+
+
+# --- views -------------------------------------------------------------------------------------
+
+
+class ProjectListView(APIView):
+    @extend_schema(
+        operation_id="projects_list",
+        tags=TAGS,
+        description="The projects the caller is a member of (a superuser: every project), "
+        "with the caller's role, by name or by last change.",
+        parameters=[
+            OpenApiParameter("q", str, description="only names containing this, any case"),
+            OpenApiParameter("sort", str, enum=list(Sort), description="default `name`"),
+            OpenApiParameter("archived", bool, description="the archived projects instead"),
+        ],
+        responses={200: ProjectListSerializer, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        listed = projects_listed(
+            user=request.user,
+            query=request.query_params.get("q", ""),
+            sort=request.query_params.get("sort"),
+            archived=check_flag(request.query_params.get("archived"), field="archived"),
+        )
+        return Response({"projects": [render_project(item) for item in listed]})
+
+    @extend_schema(
+        operation_id="projects_create",
+        tags=TAGS,
+        description="A new board from a template, with the caller as its owner, its own "
+        "copy of the template's plugin files and no relationships.",
+        request=json_body(
+            required=("name", "template"),
+            name={"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
+            template={"type": "string", "enum": list(Template)},
+        ),
+        responses={201: ONE, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        body = check_body(request.data, allowed=("name", "template"), required=("name", "template"))
+        project = board_create(user=request.user, name=body["name"], template=body["template"])
+        return Response(
+            render_project(project_listed(user=request.user, project_id=project.id)), status=201
+        )
+
+
+class ProjectView(APIView):
+    http_method_names = ["get", "patch", "options"]
+
+    @extend_schema(operation_id="project_get", tags=TAGS, responses={200: ONE, **ERRORS})
+    def get(self, request: Request, project_id: Any) -> Response:
+        return Response(render_project(project_listed(user=request.user, project_id=project_id)))
+
+    @extend_schema(
+        operation_id="project_archive",
+        tags=TAGS,
+        description="An owner archives the project (off every dashboard, data kept) or "
+        "restores it.",
+        request=json_body(required=("archived",), archived={"type": "boolean"}),
+        responses={200: ONE, **ERRORS},
+    )
+    def patch(self, request: Request, project_id: Any) -> Response:
+        body = check_body(request.data, allowed=("archived",), required=("archived",))
+        project_archive(actor=request.user, project_id=project_id, archived=body["archived"])
+        return Response(render_project(project_listed(user=request.user, project_id=project_id)))
+
+
+class MemberListView(APIView):
+    @extend_schema(
+        operation_id="members_list",
+        tags=TAGS,
+        description="Every member may see them.",
+        responses={200: MemberListSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project_id: Any) -> Response:
+        found = members_list(user=request.user, project_id=project_id)
+        return Response({"members": [render_member(member) for member in found]})
+
+
+class MemberView(APIView):
+    """An owner adds a member, changes a role or removes a member; the member's open
+    boards re-check their access at once. ``conflict`` when it would leave no owner."""
+
+    http_method_names = ["put", "delete", "options"]
+
+    @extend_schema(
+        operation_id="member_set",
+        tags=TAGS,
+        parameters=[USERNAME],
+        request=json_body(required=("role",), role={"type": "string", "enum": Role.values}),
+        responses={200: MemberChangedSerializer, **ERRORS},
+    )
+    def put(self, request: Request, project_id: Any, username: str) -> Response:
+        body = check_body(request.data, allowed=("role",), required=("role",))
+        if body["role"] in (None, "none"):
+            raise invalid_argument("a role is guest, developer or owner; DELETE removes")
+        changed = member_set(
+            actor=request.user, project_id=project_id, username=username, role=body["role"]
+        )
+        return Response({"changed": changed})
+
+    @extend_schema(
+        operation_id="member_remove",
+        tags=TAGS,
+        parameters=[USERNAME],
+        responses={200: MemberChangedSerializer, **ERRORS},
+    )
+    def delete(self, request: Request, project_id: Any, username: str) -> Response:
+        changed = member_set(
+            actor=request.user, project_id=project_id, username=username, role=None
+        )
+        return Response({"changed": changed})

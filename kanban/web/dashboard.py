@@ -1,0 +1,156 @@
+"""The dashboard and the pages around it: creating a board, the archive, a board's members.
+
+Plain forms that work without JavaScript; each view parses, calls one service and renders
+(or redirects after a change, so a reload never repeats it)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from kanban.access.memberships import Member, member_set, members_list
+from kanban.data.demo import demo_is_loaded
+from kanban.models import Role
+from kanban.projects import boards
+from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
+from kanban.projects.dashboard import Listed, Sort, projects_listed
+from kanban.projects.lifecycle import project_archive
+from storage.errors import ErrorCode, KanbanError
+
+#: How many avatars a tile shows before "+N".
+TILE_AVATARS = 5
+
+
+def _avatar(member: Member) -> dict[str, Any]:
+    words = member.display_name.split()
+    initials = "".join(word[0] for word in words[:2]).upper() or member.username[:1].upper()
+    # A stable colour per person, so the same face looks the same on every tile.
+    hue = zlib.crc32(member.username.encode()) % 360
+    return {"member": member, "initials": initials, "hue": hue}
+
+
+def _tile(item: Listed) -> dict[str, Any]:
+    avatars = [_avatar(member) for member in item.members]
+    return {
+        "project": item.project,
+        "role": item.role,
+        "avatars": avatars[:TILE_AVATARS],
+        "more": max(0, len(avatars) - TILE_AVATARS),
+        "members": item.members,
+        "last_change": item.last_change,
+        "owner": item.role == Role.OWNER,
+    }
+
+
+def _listing(request: HttpRequest, *, archived: bool) -> dict[str, Any]:
+    query = request.GET.get("q", "")
+    sort = request.GET.get("sort") or Sort.NAME
+    error = None
+    try:
+        listed = projects_listed(
+            user=request.user, query=query, sort=sort, archived=archived, kanban_only=True
+        )
+    except KanbanError as refused:
+        error, listed = refused.message, []
+    return {
+        "tiles": [_tile(item) for item in listed],
+        "query": query,
+        "sort": sort,
+        "sorts": [(Sort.NAME, "Name"), (Sort.CHANGED, "Last change")],
+        "list_error": error,
+    }
+
+
+@login_required
+@require_http_methods(["GET"])
+def dashboard(request: HttpRequest) -> HttpResponse:
+    context = _listing(request, archived=False)
+    context.update(
+        demo=not settings.PRODUCTION and demo_is_loaded(),
+        templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
+        form={"name": "", "template": Template.BOARD},
+    )
+    return render(request, "kanban/dashboard.html", context)
+
+
+@login_required
+@require_POST
+def board_new(request: HttpRequest) -> HttpResponse:
+    name, template = request.POST.get("name", ""), request.POST.get("template", "")
+    try:
+        project = board_create(user=request.user, name=name, template=template)
+    except KanbanError as error:
+        context = _listing(request, archived=False)
+        context.update(
+            templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
+            form={"name": name, "template": template},
+            create_error=error.message,
+            create_open=True,
+        )
+        return render(request, "kanban/dashboard.html", context, status=400)
+    return redirect("board", project.id)
+
+
+@login_required
+@require_http_methods(["GET"])
+def archive(request: HttpRequest) -> HttpResponse:
+    return render(request, "kanban/archive.html", _listing(request, archived=True))
+
+
+@login_required
+@require_POST
+def board_archive(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    archived = request.POST.get("archived") == "true"
+    try:
+        project_archive(actor=request.user, project_id=project_id, archived=archived)
+    except KanbanError as error:
+        raise _page_error(error) from None
+    return redirect("dashboard")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    try:
+        project = boards.access_board(user=request.user, project_id=project_id)
+    except KanbanError as refused_page:
+        raise _page_error(refused_page) from None
+    error = None
+    if request.method == "POST":
+        username = request.POST.get("username", "")
+        role = request.POST.get("role", "")
+        try:
+            member_set(actor=request.user, project_id=project.id, username=username, role=role)
+        except KanbanError as refused:
+            error = {"username": username, "message": refused.message}
+        else:
+            return redirect(reverse("board-members", args=[project.id]) + "?changed=" + username)
+    listed = members_list(user=request.user, project_id=project.id)
+    mine = next((m.role for m in listed if m.user_id == request.user.pk), None)
+    owner = mine == Role.OWNER or bool(getattr(request.user, "is_superuser", False))
+    context = {
+        "project": project,
+        "members": [_avatar(member) for member in listed],
+        "owner": owner,
+        "roles": [Role.GUEST, Role.DEVELOPER, Role.OWNER],
+        "error": error,
+        "changed": request.GET.get("changed", ""),
+        "archived": project.archived_at is not None,
+    }
+    return render(request, "kanban/members.html", context, status=400 if error else 200)
+
+
+def _page_error(error: KanbanError) -> Exception:
+    """A page's refusal: a non-member learns nothing (404), a member is told why (403)."""
+    if error.code == ErrorCode.FORBIDDEN:
+        return PermissionDenied(error.message)
+    return Http404(error.message)

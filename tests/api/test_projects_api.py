@@ -1,0 +1,239 @@
+"""Projects over REST: anyone signed in creates a board from a template and owns it; the
+list holds only the caller's projects, with their role; an owner manages the members."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from kanban.data.kv import Origin, project_kv_set
+from kanban.models import Membership, PluginFile, Project
+from tests.api.conftest import People, client_for
+
+pytestmark = pytest.mark.django_db
+
+PROJECTS = "/api/v1/projects/"
+
+
+@pytest.fixture
+def people(db: None) -> People:
+    """Without passwords: these tests sign in by token, never by password."""
+    make = get_user_model().objects.create_user
+    return People(*(make(name) for name in ("alice", "bob", "charlie", "dave")))
+
+
+def send(client: APIClient, method: str, where: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body)
+    return getattr(client, method)(where, data=data, content_type="application/json")
+
+
+def create(client: APIClient, name: str = "Launch", template: str = "board") -> dict[str, Any]:
+    response = send(client, "post", PROJECTS, {"name": name, "template": template})
+    assert response.status_code == 201, response.content
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    body: dict[str, Any] = response.json()
+    assert body["code"] == code and body["message"]
+    return body
+
+
+def members_of(client: APIClient, project_id: str) -> dict[str, str]:
+    response = client.get(f"{PROJECTS}{project_id}/members/")
+    assert response.status_code == 200, response.content
+    return {m["username"]: m["role"] for m in response.json()["members"]}
+
+
+def test_alice_creates_a_board_from_the_board_template_and_is_its_only_owner(
+    people: People,
+) -> None:
+    created = create(client_for(people.alice), "Launch plan")
+
+    project = Project.objects.get(pk=created["projectId"])
+    assert created["name"] == project.name == "Launch plan"
+    assert created["role"] == "owner" and created["type"] == "kanban"
+    assert created["members"] == [{"username": "alice", "displayName": "alice", "role": "owner"}]
+    assert created["lastChange"] is None and created["archived"] is False
+    # Its own plugin files, its own id in its package, and no relationships yet.
+    paths = set(PluginFile.objects.filter(project=project).values_list("path", flat=True))
+    assert {"index.html", "app.js", "board-core.js", "plugin-kit.js"} <= paths
+    assert project.relationships.count() == 0
+    info = json.loads(project.package_json)["steamHarness"]["projectInfo"]
+    assert info["projectId"] == created["projectId"] and info["relatedProjects"] == []
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [("inventory", {"index.html", "inventory-core.js"}), ("blank", {"index.html", "app.js"})],
+)
+def test_the_inventory_and_blank_templates_give_their_own_plugin(
+    people: People, template: str, expected: set[str]
+) -> None:
+    created = create(client_for(people.bob), "Mine", template)
+    paths = set(
+        PluginFile.objects.filter(project_id=created["projectId"]).values_list("path", flat=True)
+    )
+    assert expected <= paths
+    if template == "blank":
+        app = PluginFile.objects.get(project_id=created["projectId"], path="app.js")
+        assert bytes(app.content).decode().startswith("// Mine: ")
+
+
+def test_two_boards_from_one_template_share_nothing(people: People) -> None:
+    alice = client_for(people.alice)
+    first, second = create(alice, "One"), create(alice, "Two")
+    assert first["projectId"] != second["projectId"]
+    project_kv_set(
+        user=people.alice,
+        project_id=first["projectId"],
+        key="card:c1",
+        value={"title": "only here"},
+        origin=Origin(via="rest"),
+    )
+    assert alice.get(f"{PROJECTS}{second['projectId']}/kv/card:c1").status_code == 404
+
+
+def test_an_unknown_template_is_invalid_argument_and_creates_nothing(people: People) -> None:
+    alice = client_for(people.alice)
+    body = assert_error(
+        send(alice, "post", PROJECTS, {"name": "X", "template": "gantt"}), 400, "invalid_argument"
+    )
+    assert body["field"] == "template"
+    assert_error(send(alice, "post", PROJECTS, {"name": "X"}), 400, "invalid_argument")
+    assert_error(
+        send(alice, "post", PROJECTS, {"name": "", "template": "board"}), 400, "invalid_argument"
+    )
+    assert_error(
+        send(alice, "post", PROJECTS, {"name": "a\u202eb", "template": "board"}),
+        400,
+        "invalid_argument",
+    )
+    assert_error(
+        send(alice, "post", PROJECTS, {"name": "X", "template": "board", "owner": "bob"}),
+        400,
+        "invalid_argument",
+    )
+    assert Project.objects.count() == 0 and Membership.objects.count() == 0
+
+
+def test_the_list_holds_the_callers_projects_with_their_role_and_a_non_member_gets_none(
+    people: People,
+) -> None:
+    alice, bob, dave = (client_for(p) for p in (people.alice, people.bob, people.dave))
+    launch = create(alice, "Launch")
+    create(alice, "Hiring")
+    assert send(alice, "put", f"{PROJECTS}{launch['projectId']}/members/bob", {"role": "guest"})
+
+    listed = alice.get(PROJECTS).json()["projects"]
+    assert [(p["name"], p["role"]) for p in listed] == [("Hiring", "owner"), ("Launch", "owner")]
+    assert [(p["name"], p["role"]) for p in bob.get(PROJECTS).json()["projects"]] == [
+        ("Launch", "guest")
+    ]
+    assert dave.get(PROJECTS).json() == {"projects": []}
+    # Nor can dave read one by id: it answers as a project that does not exist.
+    assert_error(dave.get(f"{PROJECTS}{launch['projectId']}/"), 404, "not_found")
+    assert_error(dave.get(f"{PROJECTS}{launch['projectId']}/members/"), 404, "not_found")
+    assert_error(APIClient().get(PROJECTS), 401, "unauthenticated")
+
+
+def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
+    people: People,
+) -> None:
+    alice = client_for(people.alice)
+    old, new, quiet = create(alice, "Old plan"), create(alice, "New plan"), create(alice, "Quiet")
+    send(alice, "put", f"{PROJECTS}{new['projectId']}/members/bob", {"role": "developer"})
+    for who, project in ((people.alice, old), (people.bob, new)):
+        project_kv_set(
+            user=who, project_id=project["projectId"], key="k", value=1, origin=Origin(via="rest")
+        )
+
+    by_change = alice.get(PROJECTS, {"sort": "changed"}).json()["projects"]
+    assert [p["name"] for p in by_change] == ["New plan", "Old plan", "Quiet"]
+    assert by_change[0]["lastChange"]["username"] == "bob"
+    assert by_change[1]["lastChange"]["username"] == "alice"
+    assert by_change[2]["lastChange"] is None
+    assert [p["name"] for p in alice.get(PROJECTS, {"q": "PLAN"}).json()["projects"]] == [
+        "New plan",
+        "Old plan",
+    ]
+    assert quiet["projectId"] not in str(alice.get(PROJECTS, {"q": "plan"}).json())
+    assert_error(alice.get(PROJECTS, {"sort": "size"}), 400, "invalid_argument")
+
+
+def test_an_owner_adds_changes_and_removes_members_and_nobody_else_may(people: People) -> None:
+    alice, bob = client_for(people.alice), client_for(people.bob)
+    project_id = create(alice)["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+
+    assert send(alice, "put", members + "bob", {"role": "developer"}).json() == {"changed": True}
+    assert send(alice, "put", members + "charlie", {"role": "guest"}).json() == {"changed": True}
+    assert send(alice, "put", members + "charlie", {"role": "guest"}).json() == {"changed": False}
+    assert members_of(bob, project_id) == {"alice": "owner", "bob": "developer", "charlie": "guest"}
+
+    # bob sees the list but cannot change it, not even his own role.
+    assert_error(send(bob, "put", members + "bob", {"role": "owner"}), 403, "forbidden")
+    assert_error(send(bob, "delete", members + "charlie"), 403, "forbidden")
+    assert_error(
+        send(bob, "patch", f"{PROJECTS}{project_id}/", {"archived": True}), 403, "forbidden"
+    )
+
+    assert send(alice, "put", members + "charlie", {"role": "developer"}).json()["changed"]
+    assert send(alice, "delete", members + "charlie").json() == {"changed": True}
+    assert members_of(alice, project_id) == {"alice": "owner", "bob": "developer"}
+    assert_error(send(alice, "put", members + "nobody", {"role": "guest"}), 404, "not_found")
+    assert_error(send(alice, "put", members + "bob", {"role": "admin"}), 400, "invalid_argument")
+    assert_error(send(alice, "put", members + "bob", {"role": "none"}), 400, "invalid_argument")
+
+
+def test_the_last_owner_cannot_leave_or_step_down_until_another_owner_exists(
+    people: People,
+) -> None:
+    alice = client_for(people.alice)
+    project_id = create(alice)["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+
+    assert_error(send(alice, "delete", members + "alice"), 409, "conflict")
+    assert_error(send(alice, "put", members + "alice", {"role": "guest"}), 409, "conflict")
+    send(alice, "put", members + "bob", {"role": "owner"})
+    assert send(alice, "put", members + "alice", {"role": "developer"}).json()["changed"]
+    assert members_of(alice, project_id) == {"alice": "developer", "bob": "owner"}
+
+
+def test_an_owner_archives_a_project_off_the_list_and_restores_it(people: People) -> None:
+    alice = client_for(people.alice)
+    project_id = create(alice, "Done")["projectId"]
+    project_kv_set(
+        user=people.alice, project_id=project_id, key="kept", value=1, origin=Origin(via="rest")
+    )
+
+    archived = send(alice, "patch", f"{PROJECTS}{project_id}/", {"archived": True})
+    assert archived.status_code == 200 and archived.json()["archived"] is True
+    assert alice.get(PROJECTS).json() == {"projects": []}
+    assert [p["name"] for p in alice.get(PROJECTS, {"archived": "true"}).json()["projects"]] == [
+        "Done"
+    ]
+    assert alice.get(f"{PROJECTS}{project_id}/kv/kept").json()["value"] == 1
+
+    send(alice, "patch", f"{PROJECTS}{project_id}/", {"archived": False})
+    assert [p["name"] for p in alice.get(PROJECTS).json()["projects"]] == ["Done"]
+    assert_error(
+        send(alice, "patch", f"{PROJECTS}{project_id}/", {"archived": "yes"}),
+        400,
+        "invalid_argument",
+    )
+
+
+def test_the_schema_describes_the_project_endpoints(people: People) -> None:
+    schema = client_for(people.alice).get("/api/v1/schema/", {"format": "json"}).json()
+    paths = schema["paths"]
+    assert {"get", "post"} <= set(paths["/api/v1/projects/"])
+    body = paths["/api/v1/projects/"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]["properties"]["template"]["enum"] == ["board", "inventory", "blank"]
+    assert {"put", "delete"} <= set(paths["/api/v1/projects/{project_id}/members/{username}"])

@@ -1,0 +1,89 @@
+"""The dashboard's pages without a browser: what each person is shown, and that a refused
+form writes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from kanban.access.memberships import membership_set
+from kanban.data.kv import Origin, project_kv_set
+from kanban.models import Project
+from kanban.projects.board_templates import board_create
+
+pytestmark = pytest.mark.django_db
+
+
+def client_of(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_new_board_from_the_form_belongs_to_its_creator_and_opens(alice: Any) -> None:
+    response = client_of(alice).post("/boards/new", {"name": "Roadmap", "template": "board"})
+    project = Project.objects.get(name="Roadmap")
+    assert response.status_code == 302 and response["Location"] == f"/boards/{project.id}/"
+    assert project.memberships.get().user == alice and project.memberships.get().role == "owner"
+
+
+def test_a_refused_form_says_why_keeps_what_was_typed_and_creates_nothing(alice: Any) -> None:
+    response = client_of(alice).post("/boards/new", {"name": "Roadmap", "template": "gantt"})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert 'role="alert"' in page and "template must be one of board, inventory, blank" in page
+    assert 'value="Roadmap"' in page
+    assert Project.objects.count() == 0
+
+
+def test_a_tile_shows_the_role_the_members_and_the_last_change_by_name(
+    alice: Any, bob: Any
+) -> None:
+    project = board_create(user=alice, name="Roadmap", template="blank")
+    membership_set(user=bob, project=project, role="developer")
+    bob.first_name, bob.last_name = "Bob", "Okafor"
+    bob.save()
+    project_kv_set(user=bob, project_id=project.id, key="k", value=1, origin=Origin(via="rest"))
+
+    page = client_of(bob).get("/").content.decode()
+
+    assert 'data-testid="tile-role">developer<' in page
+    assert "Bob Okafor, developer" in page and "alice, owner" in page
+    assert 'data-testid="tile-changed-by">Bob Okafor<' in page
+
+
+def test_someone_outside_a_board_sees_neither_its_tile_nor_its_members(
+    alice: Any, charlie: Any
+) -> None:
+    project = board_create(user=alice, name="Private", template="board")
+    client = client_of(charlie)
+    assert "Private" not in client.get("/").content.decode()
+    assert client.get(f"/boards/{project.id}/members/").status_code == 404
+    answer = client.post(f"/boards/{project.id}/members/", {"username": "charlie", "role": "owner"})
+    assert answer.status_code == 404
+    assert client.post(f"/boards/{project.id}/archive", {"archived": "true"}).status_code == 404
+    assert not project.memberships.filter(user=charlie).exists()
+
+
+def test_an_archived_board_is_only_in_the_archive_and_only_an_owner_restores_it(
+    alice: Any, bob: Any
+) -> None:
+    project = board_create(user=alice, name="Old", template="board")
+    membership_set(user=bob, project=project, role="developer")
+    assert (
+        client_of(bob).post(f"/boards/{project.id}/archive", {"archived": "true"}).status_code
+        == 403
+    )
+
+    client_of(alice).post(f"/boards/{project.id}/archive", {"archived": "true"})
+
+    for person in (alice, bob):
+        assert "Old" not in client_of(person).get("/").content.decode()
+        assert "Old" in client_of(person).get("/archive/").content.decode()
+    archive = client_of(bob).get("/archive/").content.decode()
+    assert "Restore Old" not in archive  # bob is no owner
+    assert "Restore Old" in client_of(alice).get("/archive/").content.decode()
+    # Archived, not gone: the board still opens for its members.
+    assert client_of(bob).get(f"/boards/{project.id}/").status_code == 200
