@@ -268,7 +268,10 @@ REST_FRAMEWORK = {
         "kanban.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "kanban.api.permissions.TokenScopePermission",
+    ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["kanban.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "kanban.api.errors.exception_handler",

@@ -33,8 +33,8 @@ BOTTOM_UP: Final = (
     ),
     layer("kanban.data", "serves what people keep in projects, behind the access decision"),
     layer(
-        "kanban.api kanban.bridge kanban.web kanban.admin kanban.management",
-        "are the ways in: REST, the websocket bridge, pages, admin and the command line",
+        "kanban.api kanban.bridge kanban.mcp kanban.web kanban.admin kanban.management",
+        "are the ways in: REST, the websocket bridge, MCP, pages, admin and the command line",
     ),
     layer("kanban", "is the project shell that wires the ways in together"),
 )

@@ -1,36 +1,94 @@
-"""API token services: create, authenticate, revoke."""
+"""API token services: create, authenticate, scope, revoke.
+
+A token acts as its user. A scoped one also names a project (its aliases included), may be
+read-only, and may expire; ``access_token_scope`` is the one check of that, used by REST and
+by MCP alike, on top of the user's own role.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
+from uuid import UUID
 
 from django.utils import timezone
 
-from kanban.models.tokens import ApiToken
+from kanban.models import Membership, Project
+from kanban.models.tokens import ApiToken, TokenScope
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 TOKEN_PREFIX = "kb_"  # noqa: S105 - a public marker, not a secret
 #: Don't write last_used_at on every request; once a minute is plenty for an audit hint.
 _TOUCH_INTERVAL = timedelta(minutes=1)
+_DURATION: Final = re.compile(r"([1-9][0-9]{0,5})([smhd])")
+_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+MAX_LIFETIME: Final = timedelta(days=366)
 
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def token_create(*, user: Any, name: str = "") -> tuple[ApiToken, str]:
-    """Return the stored token and its plaintext, which is never stored or shown again."""
+def check_duration(text: object) -> timedelta:
+    """``30m``, ``1h``, ``7d`` (seconds, minutes, hours, days), at most a year."""
+    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise invalid_argument(
+            f"a lifetime is a number and s, m, h or d (e.g. 1h), not {text!r}", field="expires"
+        )
+    lifetime = timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+    if lifetime > MAX_LIFETIME:
+        raise invalid_argument("a token lives at most a year", field="expires")
+    return lifetime
+
+
+def check_scope(scope: object) -> TokenScope:
+    if not isinstance(scope, str) or scope not in TokenScope.values:
+        raise invalid_argument(f"scope must be read or write, not {scope!r}", field="scope")
+    return TokenScope(scope)
+
+
+def check_token_project(*, user: Any, project_id: UUID | None) -> Project | None:
+    """The project a token of ``user`` may be scoped to: one they are on."""
+    if project_id is None:
+        return None
+    project = Project.objects.filter(pk=project_id).first()
+    member = Membership.objects.filter(user_id=user.pk, project=project).exists()
+    if project is None or not (member or user.is_superuser):
+        raise KanbanError(ErrorCode.NOT_FOUND, f"{user} is not on a project {project_id}")
+    return project
+
+
+def token_create(
+    *,
+    user: Any,
+    name: str = "",
+    project_id: UUID | None = None,
+    scope: str = TokenScope.WRITE,
+    lifetime: timedelta | None = None,
+) -> tuple[ApiToken, str]:
+    """Return the stored token and its plaintext, which is never stored or shown again.
+    A token scoped to a project needs the user to be a member of it (or a superuser)."""
+    checked_scope = check_scope(scope)
+    project = check_token_project(user=user, project_id=project_id)
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name, prefix=plaintext[:10], digest=_digest(plaintext)
+        user=user,
+        name=name,
+        prefix=plaintext[:10],
+        digest=_digest(plaintext),
+        project=project,
+        scope=checked_scope,
+        expires_at=None if lifetime is None else timezone.now() + lifetime,
     )
     return token, plaintext
 
 
-def token_authenticate(*, plaintext: str) -> Any | None:
-    """The active user owning an unrevoked token, or None."""
+def token_authenticate(*, plaintext: str) -> ApiToken | None:
+    """The unrevoked, unexpired token of an active user (``token.user``), or None."""
     if not plaintext.startswith(TOKEN_PREFIX) or len(plaintext) > 200:
         return None
     token = (
@@ -38,13 +96,34 @@ def token_authenticate(*, plaintext: str) -> Any | None:
         .filter(digest=_digest(plaintext), revoked_at__isnull=True)
         .first()
     )
+    now = timezone.now()
     if token is None or not token.user.is_active:
         return None
-    now = timezone.now()
+    if token.expires_at is not None and token.expires_at <= now:
+        return None
     if token.last_used_at is None or now - token.last_used_at > _TOUCH_INTERVAL:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
+
+
+def access_token_scope(*, token: ApiToken, project_id: UUID | None, write: bool) -> None:
+    """Refuse what the token's scope leaves out: another project than its own (``not_found``,
+    as for a project the user cannot see; ``project_id`` None is a call naming no project,
+    such as listing or creating projects) and, for a read-only token, any write."""
+    if token.project_id is not None and project_id != token.project_id:
+        raise KanbanError(ErrorCode.NOT_FOUND, "this token reaches only its own project")
+    if write and token.scope == TokenScope.READ:
+        raise KanbanError(ErrorCode.FORBIDDEN, "this token is read-only")
 
 
 def token_revoke(*, token: ApiToken) -> None:
     ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def token_revoke_plaintext(*, plaintext: str) -> bool:
+    """Revoke the token with this plaintext; whether a live one was found."""
+    return bool(
+        ApiToken.objects.filter(digest=_digest(plaintext.strip()), revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+    )

@@ -28,6 +28,7 @@ SOURCE_FIELDS: Final = (
     ("alias", "alias"),
     ("conversationId", "conversation"),
     ("runId", "run"),
+    ("token", "token"),
 )
 
 

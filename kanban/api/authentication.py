@@ -7,13 +7,14 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 
 from kanban.accounts.tokens import token_authenticate
+from kanban.models import ApiToken
 from storage.errors import ErrorCode, KanbanError
 
 
 class BearerTokenAuthentication(BaseAuthentication):
     """``Authorization: Bearer <token>``; anything else falls through to the session."""
 
-    def authenticate(self, request: Request) -> tuple[Any, None] | None:
+    def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
         header = get_authorization_header(request).split()
         if not header or header[0].lower() != b"bearer":
             return None
@@ -23,10 +24,10 @@ class BearerTokenAuthentication(BaseAuthentication):
             plaintext = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise KanbanError(ErrorCode.UNAUTHENTICATED, "malformed bearer token") from None
-        user = token_authenticate(plaintext=plaintext)
-        if user is None:
-            raise KanbanError(ErrorCode.UNAUTHENTICATED, "invalid or revoked token")
-        return user, None
+        token = token_authenticate(plaintext=plaintext)
+        if token is None:
+            raise KanbanError(ErrorCode.UNAUTHENTICATED, "invalid, expired or revoked token")
+        return token.user, token
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'

@@ -16,14 +16,12 @@ from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
+from kanban.api.origin import WRITE_HEADERS, rest_origin
 from kanban.api.parsers import StrictJSONParser
 from kanban.api.schema import json_body
 from kanban.data import knowledge as actions
-from kanban.data.kv import Origin
 from storage import limits
 from storage.errors import invalid_argument
-
-ORIGIN = Origin(via="api")
 
 
 class DocumentJSONParser(StrictJSONParser):
@@ -164,6 +162,7 @@ class DocumentListView(KnowledgeView):
             markdown=MARKDOWN,
             id={"type": "string", "description": "a stable id; generated when left out"},
         ),
+        parameters=WRITE_HEADERS,
         responses={201: DocumentSummarySerializer, **ERRORS},
     )
     def post(self, request: Request, **kwargs: Any) -> Response:
@@ -174,7 +173,7 @@ class DocumentListView(KnowledgeView):
             title=body["title"],
             markdown=body["markdown"],
             document_id=body.get("id"),
-            origin=ORIGIN,
+            origin=rest_origin(self.request),
             **self.scope(kwargs),
         )
         return Response(created.as_dict(), status=201)
@@ -198,7 +197,7 @@ class DocumentView(KnowledgeView):
             document_id=document_id,
             title=body.get("title"),
             markdown=body.get("markdown"),
-            origin=ORIGIN,
+            origin=rest_origin(self.request),
             **extra,
             **self.scope(kwargs),
         )
@@ -206,7 +205,7 @@ class DocumentView(KnowledgeView):
 
     @extend_schema(
         tags=TAGS,
-        parameters=[DOCUMENT_ID],
+        parameters=[DOCUMENT_ID, *WRITE_HEADERS],
         request=json_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED),
         responses={200: DocumentSummarySerializer, **ERRORS},
     )
@@ -217,7 +216,7 @@ class DocumentView(KnowledgeView):
 
     @extend_schema(
         tags=TAGS,
-        parameters=[DOCUMENT_ID],
+        parameters=[DOCUMENT_ID, *WRITE_HEADERS],
         request=json_body(
             required=("title", "markdown"),
             title=TITLE,
@@ -236,11 +235,13 @@ class DocumentView(KnowledgeView):
         return self._edit(document_id, body, kwargs)
 
     @extend_schema(
-        tags=TAGS, parameters=[DOCUMENT_ID], responses={200: DeletedSerializer, **ERRORS}
+        tags=TAGS,
+        parameters=[DOCUMENT_ID, *WRITE_HEADERS],
+        responses={200: DeletedSerializer, **ERRORS},
     )
     def delete(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         deleted = actions.project_knowledge_delete(
-            document_id=document_id, origin=ORIGIN, **self.scope(kwargs)
+            document_id=document_id, origin=rest_origin(self.request), **self.scope(kwargs)
         )
         return Response({"deleted": deleted})
 

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kanban.api.origin import WRITE_HEADERS, rest_origin
 from kanban.api.schema import json_body
 from kanban.data import kv as kv_actions
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -88,7 +89,7 @@ class EntryView(APIView):
         return Response(render_entry(entry))
 
     @extend_schema(
-        parameters=[KEY],
+        parameters=[KEY, *WRITE_HEADERS],
         request=PUT_BODY,
         responses={200: OpenApiResponse(description='{"revision"}'), **ERRORS},
     )
@@ -98,7 +99,7 @@ class EntryView(APIView):
             key=key,
             value=value,
             expected_revision=expected,
-            origin=kv_actions.Origin(via="api"),
+            origin=rest_origin(request),
             **self._scope(kwargs),
         )
         return Response({"revision": revision})
@@ -156,6 +157,7 @@ class BatchGetView(APIView):
     the related project's) KV in one request and one database round trip."""
 
     related: ClassVar[bool] = False
+    reads_only: ClassVar[bool] = True  # a POST only for the size of its key list
 
     @extend_schema(request=BATCH_BODY, responses={200: BATCH_RESULTS, **ERRORS})
     def post(self, request: Request, **kwargs: Any) -> Response:

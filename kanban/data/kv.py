@@ -9,27 +9,40 @@ scope, no PersistentValue (Knowledge has its own grant and module).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 from uuid import UUID
 
 from kanban.access.decision import Access, Op, access_project_data
 from storage import jsoncodec, kv
+from storage.addresses import check_text
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import RESERVED_PREFIX
 from storage.limits import MAX_BATCH_BYTES
 from storage.namespaces import Domain, check_user_keys
 from storage.writes import ANY
 
-Via = Literal["bridge", "api", "admin", "cli"]
+Via = Literal["bridge", "api", "mcp", "admin", "cli"]
+MAX_RUN_ID_LENGTH: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Through what a write arrived; becomes part of its last write source."""
+    """Through what a write arrived; becomes part of its last write source. An agent's write
+    (REST or MCP) may name the run and the conversation it belongs to, and a token's names
+    the token (its public prefix)."""
 
     via: Via
     page: str | None = None
     run_id: str | None = None
+    conversation_id: str | None = None
+    token: str | None = None
+
+
+def check_run_id(raw: object, *, field: str) -> str | None:
+    """A run or conversation id an agent names (absent: None)."""
+    if raw is None:
+        return None
+    return check_text(raw, field=field, allow_empty=False, max_length=MAX_RUN_ID_LENGTH)
 
 
 def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.Dataset:
@@ -62,7 +75,8 @@ def write_source(
         "alias": access.alias,
         "page": origin.page,
         "runId": origin.run_id,
-        "conversationId": conversation_id,
+        "conversationId": conversation_id or origin.conversation_id,
+        "token": origin.token,
     }
     source.update({name: item for name, item in optional.items() if item is not None})
     return source

@@ -14,7 +14,7 @@ from kanban.models.projects import (
     Role,
     RuleMode,
 )
-from kanban.models.tokens import ApiToken
+from kanban.models.tokens import ApiToken, TokenScope
 
 __all__ = [
     "DEFAULT_KANBAN_ENTRY",
@@ -28,4 +28,5 @@ __all__ = [
     "Relationship",
     "Role",
     "RuleMode",
+    "TokenScope",
 ]

@@ -27,13 +27,10 @@ class People:
 
 @pytest.fixture
 def people(db: None) -> People:
+    """Without passwords (hashing four costs seconds per test): these suites sign in by
+    session or token, never by password."""
     make = get_user_model().objects.create_user
-    return People(
-        alice=make("alice", password="alice-pw-123!"),
-        bob=make("bob", password="bob-pw-123!"),
-        charlie=make("charlie", password="charlie-pw-123!"),
-        dave=make("dave", password="dave-pw-123!"),
-    )
+    return People(*(make(name) for name in ("alice", "bob", "charlie", "dave")))
 
 
 @pytest.fixture

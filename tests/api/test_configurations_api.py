@@ -8,7 +8,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from kanban.access.memberships import membership_set
@@ -39,14 +38,6 @@ def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["code"] == code
     assert isinstance(body["message"], str) and body["message"]
     return body
-
-
-@pytest.fixture
-def people(db: None) -> People:
-    """The suite's people without passwords (hashing four costs seconds per test); these
-    tests sign in by session or token, never by password."""
-    make = get_user_model().objects.create_user
-    return People(*(make(name) for name in ("alice", "bob", "charlie", "dave")))
 
 
 @pytest.fixture

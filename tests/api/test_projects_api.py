@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from kanban.data.kv import Origin, project_kv_set
@@ -17,13 +16,6 @@ from tests.api.conftest import People, client_for
 pytestmark = pytest.mark.django_db
 
 PROJECTS = "/api/v1/projects/"
-
-
-@pytest.fixture
-def people(db: None) -> People:
-    """Without passwords: these tests sign in by token, never by password."""
-    make = get_user_model().objects.create_user
-    return People(*(make(name) for name in ("alice", "bob", "charlie", "dave")))
 
 
 def send(client: APIClient, method: str, where: str, body: Any = None) -> Any:

@@ -90,6 +90,8 @@ def test_production_sends_hsts_and_secure_cookie_flags(
     settings.SECURE_HSTS_PRELOAD = True
     settings.SESSION_COOKIE_SECURE = True
     settings.CSRF_COOKIE_SECURE = True
+    people.alice.set_password("alice-pw-123!")
+    people.alice.save()
     client = Client()
     login = client.get(pages["login"], secure=True)
     assert login["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"

@@ -1,23 +1,42 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.accounts.tokens import token_create
+from kanban.accounts.tokens import check_duration, token_create
+from storage.errors import KanbanError
 
 
 class Command(BaseCommand):
-    help = "Create an API token for USERNAME and print it (the token alone, for scripts)."
+    help = (
+        "Create an API token for USERNAME and print it (the token alone, last, for scripts). "
+        "--project scopes it to one project and its aliases (what an MCP client needs), "
+        "--scope read makes it read-only, --expires 1h ends it after that long."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="a label shown in the admin")
+        parser.add_argument("--project", type=UUID, help="the one project it reaches")
+        parser.add_argument("--scope", default="write", choices=("read", "write"))
+        parser.add_argument("--expires", help="a lifetime: 30m, 1h, 7d (default: none)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None or not user.is_active:
             raise CommandError(f"no active user named {options['username']!r}")
-        _, plaintext = token_create(user=user, name=options["name"])
+        try:
+            lifetime = None if options["expires"] is None else check_duration(options["expires"])
+            _, plaintext = token_create(
+                user=user,
+                name=options["name"],
+                project_id=options["project"],
+                scope=options["scope"],
+                lifetime=lifetime,
+            )
+        except KanbanError as error:
+            raise CommandError(error.message) from None
         self.stdout.write(plaintext)

@@ -51,3 +51,38 @@ def test_create_token_prints_the_token_alone() -> None:
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {printed}")
     response = api.get("/api/v1/projects/00000000-0000-4000-8000-000000000000/kv/k")
     assert response.json()["code"] == "not_found", "authenticated, just not a member"
+
+
+def test_an_admin_creates_a_scoped_token_and_sees_its_plaintext_once() -> None:
+    from kanban.access.memberships import membership_set
+    from kanban.projects.lifecycle import project_create
+
+    users = get_user_model().objects
+    root = users.create_superuser("root", password="root-pw-123!")
+    bob = users.create_user("bob")
+    board, elsewhere = project_create(name="Board"), project_create(name="Elsewhere")
+    membership_set(user=bob, project=board, role="developer")
+    admin = Client()
+    admin.force_login(root)
+
+    refused = admin.post(
+        "/admin/kanban/apitoken/add/",
+        {"user": bob.pk, "name": "agent", "project": elsewhere.pk, "scope": "read"},
+    )
+    assert refused.status_code == 200 and "is not on a project" in refused.content.decode()
+    assert not ApiToken.objects.exists()
+
+    made = admin.post(
+        "/admin/kanban/apitoken/add/",
+        {"user": bob.pk, "name": "agent", "project": board.pk, "scope": "read"},
+        follow=True,
+    )
+    page = made.content.decode()
+    token = ApiToken.objects.get()
+    assert (token.user, token.project, token.scope) == (bob, board, "read")
+    shown = page.split("The new token is ", 1)[1].split(" ", 1)[0]
+    assert shown.startswith(token.prefix)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {shown}")
+    assert api.get(f"/api/v1/projects/{board.id}/kv/k").status_code == 404  # read, absent
+    assert shown not in admin.get(f"/admin/kanban/apitoken/{token.pk}/change/").content.decode()

@@ -1,0 +1,1 @@
+"""The MCP endpoint for agents: a tools-only server over one project's Knowledge and KV."""

@@ -1,0 +1,248 @@
+"""Agents over MCP, as one would connect: the MCP SDK's own client over real HTTP to a
+daphne worker, with a token from ``create_token``. bob develops on the Board, which reads
+the Inventory under the alias ``inventory``."""
+
+from __future__ import annotations
+
+import io
+import json
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.utils import timezone
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from kanban.access.memberships import membership_set
+from kanban.access.relationships import ALL, Grant, relationship_declare
+from kanban.data.kv import Origin, project_kv_set
+from kanban.models import ApiToken, Project
+from kanban.projects.lifecycle import project_create
+from storage import engine
+from storage.namespaces import dataset_value
+from tests.live import LiveServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def world(transactional_db: None) -> dict[str, Any]:
+    make = get_user_model().objects.create_user
+    alice, bob, carol = make("alice"), make("bob"), make("carol")
+    board, inventory = project_create(name="Board"), project_create(name="Inventory")
+    for project in (board, inventory):
+        membership_set(user=alice, project=project, role="owner")
+        membership_set(user=bob, project=project, role="developer")
+    membership_set(user=carol, project=board, role="guest")
+    relationship_declare(
+        project=board, alias="inventory", project_id=inventory.id, grant=Grant(read=ALL)
+    )
+    relationship_declare(
+        project=inventory, alias="board", project_id=board.id, grant=Grant(read=ALL)
+    )
+    project_kv_set(
+        user=alice, project_id=inventory.id, key="stock:bolt", value=120, origin=Origin(via="cli")
+    )
+    return {"board": board, "inventory": inventory}
+
+
+def create_token(username: str, *args: str) -> str:
+    out = io.StringIO()
+    call_command("create_token", username, *args, stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
+async def token_for(username: str, *args: str) -> str:
+    return await sync_to_async(create_token)(username, *args)
+
+
+async def stored_value(project: Project, key: str) -> Any:
+    return await sync_to_async(engine.get_value)(dataset_value(project.id, "kv", key))
+
+
+@asynccontextmanager
+async def connect(server: LiveServer, token: str) -> AsyncIterator[Client]:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        http,
+        Client(
+            streamable_http_client(f"{server.url}/mcp/", http_client=http), mode="legacy"
+        ) as client,
+    ):
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> tuple[bool, Any]:
+    """(whether it failed, its JSON result)."""
+    result = await client.call_tool(tool, arguments)
+    (content,) = result.content
+    return bool(result.is_error), json.loads(content.text)  # type: ignore[union-attr]
+
+
+async def test_bob_lists_the_two_tools_and_uses_kv_with_his_run_and_conversation(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = await token_for("bob", "--project", str(world["board"].id), "--expires", "1h")
+    async with connect(live_server, token) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"knowledge_documents", "kv_store"}
+        assert tools["kv_store"].input_schema["properties"]["action"]["enum"] == ["get", "set"]
+
+        failed, written = await call(
+            client,
+            "kv_store",
+            action="set",
+            key="card:c1",
+            value={"title": "From an agent"},
+            runId="run-7",
+            conversationId="conv-3",
+        )
+        assert not failed and written["revision"]
+        failed, read = await call(client, "kv_store", action="get", key="card:c1")
+        assert read == {
+            "found": True,
+            "value": {"title": "From an agent"},
+            "revision": written["revision"],
+        }
+        failed, absent = await call(client, "kv_store", action="get", key="card:none")
+        assert (failed, absent) == (False, {"found": False})
+        failed, related = await call(
+            client, "kv_store", action="get", key="stock:bolt", alias="inventory"
+        )
+        assert (failed, related["value"]) == (False, 120)
+
+    stored = await stored_value(world["board"], "card:c1")
+    assert stored is not None and stored.source is not None
+    assert stored.source["via"] == "mcp" and stored.source["user"] == "bob"
+    assert stored.source["runId"] == "run-7" and stored.source["conversationId"] == "conv-3"
+    assert stored.source["token"] == token[:10]
+
+
+async def test_knowledge_documents_runs_every_action_in_the_v2_format(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = await token_for("bob", "--project", str(world["board"].id))
+    async with connect(live_server, token) as client:
+        failed, made = await call(
+            client,
+            "knowledge_documents",
+            action="create",
+            id="conv-1",
+            title="Notes",
+            markdown="# Notes\nbolts are low\nbuy more",
+        )
+        assert not failed and made["id"] == "conv-1"
+        _, listed = await call(client, "knowledge_documents", action="list")
+        assert [d["id"] for d in listed["documents"]] == ["conv-1"]
+        _, got = await call(client, "knowledge_documents", action="get", id="conv-1")
+        assert got["markdown"] == "# Notes\nbolts are low\nbuy more" and got["title"] == "Notes"
+        _, edited = await call(
+            client, "knowledge_documents", action="edit", id="conv-1", title="Stock notes"
+        )
+        assert edited["title"] == "Stock notes"
+        _, found = await call(client, "knowledge_documents", action="search", query="bolts")
+        assert [hit["documentId"] for hit in found["results"]] == ["conv-1"]
+        _, lines = await call(
+            client, "knowledge_documents", action="read_lines", id="conv-1", start=2, end=3
+        )
+        assert lines["lines"] == ["bolts are low", "buy more"]
+        failed, refused = await call(client, "knowledge_documents", action="create", title="x")
+        assert failed and refused["code"] == "invalid_argument"
+        _, deleted = await call(client, "knowledge_documents", action="delete", id="conv-1")
+        assert deleted == {"deleted": True}
+
+
+async def test_outside_its_grant_its_scope_or_its_role_a_call_is_refused(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    bob = await token_for("bob", "--project", str(world["board"].id))
+    async with connect(live_server, bob) as client:
+        failed, refused = await call(
+            client, "kv_store", action="set", key="stock:bolt", value=0, alias="inventory"
+        )
+        assert failed and refused["code"] == "forbidden"
+        failed, refused = await call(client, "kv_store", action="get", key="k", alias="payroll")
+        assert failed and refused["code"] == "unknown_alias"
+        failed, refused = await call(
+            client, "knowledge_documents", action="list", alias="inventory"
+        )
+        assert failed and refused["code"] == "forbidden"  # a KV grant opens no Knowledge
+        failed, refused = await call(client, "kv_store", action="delete", key="k")
+        assert failed and refused["code"] == "invalid_argument"
+
+    read_only = await token_for("bob", "--project", str(world["board"].id), "--scope", "read")
+    async with connect(live_server, read_only) as client:
+        failed, refused = await call(client, "kv_store", action="set", key="k", value=1)
+        assert failed and refused == {"code": "forbidden", "message": "this token is read-only"}
+        assert (await call(client, "kv_store", action="get", key="k"))[1] == {"found": False}
+
+    # carol's token may write, but carol is a guest: her role still applies.
+    carol = await token_for("carol", "--project", str(world["board"].id))
+    async with connect(live_server, carol) as client:
+        failed, refused = await call(client, "kv_store", action="set", key="k", value=1)
+        assert failed and refused["code"] == "forbidden"
+    assert await stored_value(world["board"], "k") is None
+
+
+async def test_revoking_the_token_ends_access_at_the_next_call(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = await token_for("bob", "--project", str(world["board"].id))
+    async with connect(live_server, token) as client:
+        assert not (await call(client, "kv_store", action="get", key="k"))[0]
+        await sync_to_async(call_command)("revoke_token", token, stdout=io.StringIO())
+        with pytest.raises(Exception, match="bearer token"):
+            await call(client, "kv_store", action="get", key="k")
+
+
+def test_an_unscoped_or_unknown_token_and_other_methods_are_refused_over_plain_http(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    def post(token: str | None, body: Any, **headers: str) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            f"{live_server.url}/mcp/",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **headers,
+            },
+        )
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request) as response:
+                text = response.read()
+                return response.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert post(None, ping)[0] == 401
+    assert post("kb_nope", ping)[0] == 401
+    unscoped = create_token("bob")
+    status, body = post(unscoped, ping)
+    assert status == 403 and "--project" in body["error"]["message"]
+    scoped = create_token("bob", "--project", str(world["board"].id))
+    assert post(scoped, ping) == (200, {"jsonrpc": "2.0", "id": 1, "result": {}})
+    assert post(scoped, {"jsonrpc": "2.0", "method": "notifications/initialized"}) == (202, None)
+    assert (
+        post(scoped, {"jsonrpc": "2.0", "id": 2, "method": "resources/list"})[1]["error"]["code"]
+        == -32601
+    )
+    assert post(scoped, ping, Origin="https://evil.example")[0] == 403
+    expired = create_token("bob", "--project", str(world["board"].id), "--expires", "1h")
+    ApiToken.objects.filter(prefix=expired[:10]).update(expires_at=timezone.now())
+    assert post(expired, ping)[0] == 401
+    with pytest.raises(urllib.error.HTTPError) as got:
+        urllib.request.urlopen(f"{live_server.url}/mcp/")
+    assert got.value.code == 405
