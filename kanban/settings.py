@@ -70,7 +70,7 @@ def database_from_url(url: str) -> dict[str, Any]:
         # not its folder.
         path.parent.mkdir(parents=True, exist_ok=True)
         return {
-            "ENGINE": engine,
+            "ENGINE": "storage.sqlite_backend",  # Django's, creating the file owner-only
             "NAME": path,
             "OPTIONS": {
                 # IMMEDIATE takes the write lock at BEGIN, so two writers queue on

@@ -63,8 +63,13 @@ def check_document_id(document_id: object) -> str:
 
 
 def document_key(document_id: str) -> str:
-    """``knowledge.document.<id>``: the key access rules decide a document by."""
+    """``knowledge.document.<id>``: where a document's body is stored."""
     return _DOCUMENT_PREFIX + check_document_id(document_id)
+
+
+def document_id_of(key: str) -> str:
+    """The document id in a body key (the inverse of ``document_key``)."""
+    return key.removeprefix(_DOCUMENT_PREFIX)
 
 
 def is_document_key(key: str) -> bool:

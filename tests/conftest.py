@@ -32,7 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
         use_file_for_sqlite_test_database()
     else:
         extra = {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "storage.sqlite_backend",
             "NAME": settings.BASE_DIR / "var" / "conformance.sqlite3",
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
         }

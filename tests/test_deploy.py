@@ -67,7 +67,7 @@ def test_database_url_is_parsed_into_django_settings() -> None:
 
 def test_an_sqlite_database_url_names_the_file(tmp_path: Path) -> None:
     parsed = database_from_url(f"sqlite:///{tmp_path}/data/boards.sqlite3")
-    assert parsed["ENGINE"] == "django.db.backends.sqlite3"
+    assert parsed["ENGINE"] == "storage.sqlite_backend"
     assert parsed["NAME"] == tmp_path / "data" / "boards.sqlite3"
     assert parsed["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert (tmp_path / "data").is_dir(), "the folder is made; SQLite makes only the file"

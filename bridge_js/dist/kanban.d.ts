@@ -124,7 +124,9 @@ export interface KnowledgeResult {
 export interface KanbanKnowledge {
   listDocuments(options?: { cursor?: string | null }): Promise<KnowledgeResult>;
   getDocument(id: string | { id: string }): Promise<KnowledgeResult>;
-  createDocument(document: { title: string; markdown: string }): Promise<KnowledgeResult>;
+  /** `id`: a stable id of your choosing (one document per conversation, say); left out,
+   * the server picks one. An id already in use is a `conflict`. */
+  createDocument(document: { id?: string; title: string; markdown: string }): Promise<KnowledgeResult>;
   editDocument(document: { id: string; title?: string; markdown?: string }): Promise<KnowledgeResult>;
   deleteDocument(id: string | { id: string }): Promise<KnowledgeResult>;
   searchDocuments(options: {

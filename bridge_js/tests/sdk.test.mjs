@@ -658,6 +658,8 @@ describe("relatedProjects and knowledge", () => {
       [k.getDocument("d1"), { op: "knowledge.get", key: "d1" }],
       [db.getDocument({ id: "d2" }), { op: "knowledge.get", alias: "database", key: "d2" }],
       [k.createDocument({ title: "Runbook", markdown: "# Runbook" }), { op: "knowledge.create", value: { title: "Runbook", markdown: "# Runbook" } }],
+      // A stable id of the plugin's choosing: one document per conversation, say.
+      [k.createDocument({ id: "conv-7", title: "Chat", markdown: "hi" }), { op: "knowledge.create", key: "conv-7", value: { title: "Chat", markdown: "hi" } }],
       [k.editDocument({ id: "d1", title: "T", markdown: undefined, extra: 1 }), { op: "knowledge.edit", key: "d1", value: { title: "T" } }],
       [k.deleteDocument("d1"), { op: "knowledge.delete", key: "d1" }],
       [db.searchDocuments({ query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 }), { op: "knowledge.search", alias: "database", value: { query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 } }],

@@ -344,8 +344,22 @@ def _rules_from_json(raw: object, path: Path, problems: list[Problem]) -> dict[s
             continue
         rule = _rule_from_json(container[json_path[-1]], (*path, *json_path), problems)
         if rule is not None:
-            rules[name] = rule
+            rules[name] = legacy_knowledge_rule(rule) if json_path[0] == "knowledge" else rule
     return rules
+
+
+#: What knowledge prefixes once had to start with: the storage key of a document.
+LEGACY_KNOWLEDGE_PREFIX: Final = "knowledge.document."
+
+
+def legacy_knowledge_rule(rule: Rule) -> Rule:
+    """Knowledge prefixes are document-id prefixes (``kb_`` opens ``kb_1``). Declarations
+    written before spelled them as storage keys (``knowledge.document.kb_``); those keep
+    meaning what they meant."""
+    prefixes = tuple(p.removeprefix(LEGACY_KNOWLEDGE_PREFIX) for p in rule.prefixes)
+    if rule.mode == "prefixes" and "" in prefixes:  # every document, then
+        return ALL
+    return Rule(mode=rule.mode, prefixes=prefixes)
 
 
 def _rule_from_json(raw: object, path: Path, problems: list[Problem]) -> Rule | None:

@@ -41,6 +41,7 @@ from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_la
 from kanban.access.relationships import Rule
 from kanban.bridge import frames
 from kanban.projects.packages import plugin_versions
+from storage.knowledge_format import document_id_of
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,10 @@ class ReadRules(NamedTuple):
     knowledge: Rule
 
     def allows(self, kind: str, key: str) -> bool:
-        return (self.kv if kind == "kv" else self.knowledge).allows(key)
+        if kind == "kv":
+            return self.kv.allows(key)
+        # Knowledge rules name document ids; the change names the document's body key.
+        return self.knowledge.allows(document_id_of(key))
 
 
 def project_group(project_id: UUID) -> str:

@@ -2,12 +2,12 @@
 then calls the storage service, recording who wrote, through what, from where.
 
 Access is decided per key (seed 000, "Generic relationships"). A call naming one document
-is decided by that document's key, ``knowledge.document.<id>``, so a prefix grant can open
-named documents. A call naming none (listing, searching every document, creating under an
-id the server picks) works on the index all documents share, ``knowledge.documents``, and
-needs the whole rule: under a prefix grant it is refused with that key named, whatever the
-prefixes are. Reads check ``knowledge.read``, writes ``knowledge.write``; a KV grant alone
-opens nothing here. Roles follow KV: guest on both projects to read, developer to write.
+is decided by that document's id, so a prefix grant (``"prefixes": ["kb_"]``) opens the
+documents whose ids start with it. A call naming none (listing, searching every document,
+creating under an id the server picks) works on the index all documents share,
+``knowledge.documents``, and needs the whole rule: under a prefix grant it is refused with
+that key named, whatever the prefixes are. Reads check ``knowledge.read``, writes
+``knowledge.write``; a KV grant alone opens nothing here. Roles follow KV: guest on both projects to read, developer to write.
 """
 
 from __future__ import annotations
@@ -19,19 +19,22 @@ from kanban.access.decision import Access, Op, access_project_data
 from kanban.data.kv import Origin, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError
-from storage.knowledge import INDEX_KEY, document_key
+from storage.knowledge import INDEX_KEY
 from storage.writes import ANY
 
 
 def access_knowledge(
     *, user: Any, project_id: UUID, alias: str | None, op: Op, document_id: str | None
 ) -> Access:
-    """Fetch-and-authorize for one Knowledge call: by the document's key when it names one,
-    else by the index key under a rule that must be ``all``."""
-    key = INDEX_KEY if document_id is None else document_key(document_id)
-    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
+    """Fetch-and-authorize for one Knowledge call: by the document's id when it names one
+    (knowledge prefixes are document-id prefixes), else as the shared index, under a rule
+    that must be ``all``."""
+    access = access_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=op, key=document_id
+    )
     rule = access.knowledge_read if op is Op.KNOWLEDGE_READ else access.knowledge_write
     if document_id is None and rule.mode != "all":
+        key = INDEX_KEY
         raise KanbanError(
             ErrorCode.FORBIDDEN,
             f"{key!r} is shared by every document, and a prefix grant through {alias!r} "
@@ -109,11 +112,12 @@ def project_knowledge_edit(
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
+    if expected_revision is not ANY:
+        # Whether the edit applies tells whether the document is at that revision: a read.
+        _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
     writing = _write(
         user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
-    # A stale ``expected_revision`` raises ``conflict`` carrying no current state, so a
-    # write-only grant cannot read through it.
     return knowledge.knowledge_edit(
         document_id=document_id,
         title=title,

@@ -168,8 +168,11 @@ def project_kv_set(
     """Write; with ``expected_revision`` (None = must be absent) as compare-and-set.
 
     A mismatch raises ``conflict`` carrying the current entry when the caller may read it.
+    A compare-and-set is decided as an update, which needs the read grant as well as the
+    write grant: its success or conflict tells whether the key holds that revision.
     """
-    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.SET, key=key)
+    op = Op.SET if expected_revision is ANY else Op.UPDATE
+    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
     dataset = _dataset(access, domain, conversation_id)
     check_raw_write(domain, conversation_id, key)
     source = write_source(user=user, access=access, origin=origin, conversation_id=conversation_id)

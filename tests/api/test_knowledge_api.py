@@ -369,7 +369,7 @@ def test_a_prefix_grant_opens_named_documents_and_refuses_the_shared_index(
     people: People, shop_and_wiki: tuple[Project, Project]
 ) -> None:
     shop, wiki = shop_and_wiki
-    runbooks = Rule("prefixes", ("knowledge.document.runbook-",))
+    runbooks = Rule("prefixes", ("runbook-",))
     wiki_grants(shop, wiki, runbooks, runbooks)
     bob = client_for(people.bob)
 

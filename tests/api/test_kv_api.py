@@ -286,7 +286,7 @@ def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
     assert_error(put(bob, related_url(parent, "child", "stock:1"), {"value": 4}), 403, "forbidden")
 
 
-def test_a_write_only_grant_does_not_leak_values_through_conflicts(
+def test_a_write_only_grant_writes_but_no_compare_and_set_tells_whether_a_key_exists(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
     from kanban.access.relationships import relationship_declare
@@ -296,10 +296,20 @@ def test_a_write_only_grant_does_not_leak_values_through_conflicts(
     relationship_declare(
         project=child, alias="parent", project_id=parent.id, grant=Grant(read=NONE, write=ALL)
     )
-    put(bob, kv_url(child, "k"), {"value": "hidden"})
-    response = put(bob, related_url(parent, "child", "k"), {"value": 1, "expectedRevision": None})
-    assert_error(response, 409, "conflict")
-    assert "current" not in response.json()
+    revision = put(bob, kv_url(child, "k"), {"value": "hidden"}).json()["revision"]
+
+    # Present or absent, at its revision or not: the same refusal, before anything is tried.
+    answers = [
+        put(bob, related_url(parent, "child", key), {"value": 1, "expectedRevision": expected})
+        for key in ("k", "absent")
+        for expected in (None, revision, "1")
+    ]
+    assert {(a.status_code, a.json()["code"]) for a in answers} == {(403, "forbidden")}
+    assert all("current" not in a.json() for a in answers)
+    assert bob.get(kv_url(child, "k")).json()["value"] == "hidden"
+    assert bob.get(kv_url(child, "absent")).status_code == 404
+    # A plain write is what the grant opens.
+    assert put(bob, related_url(parent, "child", "k"), {"value": 2}).status_code == 200
 
 
 # --- batched reads (kv:batchGet) ------------------------------------------------------------

@@ -217,6 +217,27 @@ def test_the_seeds_json_shape_reads_into_declarations() -> None:
     assert [declaration.as_json() for declaration in declarations[:2]] == raw[:2]
 
 
+def test_knowledge_prefixes_are_document_ids_and_old_storage_key_spellings_still_work() -> None:
+    raw = [
+        {
+            "alias": "wiki",
+            "projectId": str(OTHER),
+            "grantToRelatedProject": {
+                "knowledge": {
+                    "read": {"mode": "prefixes", "prefixes": ["kb_"]},
+                    "write": {"mode": "prefixes", "prefixes": ["knowledge.document.kb_"]},
+                },
+            },
+        }
+    ]
+    (declaration,), problems = declarations_from_json(raw, project_id=HOME)
+    assert problems == []
+    assert declaration.grant.knowledge_read == Rule("prefixes", ("kb_",))
+    assert declaration.grant.knowledge_write == Rule("prefixes", ("kb_",))
+    assert declaration.grant.knowledge_read.allows("kb_1")
+    assert not declaration.grant.knowledge_read.allows("notes")
+
+
 def test_json_problems_carry_their_paths() -> None:
     raw: list[Any] = [
         "not an object",

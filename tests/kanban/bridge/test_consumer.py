@@ -17,7 +17,14 @@ from django.contrib.auth import get_user_model
 from django.db import connections
 
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
+from kanban.access.relationships import (
+    ALL,
+    NONE,
+    Grant,
+    Rule,
+    relationship_declare,
+    relationship_remove,
+)
 from kanban.asgi import application
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
@@ -524,3 +531,26 @@ async def test_deactivating_a_user_invalidates_and_closes_their_sockets(
     assert (event["event"], event["code"]) == ("invalidated", "unauthenticated")
     closed = await bob_on_board.communicator.receive_output(timeout=5)
     assert closed == {"type": "websocket.close", "code": 4401}
+
+
+async def test_under_a_write_only_grant_an_update_value_tells_nothing_of_the_key(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    await database_sync_to_async(relationship_declare)(
+        project=world["inventory"],
+        alias="board",
+        project_id=world["board"].id,
+        grant=Grant(read=NONE, write=ALL),
+    )
+    await write(world, "inventory", "stock:nut", 7)
+    replies = [
+        await bob_on_board.call(
+            "set", alias="inventory", key=key, value=1, expectedRevision=expected
+        )
+        for key in ("stock:nut", "stock:none")
+        for expected in (None, "1")
+    ]
+    assert {reply["error"]["code"] for reply in replies} == {"forbidden"}
+    assert all("current" not in reply["error"] for reply in replies)
+    plain = await bob_on_board.call("set", alias="inventory", key="stock:nut", value=8)
+    assert plain["ok"]

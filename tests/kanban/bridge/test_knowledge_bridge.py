@@ -23,7 +23,7 @@ from tests.kanban.bridge.helpers import Bridge, open_bridge
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SOURCE = Origin(via="api")
-RUNBOOKS = Rule("prefixes", ("knowledge.document.runbook-",))
+RUNBOOKS = Rule("prefixes", ("runbook-",))
 
 
 @pytest.fixture

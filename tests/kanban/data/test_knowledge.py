@@ -166,9 +166,10 @@ CALLS: dict[str, tuple[str, str | None, Call]] = {
 RULES = {
     "none": NONE,
     "all": ALL,
-    "prefix-notes": Rule("prefixes", ("knowledge.document.notes-",)),
-    # Covers the index key's text too; the index still needs the whole rule.
-    "prefix-knowledge": Rule("prefixes", ("knowledge.",)),
+    # Knowledge prefixes are document-id prefixes, as the seed's example ("kb_") reads.
+    "prefix-notes": Rule("prefixes", ("notes-",)),
+    # Opens every document there is: still the shared index needs the whole rule.
+    "prefix-every-document": Rule("prefixes", ("notes-", "secret-")),
 }
 
 
@@ -407,10 +408,10 @@ def test_a_stale_revision_conflicts_without_revealing_the_current_document(
     assert caught.value.details == {}
 
 
-def test_the_access_step_for_one_document_is_decided_by_its_key(
+def test_the_access_step_for_one_document_is_decided_by_its_id(
     family: dict[str, Project], alice: AbstractUser
 ) -> None:
-    child_grants_parent(family, Grant(knowledge_read=Rule("prefixes", ("knowledge.document.n",))))
+    child_grants_parent(family, Grant(knowledge_read=Rule("prefixes", ("n",))))
     access = access_knowledge(
         user=alice,
         project_id=family["parent"].id,
