@@ -7,7 +7,8 @@ documents whose ids start with it. A call naming none (listing, searching every 
 creating under an id the server picks) works on the index all documents share,
 ``knowledge.documents``, and needs the whole rule: under a prefix grant it is refused with
 that key named, whatever the prefixes are. Reads check ``knowledge.read``, writes
-``knowledge.write``; a KV grant alone opens nothing here. Roles follow KV: guest on both projects to read, developer to write.
+``knowledge.write``; a KV grant alone opens nothing here. Roles follow KV: guest on both
+projects to read, developer to write.
 """
 
 from __future__ import annotations
