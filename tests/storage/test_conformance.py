@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import threading
 import time
@@ -15,6 +16,7 @@ from django.db import connections, transaction
 
 from storage import dump, engine, events
 from storage.addresses import value, value_list
+from storage.backends import dialect_for
 from storage.errors import Conflict, ErrorCode, KanbanError
 from storage.writes import append_list, delete_list, delete_value, set_value
 
@@ -616,6 +618,14 @@ def test_a_namespace_lock_is_taken_inside_a_transaction(using: str) -> None:
 # --- dump and load -------------------------------------------------------------------------
 
 
+def fresh_store(using: str) -> None:
+    """Make the storage tables anew, as on a database that never held any: the sequence
+    starts again from one (the test's transaction takes it all back)."""
+    with engine.driver_cursor(using) as (dialect, cursor):
+        for statement in (*dialect.drop_statements, *dialect.create_statements):
+            cursor.execute(statement)
+
+
 def test_dump_and_load_restore_values_lists_and_seqs_exactly(using: str) -> None:
     put(using, value("app.state", "a"), {"z": 1, "a": [1.0, None]}, source={"via": "cli"})
     engine.commit([append_list(value_list("app.events"), n) for n in range(3)], using=using)
@@ -632,8 +642,51 @@ def test_dump_and_load_restore_values_lists_and_seqs_exactly(using: str) -> None
     assert dump.load(io.StringIO(out.getvalue()), replace=True, using=using) == 4
     assert engine.get_value(value("app.state", "a"), using=using) == before
     assert engine.read_list(value_list("app.events"), using=using) == before_list
-    header_seq = int(out.getvalue().split('"lastSeq": ')[1].split("}")[0])
-    assert put(using, value("app.state", "after-load"), 1) > header_seq, "no seq is reused"
+
+
+def test_a_dump_loaded_into_a_fresh_database_never_reuses_a_revision(using: str) -> None:
+    for n in range(3):
+        put(using, value("app.state", f"k{n}"), n)
+    engine.commit([append_list(value_list("app.events"), n) for n in range(3)], using=using)
+    gone = value("app.state", "newest")
+    put(using, gone, 1)
+    engine.commit([delete_value(gone)], using=using)  # the highest seq left no row
+    out = io.StringIO()
+    dump.dump(out, using=using)
+    header, *records = (json.loads(line) for line in out.getvalue().splitlines())
+
+    fresh_store(using)
+    assert put(using, value("probe", "k"), 1) == 1, "a fresh store starts from one"
+    fresh_store(using)
+    dump.load(io.StringIO(out.getvalue()), using=using)
+
+    after = put(using, value("app.state", "after-load"), 1)
+    assert after > header["lastSeq"] >= max(record["seq"] for record in records)
+
+
+def plan_of(using: str, sql: str, params: tuple[Any, ...]) -> str:
+    with engine.driver_cursor(using) as (dialect, cursor):
+        if dialect.vendor == "postgresql":
+            cursor.execute("ANALYZE list_values")
+            cursor.execute("EXPLAIN " + sql, params)
+        else:
+            cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        return "\n".join(str(row[-1]) for row in cursor.fetchall())
+
+
+def test_paging_a_list_walks_its_primary_key_range_and_never_sorts(using: str) -> None:
+    log = value_list("app.log")
+    engine.commit([append_list(log, n) for n in range(2000)], using=using)
+    dialect = dialect_for(connections[using].vendor)
+    plans = [
+        plan_of(using, dialect.read_list_asc, (log.namespace, log.key, 100, 50)),
+        plan_of(using, dialect.read_list_desc, (log.namespace, log.key, 1900, 50)),
+    ]
+    for plan in plans:
+        if dialect.vendor == "postgresql":
+            assert "list_values_pkey" in plan and "Sort" not in plan, plan
+        else:
+            assert "USING PRIMARY KEY" in plan and "TEMP B-TREE" not in plan, plan
 
 
 def test_a_bad_dump_loads_nothing(using: str) -> None:
