@@ -70,7 +70,7 @@ async function bundle(esbuild, entry) {
 async function minify(terser, code) {
   const result = await terser.minify(code, {
     ecma: 2020,
-    compress: { passes: 2 },
+    compress: { passes: 3 },
     // A name a plugin can observe stays as written: kanban.BridgeError.name. esbuild
     // makes the class `var BridgeError = class extends Error`, named after its binding.
     mangle: { reserved: ["BridgeError"] },

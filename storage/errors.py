@@ -21,6 +21,8 @@ class ErrorCode(StrEnum):
     TOO_LARGE = "too_large"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
+    #: Never possible on this server, whoever asks (running a project's entrypoint).
+    NOT_SUPPORTED = "not_supported"
 
 
 class KanbanError(Exception):

@@ -23,6 +23,7 @@ export type JsonValue =
  * - rate_limited: too many requests; retry later.
  * - unavailable: the server is unreachable or did not answer within 15 s; retry after the
  *   board reconnects (see `status`).
+ * - not_supported: never possible here, such as running an entrypoint (they run locally).
  */
 export type ErrorCode =
   | "invalid_argument"
@@ -34,7 +35,8 @@ export type ErrorCode =
   | "conflict"
   | "too_large"
   | "rate_limited"
-  | "unavailable";
+  | "unavailable"
+  | "not_supported";
 
 export interface CurrentValue {
   readonly found: boolean;
@@ -169,7 +171,22 @@ export interface RelatedContext {
   };
 }
 
-export interface RelatedProject {
+/** One of a project's `steamHarness.entrypoints`. */
+export interface Entrypoint {
+  readonly id: string;
+  readonly title: string;
+}
+
+export interface KanbanEntrypoints {
+  /** The project's declared entrypoints that its `entrypoints` grant lets you see. */
+  listEntrypoints(): Promise<Entrypoint[]>;
+  /** Always rejects: entrypoints run locally, from the project's own directory, and this
+   * server never starts a project. `not_supported` for one the grant covers, `forbidden`
+   * for one it does not. */
+  runEntrypoint(id: string, args?: string[]): Promise<never>;
+}
+
+export interface RelatedProject extends KanbanEntrypoints {
   readonly kv: KanbanKV;
   readonly knowledge: KanbanKnowledge;
   /** Synchronous; frozen. */
@@ -187,7 +204,7 @@ export interface Configuration {
 
 export type BridgeStatus = "connecting" | "open" | "reconnecting" | "closed";
 
-export interface SteamHarnessKanban {
+export interface SteamHarnessKanban extends KanbanEntrypoints {
   /** Resolves once the host has delivered the first configuration. */
   readonly ready: Promise<void>;
   /** Extension: the host's websocket status. */

@@ -11,6 +11,7 @@ export const READY = spec.handshake.ready;
 
 // SDK method name -> {op, key: "required" | "optional", value: [fields of its object]}.
 export const KNOWLEDGE = spec.knowledge;
+export const ENTRYPOINTS = spec.entrypoints;
 
 // op -> {key: "required" | "optional", value: "required" | [fields of its object], ...}
 export const OP_RULES = /* @__PURE__ */ (() => {

@@ -163,6 +163,9 @@ export function createKanban(env) {
       };
     }
     return {
+      // Entrypoints run locally, never on the server, which refuses with not_supported.
+      listEntrypoints: () => pub(call({ op: "entrypoints.list", ...target })),
+      runEntrypoint: (key, args = []) => pub(call({ op: "entrypoints.run", ...target, key, value: { args } })),
       kv: {
         getValue: (key) => pub(call({ op: "get", ...target, key })).then((r) => (r.found ? r.value : undefined)),
         getValues: (keys) => pub(call({ op: "getMany", ...target, value: keys })),
@@ -220,7 +223,7 @@ export function createKanban(env) {
       report = (f) => port.postMessage(f);
       failures.forEach(report);
     },
-    () => log.warn("steamHarnessKanban: no host answered; is this page on a board?"),
+    () => log.warn("steamHarnessKanban: no board host answered"),
   );
 
   return {

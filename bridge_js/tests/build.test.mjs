@@ -60,7 +60,7 @@ check("each bundle carries only what its entry uses", async () => {
   for (const text of ["unexpected field", "/ws/boards/", "expectedRevision must be", "relationship_pending"]) {
     assert.ok(!built["kanban.js"].includes(text), "the SDK carries " + JSON.stringify(text));
   }
-  for (const text of ["no host answered", "the updater returned undefined", "listener must be a function"]) {
+  for (const text of ["no board host answered", "the updater returned undefined", "listener must be a function"]) {
     assert.ok(!built["host.js"].includes(text), "the host carries " + JSON.stringify(text));
   }
 });

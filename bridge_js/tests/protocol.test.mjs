@@ -78,6 +78,7 @@ test("the error codes are exactly the server's ErrorCode strings", () => {
     "too_large",
     "rate_limited",
     "unavailable",
+    "not_supported",
   ]);
 });
 

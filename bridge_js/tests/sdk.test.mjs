@@ -124,7 +124,7 @@ describe("handshake", () => {
     const p = await plugin({ connect: false });
     await p.clock.advance(10000);
     assert.equal(p.host.received.length, 25);
-    assert.match(p.log.warn[0], /no host answered/);
+    assert.match(p.log.warn[0], /no board host answered/);
   });
 
   test("accepts the first connect from the parent and answers ready with its nonce", async () => {
@@ -671,6 +671,23 @@ describe("relatedProjects and knowledge", () => {
       assert.deepEqual(rest, expected);
       await p.reply(request, { n: i });
       assert.deepEqual(await promise, { n: i });
+    }
+  });
+
+  test("entrypoints: the list and a run go to the server, a run with its argument list", async () => {
+    const p = await plugin();
+    const child = p.sdk.relatedProjects.get("database");
+    const calls = [
+      [child.listEntrypoints(), { op: "entrypoints.list", alias: "database" }],
+      [child.runEntrypoint("kb_note", ["--content", "hi"]), { op: "entrypoints.run", alias: "database", key: "kb_note", value: { args: ["--content", "hi"] } }],
+      [p.sdk.runEntrypoint("main"), { op: "entrypoints.run", key: "main", value: { args: [] } }],
+    ];
+    for (const [promise, expected] of calls) {
+      const request = await p.next();
+      const { v, id, ...rest } = request;
+      assert.deepEqual(rest, expected);
+      await p.reply(request, []);
+      assert.deepEqual(await promise, []);
     }
   });
 

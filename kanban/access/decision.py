@@ -39,6 +39,7 @@ class Op(StrEnum):
     SUBSCRIBE = "subscribe"
     KNOWLEDGE_READ = "knowledge.read"
     KNOWLEDGE_WRITE = "knowledge.write"
+    ENTRYPOINTS = "entrypoints"
 
 
 #: The grant rules each operation must pass on a related project.
@@ -51,6 +52,7 @@ _RULES: Final[dict[Op, tuple[str, ...]]] = {
     Op.UPDATE: ("read", "write"),
     Op.KNOWLEDGE_READ: ("knowledge_read",),
     Op.KNOWLEDGE_WRITE: ("knowledge_write",),
+    Op.ENTRYPOINTS: ("entrypoints",),
 }
 _WRITES: Final = frozenset({Op.SET, Op.UPDATE, Op.KNOWLEDGE_WRITE})
 #: Operations allowed when any one of their rules allows; the others need every rule.
@@ -62,6 +64,7 @@ _GERUND: Final[dict[Op, str]] = {
     Op.UPDATE: "updating",
     Op.KNOWLEDGE_READ: "reading knowledge",
     Op.KNOWLEDGE_WRITE: "writing knowledge",
+    Op.ENTRYPOINTS: "using entrypoints",
 }
 
 
@@ -78,6 +81,7 @@ class Access:
     write: Rule
     knowledge_read: Rule
     knowledge_write: Rule
+    entrypoints: Rule = ALL
 
 
 def access_project_data(
@@ -171,6 +175,7 @@ def access_project_data(
         write=grant.write,
         knowledge_read=grant.knowledge_read,
         knowledge_write=grant.knowledge_write,
+        entrypoints=grant.entrypoints,
     )
 
 

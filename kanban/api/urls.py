@@ -5,7 +5,7 @@ from typing import Any
 from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kanban.api import configurations, knowledge, kv, projects
+from kanban.api import configurations, entrypoints, knowledge, kv, projects
 
 project = "projects/<uuid:project_id>/"
 conversation = project + "conversations/<str:conversation_id>/"
@@ -25,6 +25,17 @@ def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPat
             name=f"{name}-document-lines",
         ),
         path(base + "knowledge/search/", search.as_view(), name=f"{name}-search"),
+    ]
+
+
+def entrypoint_paths(base: str, name: str) -> list[URLPattern]:
+    return [
+        path(base + "entrypoints/", entrypoints.EntrypointListView.as_view(), name=name),
+        path(
+            base + "entrypoints/<str:entrypoint_id>/run",
+            entrypoints.EntrypointRunView.as_view(),
+            name=f"{name}-run",
+        ),
     ]
 
 
@@ -88,6 +99,8 @@ urlpatterns = [
         ),
         "api-related-knowledge",
     ),
+    *entrypoint_paths(project, "api-entrypoints"),
+    *entrypoint_paths(project + "related/<str:alias>/", "api-related-entrypoints"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(
         "docs/",

@@ -16,6 +16,7 @@ from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
+from kanban.data import entrypoints
 from kanban.data import kv as kv_actions
 from kanban.data.configurations import DEFAULT_ID, configuration_update
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -65,6 +66,18 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
     if request.op in KNOWLEDGE_OPS:
         return knowledge_calls.knowledge_call(
             user=user, consumer_id=consumer_id, page=page, request=request
+        )
+    if request.op == "entrypoints.list":
+        return entrypoints.project_entrypoints_list(
+            user=user, project_id=consumer_id, alias=request.alias
+        )
+    if request.op == "entrypoints.run":
+        return entrypoints.project_entrypoint_run(
+            user=user,
+            project_id=consumer_id,
+            alias=request.alias,
+            entrypoint_id=request.key,
+            args=(request.value or {}).get("args"),
         )
     raise KanbanError(ErrorCode.INVALID_ARGUMENT, "unknown op", field="op")
 

@@ -14,6 +14,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -81,6 +82,70 @@ class Package:
     kanban_entry: str
     declarations: tuple[Declaration, ...]
     files: tuple[PluginSource, ...]
+
+
+# --- entrypoint declarations ---------------------------------------------------------------
+
+ENTRYPOINT_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+MAX_ENTRYPOINTS: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Entrypoint:
+    """One of ``steamHarness.entrypoints``: what a project can run (locally, never here)."""
+
+    id: str
+    title: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"id": self.id, "title": self.title}
+
+
+def check_entrypoint_id(raw: object, *, field: str = "id") -> str:
+    if not isinstance(raw, str) or not ENTRYPOINT_ID_RE.fullmatch(raw):
+        raise invalid_argument(
+            f"{field} must match {ENTRYPOINT_ID_RE.pattern}, not {raw!r}", field=field
+        )
+    return raw
+
+
+def entrypoints_from_json(raw: object, problems: _Problems | None = None) -> list[Entrypoint]:
+    """``steamHarness.entrypoints``: ``[{"id", "title"?}]``, ids unique. With ``problems``
+    each fault is recorded there; without, a faulty entry is left out."""
+    base = "steamHarness.entrypoints"
+    found: list[Entrypoint] = []
+    if raw is None:
+        return found
+    if not isinstance(raw, list) or len(raw) > MAX_ENTRYPOINTS:
+        if problems is not None:
+            problems.add(base, f"must be a list of at most {MAX_ENTRYPOINTS} entrypoints")
+        return found
+    for index, entry in enumerate(raw):
+        path = f"{base}[{index}]"
+        try:
+            if not isinstance(entry, dict) or set(entry) - {"id", "title", "description"}:
+                raise invalid_argument("must be an object with an id (and a title)")
+            entry_id = check_entrypoint_id(entry.get("id"))
+            title = entry.get("title", entry_id)
+            if not isinstance(title, str) or len(title) > 200:
+                raise invalid_argument("title must be text of at most 200 characters")
+            if entry_id in {e.id for e in found}:
+                raise invalid_argument(f"id {entry_id!r} is declared twice")
+        except KanbanError as error:
+            if problems is not None:
+                problems.add(path, error.message)
+            continue
+        found.append(Entrypoint(entry_id, title))
+    return found
+
+
+def declared_entrypoints(project: Project) -> list[Entrypoint]:
+    """The entrypoints the project's last imported package declares."""
+    try:
+        harness = json.loads(project.package_json).get("steamHarness", {})
+    except (ValueError, AttributeError):
+        return []
+    return entrypoints_from_json(harness.get("entrypoints") if isinstance(harness, dict) else None)
 
 
 # --- plugin paths and files ------------------------------------------------------------------
@@ -238,6 +303,8 @@ def read_package(folder: Path) -> Package:
             problems.add("steamHarness.kanban.entry", error.message)
     if project_type == ProjectType.KANBAN and not problems.items:
         files = _plugin_sources(folder, entry, problems)
+    if isinstance(harness, dict):
+        entrypoints_from_json(harness.get("entrypoints"), problems)
 
     if problems.items:
         raise problems.error()

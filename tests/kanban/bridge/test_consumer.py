@@ -29,6 +29,7 @@ from kanban.asgi import application
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Origin, project_kv_get, project_kv_set
 from kanban.data.limits import max_request_bytes
+from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
@@ -554,3 +555,28 @@ async def test_under_a_write_only_grant_an_update_value_tells_nothing_of_the_key
     assert all("current" not in reply["error"] for reply in replies)
     plain = await bob_on_board.call("set", alias="inventory", key="stock:nut", value=8)
     assert plain["ok"]
+
+
+async def test_entrypoints_through_the_bridge_are_listed_by_grant_and_never_run(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    def declare() -> None:
+        relationship_declare(
+            project=world["inventory"],
+            alias="board",
+            project_id=world["board"].id,
+            grant=Grant(read=ALL, entrypoints=Rule("prefixes", ("stock_",))),
+        )
+        declared = [{"id": "stock_count"}, {"id": "reorder"}]
+        harness = {"steamHarness": {"projectInfo": {}, "entrypoints": declared}}
+        Project.objects.filter(pk=world["inventory"].pk).update(package_json=json.dumps(harness))
+
+    await database_sync_to_async(declare)()
+    listed = await bob_on_board.call("entrypoints.list", alias="inventory")
+    assert listed["result"] == [{"id": "stock_count", "title": "stock_count"}]
+    ran = await bob_on_board.call(
+        "entrypoints.run", alias="inventory", key="stock_count", value={"args": ["--all"]}
+    )
+    assert ran["error"]["code"] == "not_supported"
+    outside = await bob_on_board.call("entrypoints.run", alias="inventory", key="reorder")
+    assert outside["error"]["code"] == "forbidden"

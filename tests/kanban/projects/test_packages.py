@@ -23,7 +23,12 @@ from kanban.access.relationships import (
 )
 from kanban.models import PluginFile, Project
 from kanban.projects import packages
-from kanban.projects.packages import plugin_file_read, project_export, project_import
+from kanban.projects.packages import (
+    declared_entrypoints,
+    plugin_file_read,
+    project_export,
+    project_import,
+)
 from storage import engine
 from storage.errors import KanbanError
 from storage.namespaces import project_kv
@@ -597,3 +602,27 @@ def test_a_project_name_that_would_display_as_something_else_is_refused(
     assert problem["path"] == "steamHarness.projectInfo.name"
     assert "bidirectional overrides" in problem["message"]
     assert not Project.objects.filter(id=SHOP).exists()
+
+
+def test_declared_entrypoints_are_imported_and_bad_ones_are_named(tmp_path: Path) -> None:
+    document = package_json()
+    document["steamHarness"]["entrypoints"] = [{"id": "main", "title": "Full"}, {"id": "kb_x"}]
+    project = project_import(path=write_package(tmp_path / "good", document, PLUGIN_FILES))
+    assert [e.as_dict() for e in declared_entrypoints(project)] == [
+        {"id": "main", "title": "Full"},
+        {"id": "kb_x", "title": "kb_x"},
+    ]
+
+    document["steamHarness"]["entrypoints"] = [{"id": "a b"}, {"id": "main"}, {"id": "main"}, 3]
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=write_package(tmp_path / "bad", document, PLUGIN_FILES))
+    paths = [problem["path"] for problem in caught.value.details["problems"]]
+    assert paths == [
+        "steamHarness.entrypoints[0]",
+        "steamHarness.entrypoints[2]",
+        "steamHarness.entrypoints[3]",
+    ]
+    assert [e.id for e in declared_entrypoints(Project.objects.get(pk=project.pk))] == [
+        "main",
+        "kb_x",
+    ]
