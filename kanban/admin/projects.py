@@ -288,6 +288,7 @@ class ProjectAdmin(admin.ModelAdmin):
         wrap = self.admin_site.admin_view
         viewers = [
             path("kv-viewer/", wrap(admin_viewers.kv_viewer), name="kanban_kv_viewer"),
+            path("token-usage/", wrap(admin_viewers.token_usage), name="kanban_token_usage"),
             path(
                 "<uuid:project_id>/documents/",
                 wrap(admin_viewers.documents_browser),

@@ -20,6 +20,7 @@ from kanban.admin.data_viewers import (
     viewer_documents_page,
     viewer_kv_page,
 )
+from kanban.data.token_usage import FIELDS, USAGE_KEY, Usage, system_token_usage
 from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import DOMAINS, Domain
@@ -144,3 +145,22 @@ def document_view(request: HttpRequest, project_id: UUID, document_id: str) -> H
         "admin/kanban/document.html",
         _context(request, found.document.title, project=project, view=found),
     )
+
+
+def _cells(usage: Usage) -> list[int]:
+    return [*(usage.totals[name] for name in FIELDS), usage.total_tokens]
+
+
+def token_usage(request: HttpRequest) -> HttpResponse:
+    """Every project's token totals and the system total, their sum."""
+    _check_staff(request)
+    usage = system_token_usage()
+    context = _context(
+        request,
+        "Token usage",
+        labels=list(FIELDS.values()),
+        rows=[(project, _cells(row), row.malformed) for project, row in usage.projects],
+        total=_cells(usage.total),
+        key=USAGE_KEY,
+    )
+    return TemplateResponse(request, "admin/kanban/token_usage.html", context)

@@ -5,7 +5,7 @@ from typing import Any
 from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kanban.api import configurations, entrypoints, knowledge, kv, projects
+from kanban.api import configurations, entrypoints, knowledge, kv, projects, token_usage
 
 project = "projects/<uuid:project_id>/"
 conversation = project + "conversations/<str:conversation_id>/"
@@ -101,6 +101,12 @@ urlpatterns = [
     ),
     *entrypoint_paths(project, "api-entrypoints"),
     *entrypoint_paths(project + "related/<str:alias>/", "api-related-entrypoints"),
+    path(
+        project + "token-usage",
+        token_usage.ProjectTokenUsageView.as_view(),
+        name="api-project-token-usage",
+    ),
+    path("token-usage", token_usage.SystemTokenUsageView.as_view(), name="api-token-usage"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(
         "docs/",

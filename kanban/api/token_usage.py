@@ -1,0 +1,84 @@
+"""REST for token usage: a project's (or a conversation's) totals for its members, and the
+system total, summed from the projects', for staff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban.api.kv import ERRORS
+from kanban.data.token_usage import FIELDS, USAGE_KEY, project_token_usage, system_token_usage
+from storage.errors import ErrorCode, KanbanError
+
+TAGS = ["token usage"]
+
+
+class UsageSerializer(serializers.Serializer[Any]):
+    """Cumulative totals; `malformed` when the stored value was not an object of counters."""
+
+    inputTokens = serializers.IntegerField()
+    outputTokens = serializers.IntegerField()
+    reasoningTokens = serializers.IntegerField()
+    cachedInputTokens = serializers.IntegerField()
+    cacheCreationTokens = serializers.IntegerField()
+    calls = serializers.IntegerField()
+    totalTokens = serializers.IntegerField(help_text="input + output")
+    malformed = serializers.BooleanField()
+
+
+class ProjectUsageSerializer(UsageSerializer):
+    projectId = serializers.UUIDField()
+    name = serializers.CharField()
+
+
+class SystemUsageSerializer(serializers.Serializer[Any]):
+    total = UsageSerializer()
+    projects = ProjectUsageSerializer(many=True)
+
+
+DESCRIPTION = (
+    f"The runtime keeps cumulative totals in the project's KV under `{USAGE_KEY}` "
+    f"(a JSON object of non-negative integers: {', '.join(f'`{name}`' for name in FIELDS)}), "
+    "and in a conversation's KV under the same key."
+)
+
+
+class ProjectTokenUsageView(APIView):
+    @extend_schema(
+        operation_id="project_token_usage",
+        tags=TAGS,
+        description=DESCRIPTION,
+        parameters=[OpenApiParameter("conversationId", str, description="one conversation's")],
+        responses={200: UsageSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project_id: Any) -> Response:
+        usage = project_token_usage(
+            user=request.user,
+            project_id=project_id,
+            conversation_id=request.query_params.get("conversationId"),
+        )
+        return Response(usage.as_dict())
+
+
+class SystemTokenUsageView(APIView):
+    @extend_schema(
+        operation_id="system_token_usage",
+        tags=TAGS,
+        description="Staff only. The sum of every project's totals; the server keeps no "
+        "system-wide record of its own. " + DESCRIPTION,
+        responses={200: SystemUsageSerializer, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        if not request.user.is_staff:
+            raise KanbanError(ErrorCode.FORBIDDEN, "the system total is for staff")
+        usage = system_token_usage()
+        projects = [
+            {"projectId": str(project.id), "name": project.name, **row.as_dict()}
+            for project, row in usage.projects
+        ]
+        return Response({"total": usage.total.as_dict(), "projects": projects})
