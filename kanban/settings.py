@@ -300,6 +300,11 @@ KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", limits.DEF
 KANBAN_MAX_DOCUMENT_BYTES = int(
     os.environ.get("KANBAN_MAX_DOCUMENT_BYTES", limits.DEFAULT_DOCUMENT_BYTES)
 )
+# A Knowledge search reads documents one by one: it stops with too_large past this many
+# characters of markdown (4 documents at their limit), and one person runs at most this
+# many at a time in each worker (more are rate_limited).
+KANBAN_SEARCH_BUDGET_CHARS = env_int("KANBAN_SEARCH_BUDGET_CHARS", 32 * 2**20, minimum=1)
+KANBAN_SEARCHES_PER_USER = env_int("KANBAN_SEARCHES_PER_USER", 2, minimum=1)
 # The bridge websocket: per-connection message rate and burst.
 KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
 KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))

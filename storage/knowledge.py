@@ -627,12 +627,18 @@ def knowledge_search(
     before_lines: int = 0,
     after_lines: int = 0,
     limit: int = DEFAULT_SEARCH_LIMIT,
+    budget_chars: int | None = None,
     using: str = "default",
 ) -> SearchResult:
     """Lines containing ``query`` (case-insensitive), in index order, with context lines.
 
-    Scans bodies one at a time and stops after ``limit`` hits, reporting ``truncated``.
+    Scans bodies one at a time and stops after ``limit`` hits, reporting ``truncated``. A
+    search that would read more than ``budget_chars`` of markdown (default the setting
+    ``KANBAN_SEARCH_BUDGET_CHARS``) before finishing stops with ``too_large``: a linear scan
+    of a big base must not hold a worker, or its memory, for as long as it likes.
     """
+    budget = int(settings.KANBAN_SEARCH_BUDGET_CHARS) if budget_chars is None else budget_chars
+    read = 0
     if not isinstance(query, str) or not query or len(query) > MAX_QUERY_LENGTH:
         raise invalid_argument(
             f"query must be a string of 1 to {MAX_QUERY_LENGTH} characters", field="query"
@@ -647,6 +653,14 @@ def knowledge_search(
     for stored in _bodies(project_id, document_id, using):
         body = stored.value
         markdown: str = body["markdown"]
+        read += len(markdown)
+        if read > budget:
+            raise KanbanError(
+                ErrorCode.TOO_LARGE,
+                f"this search read its budget of {budget} characters of documents before "
+                "it finished; search one document (documentId) instead",
+                budgetChars=budget,
+            )
         if needle not in markdown.casefold():
             continue
         lines = split_lines(markdown)

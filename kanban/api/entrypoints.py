@@ -31,7 +31,6 @@ class EntrypointListSerializer(serializers.Serializer[Any]):
 
 class EntrypointListView(APIView):
     @extend_schema(
-        operation_id="entrypoints_list",
         tags=TAGS,
         description="The project's `steamHarness.entrypoints` that the caller may see: all "
         "of its own, a related project's those its `entrypoints` grant covers.",
@@ -48,13 +47,12 @@ class EntrypointRunView(APIView):
     reads_only = True  # it never runs anything
 
     @extend_schema(
-        operation_id="entrypoint_run",
         tags=TAGS,
         description="Always refused: entrypoints run locally, from the project's own "
-        "directory; this server never starts a project. `not_supported` (501) for an "
+        "directory; this server never starts a project. `not_supported` (422) for an "
         "entrypoint the grant covers, `forbidden` for one it does not.",
         request=json_body(args={"type": "array", "items": {"type": "string"}}),
-        responses={501: OpenApiResponse(description="not_supported"), **ERRORS},
+        responses={422: OpenApiResponse(description="not_supported"), **ERRORS},
     )
     def post(
         self, request: Request, project_id: Any, entrypoint_id: str, alias: str | None = None

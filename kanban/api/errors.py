@@ -26,7 +26,7 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.TOO_LARGE: 413,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.UNAVAILABLE: 503,
-    ErrorCode.NOT_SUPPORTED: 501,
+    ErrorCode.NOT_SUPPORTED: 422,
 }
 
 

@@ -13,8 +13,14 @@ projects to read, developer to write.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
+
+from django.conf import settings
 
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.data.kv import Origin, write_source
@@ -57,8 +63,14 @@ def _read(*, user: Any, project_id: UUID, alias: str | None, document_id: str | 
 
 def _write(
     *, user: Any, project_id: UUID, alias: str | None, document_id: str | None, origin: Origin
-) -> dict[str, Any]:
-    """Authorize a write; the target project and the write's source, as storage takes them."""
+) -> tuple[Access, dict[str, Any]]:
+    """Authorize a write; its access, and the target project and the write's source as
+    storage takes them.
+
+    A write naming a document (create under a chosen id, edit, delete) needs the knowledge
+    read grant on it as well: its answer (created or taken, edited or not found, deleted
+    or not) tells whether the document exists, as a compare-and-set tells of a KV key. A
+    write-only grant is a drop box: it creates documents under ids the server picks."""
     access = access_knowledge(
         user=user,
         project_id=project_id,
@@ -66,8 +78,33 @@ def _write(
         op=Op.KNOWLEDGE_WRITE,
         document_id=document_id,
     )
+    if document_id is not None and not access.knowledge_read.allows(document_id):
+        raise KanbanError(
+            ErrorCode.FORBIDDEN,
+            f"changing document {document_id!r} through {alias!r} needs the knowledge read "
+            "grant on it too; a write-only grant only creates documents under new ids",
+            alias=alias,
+        )
     source = write_source(user=user, access=access, origin=origin, conversation_id=None)
-    return {"project_id": access.target_id, "source": source}
+    return access, {"project_id": access.target_id, "source": source}
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReceipt:
+    """What a write returns to a caller who may not read the document: its id and new
+    revision, none of its content (the abstract would show the body's first lines)."""
+
+    id: str
+    revision: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "revision": self.revision}
+
+
+def _answer(access: Access, summary: knowledge.DocumentSummary) -> Any:
+    if access.knowledge_read.allows(summary.abstract.id):
+        return summary
+    return WriteReceipt(id=summary.abstract.id, revision=summary.revision)
 
 
 def project_knowledge_list(
@@ -93,13 +130,14 @@ def project_knowledge_create(
     origin: Origin,
     alias: str | None = None,
     document_id: str | None = None,
-) -> knowledge.DocumentSummary:
-    writing = _write(
+) -> knowledge.DocumentSummary | WriteReceipt:
+    access, writing = _write(
         user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
-    return knowledge.knowledge_create(
+    created = knowledge.knowledge_create(
         title=title, markdown=markdown, document_id=document_id, **writing
     )
+    return _answer(access, created)
 
 
 def project_knowledge_edit(
@@ -113,10 +151,7 @@ def project_knowledge_edit(
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
-    if expected_revision is not ANY:
-        # Whether the edit applies tells whether the document is at that revision: a read.
-        _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
-    writing = _write(
+    _, writing = _write(
         user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
     return knowledge.knowledge_edit(
@@ -136,7 +171,7 @@ def project_knowledge_delete(
     origin: Origin,
     alias: str | None = None,
 ) -> bool:
-    writing = _write(
+    _, writing = _write(
         user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
     )
     return knowledge.knowledge_delete(document_id=document_id, **writing)
@@ -152,15 +187,43 @@ def project_knowledge_search(
     before_lines: int = 0,
     after_lines: int = 0,
 ) -> knowledge.SearchResult:
-    """Search every document (an index read), or only ``document_id`` (that document's)."""
+    """Search every document (an index read), or only ``document_id`` (that document's).
+    At most ``KANBAN_SEARCHES_PER_USER`` of one person's run at once in this worker; more
+    are ``rate_limited`` (each has a budget too, ``storage.knowledge.knowledge_search``)."""
     target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
-    return knowledge.knowledge_search(
-        project_id=target,
-        query=query,
-        document_id=document_id,
-        before_lines=before_lines,
-        after_lines=after_lines,
-    )
+    with search_slot(user.pk):
+        return knowledge.knowledge_search(
+            project_id=target,
+            query=query,
+            document_id=document_id,
+            before_lines=before_lines,
+            after_lines=after_lines,
+        )
+
+
+_searching: dict[int, int] = {}
+_searching_lock = threading.Lock()
+
+
+@contextmanager
+def search_slot(user_id: int) -> Iterator[None]:
+    with _searching_lock:
+        running = _searching.get(user_id, 0)
+        if running >= settings.KANBAN_SEARCHES_PER_USER:
+            raise KanbanError(
+                ErrorCode.RATE_LIMITED,
+                f"{running} of your searches are running; wait for one to finish",
+                retryAfter=1,
+            )
+        _searching[user_id] = running + 1
+    try:
+        yield
+    finally:
+        with _searching_lock:
+            if _searching[user_id] == 1:
+                del _searching[user_id]
+            else:
+                _searching[user_id] -= 1
 
 
 def project_knowledge_read_lines(

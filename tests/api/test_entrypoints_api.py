@@ -78,7 +78,7 @@ def test_running_an_entrypoint_is_refused_on_the_server_saying_it_runs_locally(
     shop, wiki = shop_and_wiki
     bob = client_for(people.bob)
     refused = run(bob, url(shop, "kb_note/run", alias="wiki"), ["--content", "hi"])
-    assert refused.status_code == 501
+    assert refused.status_code == 422
     assert refused.json()["code"] == "not_supported"
     assert "runs locally" in refused.json()["message"]
     assert run(bob, url(wiki, "main/run")).json()["code"] == "not_supported"

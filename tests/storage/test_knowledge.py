@@ -577,6 +577,24 @@ def test_search_stops_after_its_limit_and_says_so(project: uuid.UUID, using: str
     assert (len(exact.hits), exact.truncated) == (150, False)
 
 
+def test_a_search_that_would_read_past_its_budget_stops_with_too_large(
+    project: uuid.UUID, using: str
+) -> None:
+    """#17 Medium 5: 32 guest searches over 64 MiB held a worker for 10 s and doubled its
+    memory. A search reads one document at a time and stops at its budget."""
+    ids = [create(project, using, f"D{n}", "x" * 999 + "\nneedle") for n in range(3)]
+    found = knowledge_search(project_id=project, query="needle", budget_chars=3 * 1006, using=using)
+    assert len(found.hits) == 3
+    with pytest.raises(KanbanError) as excinfo:
+        knowledge_search(project_id=project, query="needle", budget_chars=2500, using=using)
+    assert code_of(excinfo) == ErrorCode.TOO_LARGE
+    assert excinfo.value.details == {"budgetChars": 2500}
+    one = knowledge_search(
+        project_id=project, query="needle", document_id=ids[2], budget_chars=2500, using=using
+    )
+    assert len(one.hits) == 1
+
+
 def test_search_skips_deleted_documents_and_refuses_bad_arguments(
     project: uuid.UUID, using: str
 ) -> None:

@@ -22,6 +22,7 @@ from kanban.data.knowledge import (
     project_knowledge_list,
     project_knowledge_read_lines,
     project_knowledge_search,
+    search_slot,
 )
 from kanban.data.kv import Origin, project_kv_get
 from kanban.models import Project
@@ -194,11 +195,12 @@ def test_knowledge_grant_matrix(
 ) -> None:
     kind, document, action = CALLS[call]
     granted = RULES[rule]
-    # Only the rule of the call's own kind is granted: the other one must not matter.
+    # A read is granted its own rule only; a write the same rule for reading too, since a
+    # write naming a document needs both (its answer tells whether the document exists).
     grant = (
         Grant(knowledge_read=granted, knowledge_write=NONE)
         if kind == "read"
-        else Grant(knowledge_read=NONE, knowledge_write=granted)
+        else Grant(knowledge_read=granted, knowledge_write=granted)
     )
     child_grants_parent(family, grant)
 
@@ -237,6 +239,58 @@ def test_a_read_grant_opens_no_writes_and_a_write_grant_no_reads(
         if kind == "read"
     }
     assert set(read_results.values()) == {"forbidden"}
+
+
+def test_one_person_runs_only_a_few_searches_at_once_and_others_are_not_held_up(
+    family: dict[str, Project], alice: AbstractUser, bob: AbstractUser, settings: Any
+) -> None:
+    settings.KANBAN_SEARCHES_PER_USER = 2
+    membership_set(user=bob, project=family["parent"], role="guest")
+    search = {"project_id": family["parent"].id, "query": "shared"}
+    with search_slot(alice.pk), search_slot(alice.pk):
+        with pytest.raises(KanbanError) as caught:
+            project_knowledge_search(user=alice, **search)
+        assert caught.value.code == "rate_limited"
+        assert project_knowledge_search(user=bob, **search) is not None
+    assert project_knowledge_search(user=alice, **search) is not None
+
+
+def test_a_write_only_grant_is_a_drop_box_that_learns_nothing_of_what_is_there(
+    family: dict[str, Project], alice: AbstractUser
+) -> None:
+    """#17 Medium 4: a title-only edit returned the body's first lines, a markdown-only
+    edit the old title, a taken id answered 409. Now only creating under a new id works,
+    and its answer is the id and revision alone."""
+    child_grants_parent(family, Grant(knowledge_write=ALL))
+    through = {"user": alice, "project_id": family["parent"].id, "alias": "child"}
+
+    created = project_knowledge_create(
+        title="Tip", markdown="from outside", origin=BRIDGE, **through
+    )
+    assert set(created.as_dict()) == {"id", "revision"}
+
+    refusals = [
+        lambda: project_knowledge_edit(document_id="notes-1", title="T", origin=BRIDGE, **through),
+        lambda: project_knowledge_edit(
+            document_id="absent", markdown="m", origin=BRIDGE, **through
+        ),
+        lambda: project_knowledge_delete(document_id="notes-1", origin=BRIDGE, **through),
+        lambda: project_knowledge_delete(document_id="absent", origin=BRIDGE, **through),
+        lambda: project_knowledge_create(
+            title="T", markdown="m", document_id="notes-1", origin=BRIDGE, **through
+        ),
+        lambda: project_knowledge_create(
+            title="T", markdown="m", document_id="fresh-id", origin=BRIDGE, **through
+        ),
+    ]
+    answers = []
+    for refusal in refusals:
+        with pytest.raises(KanbanError) as caught:
+            refusal()
+        answers.append((caught.value.code, caught.value.details))
+    # The same answer whether the document exists or not.
+    assert {code for code, _ in answers} == {"forbidden"}
+    assert all(details == {"alias": "child"} for _, details in answers)
 
 
 def test_a_kv_grant_alone_opens_no_knowledge(
