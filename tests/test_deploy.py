@@ -130,7 +130,9 @@ def test_compose_runs_postgres_redis_migrations_workers_and_a_proxy(
     assert web["deploy"]["replicas"] >= 2, "several workers behind one address"
     assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert services["proxy"]["ports"], "the proxy publishes the one port"
+    (published,) = services["proxy"]["ports"]
+    # #17 Low 12: plain HTTP is not published to the world by default.
+    assert published.startswith("${KANBAN_BIND:-127.0.0.1}:"), published
 
 
 def test_compose_wires_workers_to_postgres_and_redis_in_production_mode(

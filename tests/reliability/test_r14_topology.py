@@ -1,0 +1,336 @@
+"""R14: the production topology, for real. Debian's nginx runs the repository's
+``deploy/nginx.conf`` (this copy changes only the upstream addresses and the listen port) in
+front of three daphne workers on PostgreSQL and Redis; people use it through nginx only.
+
+Through nginx: alice logs in with the real form and opens the Board in Chromium; a write
+through one worker reaches viewers on the others; a Knowledge document at its size limit
+is accepted; a websocket stays open past nginx's idle timeouts; killing a worker while
+writes are in flight loses no acknowledged write, and the Board reconnects to another
+worker and keeps hearing changes. And a forged ``X-Forwarded-Proto`` changes nothing for
+a production worker behind the same configuration.
+
+Runs on PostgreSQL + Redis (CI's second pass) when nginx is installed;
+``KANBAN_REQUIRE_NGINX=1`` makes its absence a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from playwright.sync_api import BrowserContext, Page, expect
+from websockets.sync.client import connect
+
+from kanban.accounts.tokens import token_create
+from kanban.data.demo import demo_load
+from kanban.models import Project
+from storage import engine, limits
+from storage.namespaces import dataset_value
+from tests.browser.helpers import login
+from tests.kanban.bridge.helpers import session_cookie
+from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
+from tests.live import HOST, LiveServer, free_port
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.redis]
+__all__ = ["redis_layer"]
+
+CONF = Path(settings.BASE_DIR) / "deploy" / "nginx.conf"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+#: Longer than every idle timeout nginx applies by default (60 s reads, 75 s keep-alive is
+#: for idle HTTP connections, which an upgraded one is not).
+IDLE_SECONDS = 65
+
+
+def _unavailable() -> str | None:
+    if connection.vendor != "postgresql" or not redis_reachable():
+        return "the production topology runs on PostgreSQL and Redis"
+    if not os.access(NGINX, os.X_OK):
+        return "nginx is not installed (apt-get install nginx)"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_topology() -> None:
+    why = _unavailable()
+    if why is None:
+        return
+    if os.environ.get("KANBAN_REQUIRE_NGINX") == "1" and "nginx" in why:
+        pytest.fail(f"KANBAN_REQUIRE_NGINX=1 but {why}")
+    pytest.skip(why)
+
+
+def nginx_config(upstream_ports: list[int], port: int, prefix: Path) -> str:
+    """The repository's configuration, with the upstream servers and the listen port the
+    only changes, inside the ``events``/``http`` shell a standalone nginx needs."""
+    site = CONF.read_text(encoding="utf-8")
+    servers = "\n".join(f"    server {HOST}:{p};" for p in upstream_ports)
+    site, upstreams = re.subn(r"^\s*server web:8000;$", servers, site, flags=re.M)
+    site, listens = re.subn(r"^\s*listen 80;$", f"    listen {HOST}:{port};", site, flags=re.M)
+    assert (upstreams, listens) == (1, 1), "deploy/nginx.conf changed shape"
+    temp = "\n".join(
+        f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi")
+    )
+    return (
+        f"daemon off;\nworker_processes 1;\npid {prefix / 'nginx.pid'};\n"
+        f"error_log {prefix / 'error.log'} warn;\n"
+        "events { worker_connections 1024; }\n"
+        f"http {{\naccess_log off;\n{temp}\nuwsgi_temp_path {prefix / 'uwsgi'};\n"
+        f"scgi_temp_path {prefix / 'scgi'};\n{site}\n}}\n"
+    )
+
+
+@dataclass
+class Nginx:
+    process: subprocess.Popen[bytes]
+    port: int
+    prefix: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def nginx_in_front_of(servers: list[LiveServer]) -> Iterator[Nginx]:
+    prefix = Path(tempfile.mkdtemp(prefix="kanban-nginx-"))
+    # nginx's workers drop root for "nobody": let them use the temp folders.
+    prefix.chmod(0o777)
+    port = free_port()
+    conf = prefix / "nginx.conf"
+    conf.write_text(nginx_config([s.port for s in servers], port, prefix), encoding="utf-8")
+    process = subprocess.Popen(
+        [NGINX, "-p", str(prefix), "-c", str(conf)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    proxy = Nginx(process, port, prefix)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection((HOST, port), 0.2):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                log = (prefix / "error.log").read_text(errors="replace")
+                raise AssertionError(f"nginx did not start: {log}")
+            time.sleep(0.05)
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+def request(url: str, *, method: str = "GET", body: Any = None, **headers: str) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    sent = urllib.request.Request(url, data=data, method=method, headers=headers)
+    if data is not None:
+        sent.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(sent, timeout=120) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def status_and_location(url: str, **headers: str) -> tuple[int, str]:
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers), timeout=10) as answer:
+            return answer.status, ""
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Location", "")
+
+
+def sockets_on(server: LiveServer) -> int:
+    return server.output(tail=10**7).count("WSCONNECT /ws/boards/")
+
+
+@dataclass
+class Writes:
+    """REST writes through nginx, each of its own key, and which ones were acknowledged."""
+
+    base: str
+    token: str
+    acknowledged: list[str] = field(default_factory=list)
+    refused: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            key = f"load:{n}"
+            status, _ = request(
+                f"{self.base}/kv/{key}",
+                method="PUT",
+                body={"value": n},
+                Authorization=f"Bearer {self.token}",
+            )
+            if status == 200:
+                self.acknowledged.append(key)
+            else:
+                self.refused += 1
+
+
+def card_title_is(page: Page, title: str, timeout: float = 10.0) -> None:
+    condition = f"boardDebug.state.cards.find((c) => c.id === 'c1').title === {json.dumps(title)}"
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = page.frame(url=re.compile(r"/plugins/[0-9a-f-]+/index\.html$"))
+        if frame is not None and frame.evaluate(f"!!window.boardDebug && {condition}"):
+            return
+        assert time.monotonic() < deadline, f"card c1 never became {title!r}"
+        page.wait_for_timeout(50)
+
+
+def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
+    live_servers: Callable[..., list[LiveServer]],
+    redis_layer: dict[str, str],
+    new_context: Callable[..., BrowserContext],
+) -> None:
+    logins = {login_.username: login_.password for login_ in demo_load()}
+    board = Project.objects.get(name="Board")
+    bob = board.memberships.get(user__username="bob").user
+    token = token_create(user=bob)[1]
+    workers = live_servers(3, env=redis_layer)
+    with nginx_in_front_of(workers) as proxy:
+        api = f"{proxy.url}/api/v1/projects/{board.id}"
+        idle = connect(
+            f"ws://{HOST}:{proxy.port}/ws/boards/{board.id}/",
+            additional_headers=[("Cookie", session_cookie(bob).decode())],
+            origin=proxy.url,  # type: ignore[arg-type]
+            open_timeout=10,
+        )
+        idle_since = time.monotonic()
+        assert json.loads(idle.recv(timeout=10))["event"] == "context"
+        (idle_on,) = [worker for worker in workers if sockets_on(worker)]
+
+        # alice logs in through the real form and opens the Board three times.
+        context = new_context(base_url=proxy.url)
+        pages = [context.new_page() for _ in range(3)]
+        login(pages[0], "alice", logins["alice"])
+        for page in pages:
+            page.goto(f"/boards/{board.id}/")
+            expect(page.locator("#bridge-status")).to_have_text("Live")
+        spread = [sockets_on(worker) for worker in workers]
+        assert sum(1 for count in spread if count) >= 2, f"sockets per worker: {spread}"
+
+        # A write through one worker, straight to it, reaches every viewer on any worker.
+        status, _ = request(
+            f"{workers[0].url}/api/v1/projects/{board.id}/kv/card:c1",
+            method="PUT",
+            body={"value": {"id": "c1", "title": "Written on worker 1", "column": "todo"}},
+            Authorization=f"Bearer {token}",
+        )
+        assert status == 200
+        for page in pages:
+            card_title_is(page, "Written on worker 1")
+
+        # A Knowledge document at its limit, in the worst encoding, passes nginx.
+        at_limit = {"title": "\U0001f4d8" * limits.MAX_TITLE_CHARS}
+        at_limit["markdown"] = "\x01" * limits.DEFAULT_DOCUMENT_BYTES
+        status, created = request(
+            f"{api}/knowledge/documents/",
+            method="POST",
+            body=at_limit,
+            Authorization=f"Bearer {token}",
+        )
+        assert status == 201 and created["size"] == limits.DEFAULT_DOCUMENT_BYTES
+
+        # Kill the busiest worker (not the idle socket's) while writes are in flight.
+        writes = Writes(api, token)
+        writer = threading.Thread(target=writes.run)
+        writer.start()
+        time.sleep(1.0)
+        victim = max((w for w in workers if w is not idle_on), key=sockets_on)
+        victim.kill()
+        time.sleep(2.0)
+        writes.stop.set()
+        writer.join(timeout=30)
+        lost = [
+            key
+            for key in writes.acknowledged
+            if engine.get_value(dataset_value(board.id, "kv", key)) is None
+        ]
+        print(
+            f"R14: {len(writes.acknowledged)} writes acknowledged through nginx, "
+            f"{writes.refused} refused around the kill, {len(lost)} lost"
+        )
+        assert writes.acknowledged and not lost
+
+        # Every page, including those whose socket was on the dead worker, is live again
+        # on another one and hears the next change.
+        for page in pages:
+            expect(page.locator("#bridge-status")).to_have_text("Live", timeout=15_000)
+        status, _ = request(
+            f"{api}/kv/card:c1",
+            method="PUT",
+            body={"value": {"id": "c1", "title": "After the kill", "column": "todo"}},
+            Authorization=f"Bearer {token}",
+        )
+        assert status == 200
+        for page in pages:
+            card_title_is(page, "After the kill")
+
+        # The idle socket outlived nginx's default idle timeouts and still answers.
+        time.sleep(max(0.0, IDLE_SECONDS - (time.monotonic() - idle_since)))
+        if idle.protocol.state.name != "OPEN":
+            pytest.fail(f"the idle websocket closed: {idle.protocol.close_code}")
+        idle.send(json.dumps({"v": 1, "id": 1, "op": "get", "key": "card:c1"}))
+        reply = json.loads(idle.recv(timeout=10))
+        if reply.get("event"):  # a change event may come first
+            reply = json.loads(idle.recv(timeout=10))
+        print(f"R14: an idle websocket stayed open {time.monotonic() - idle_since:.0f} s")
+        assert reply["ok"] is True
+        idle.close()
+
+
+def test_a_forged_x_forwarded_proto_changes_nothing_behind_nginx(
+    live_servers: Callable[..., list[LiveServer]],
+) -> None:
+    production = {
+        "KANBAN_MODE": "production",
+        "SECRET_KEY": "r14-" + "x" * 60,
+        "ALLOWED_HOSTS": HOST,
+        "KANBAN_DEMO_DATA": "0",
+    }
+    (worker,) = live_servers(1, env=production)
+    forged = {"X-Forwarded-Proto": "https"}
+    # Straight to the worker the header is trusted (it expects a TLS proxy in front)...
+    assert status_and_location(f"{worker.url}/accounts/login/", **forged)[0] == 200
+    with nginx_in_front_of([worker]) as proxy:
+        # ...but nginx sets it from the connection: plain HTTP is still sent to HTTPS.
+        status, location = status_and_location(f"{proxy.url}/accounts/login/", **forged)
+        assert status == 301 and location.startswith("https://"), (status, location)
+        assert status_and_location(f"{proxy.url}/healthz", **forged)[0] == 200
