@@ -308,6 +308,11 @@ KANBAN_SEARCHES_PER_USER = env_int("KANBAN_SEARCHES_PER_USER", 2, minimum=1)
 # The bridge websocket: per-connection message rate and burst.
 KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
 KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))
+# One person's share of a worker, across all their sockets (kanban/bridge/quota.py): open
+# sockets, and a message rate and burst (0: four sockets' worth).
+KANBAN_SOCKETS_PER_USER = env_int("KANBAN_SOCKETS_PER_USER", 32, minimum=1)
+KANBAN_BRIDGE_USER_RATE = float(os.environ.get("KANBAN_BRIDGE_USER_RATE", "0"))
+KANBAN_BRIDGE_USER_BURST = float(os.environ.get("KANBAN_BRIDGE_USER_BURST", "0"))
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -21,6 +20,7 @@ from django.db import DatabaseError
 from kanban.access.context import plugin_context
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
+from kanban.bridge.quota import QUOTA, TokenBucket
 from kanban.bridge.threads import in_thread
 from kanban.data.limits import max_request_bytes
 from kanban.projects import boards
@@ -30,23 +30,6 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import MAX_USER_KEY_LENGTH
 
 logger = logging.getLogger(__name__)
-
-
-class TokenBucket:
-    """Per-connection message rate limit."""
-
-    def __init__(self, rate: float, burst: float) -> None:
-        self.rate, self.burst = rate, burst
-        self.tokens, self.stamp = burst, time.monotonic()
-
-    def take(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
 
 
 class BridgeConsumer(AsyncWebsocketConsumer):
@@ -72,6 +55,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await self.accept()
             await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
             return
+        if not QUOTA.open(user.pk):
+            # This person holds as many sockets here as one may; the host retries later.
+            await self.accept()
+            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
+            return
+        self.counted = True
         self.user = user
         self.user_id = user.pk
         self.page = f"/boards/{self.consumer_id}/"
@@ -95,6 +84,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         await self.send_context(context)
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            QUOTA.close(self.user_id)
+            self.counted = False
         hub = getattr(self, "hub", None)
         if hub is not None:
             await hub.remove_socket(self)
@@ -122,7 +114,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
                 raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
             frame = jsoncodec.decode(text_data)
             # After decoding, so the refusal can name the request it refuses.
-            if not self.bucket.take():
+            if not (self.bucket.take() and QUOTA.take(self.user_id)):
                 raise KanbanError(ErrorCode.RATE_LIMITED, "too many bridge requests; slow down")
             request = frames.check_frame(frame)
             result = await self.handle(request)

@@ -486,6 +486,15 @@ def database_changes_replaced(project: Project, package: Package) -> list[dict[s
     type, and each relationship declaration dropped or changed."""
     last = _last_import(project)
     problems: list[dict[str, str]] = []
+    came_from, coming = _package_name(project.package_json), _package_name(package.text)
+    if came_from is not None and came_from != coming:
+        problems.append(
+            {
+                "path": "name",
+                "message": f"this project was imported from package {came_from!r}; this is "
+                f"{coming!r}: another package under the same project id would replace it",
+            }
+        )
     for field in ("name", "type"):
         now, wanted = str(getattr(project, field)), str(getattr(package, field))
         if now != wanted and now != last.get(field):
@@ -511,6 +520,15 @@ def database_changes_replaced(project: Project, package: Package) -> list[dict[s
             }
         )
     return problems
+
+
+def _package_name(text: str) -> str | None:
+    """The npm ``name`` of a package.json text (None when there is none to compare)."""
+    try:
+        name = json.loads(text).get("name") if text else None
+    except (ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _last_import(project: Project) -> dict[str, Any]:

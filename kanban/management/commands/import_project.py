@@ -34,8 +34,9 @@ class Command(BaseCommand):
             action="store_true",
             help=(
                 "replace what was changed in the database (admin, REST) since the last "
-                "import; without it such changes stop the import and are listed "
-                "(export_project writes them into a package)"
+                "import, or a project imported from another package under the same id; "
+                "without it such changes stop the import and are listed (export_project "
+                "writes them into a package)"
             ),
         )
 

@@ -580,3 +580,37 @@ async def test_entrypoints_through_the_bridge_are_listed_by_grant_and_never_run(
     assert ran["error"]["code"] == "not_supported"
     outside = await bob_on_board.call("entrypoints.run", alias="inventory", key="reorder")
     assert outside["error"]["code"] == "forbidden"
+
+
+async def test_one_person_holds_only_so_many_sockets_and_shares_one_message_rate(
+    world: dict[str, Any], settings: Any
+) -> None:
+    """#17 Low 6: 1,000 sockets were accepted for one user, and 50 sockets at the per-socket
+    rate answered 20,000 frames in 22 s."""
+    settings.KANBAN_SOCKETS_PER_USER = 2
+    settings.KANBAN_BRIDGE_USER_BURST = 3
+    settings.KANBAN_BRIDGE_USER_RATE = 0.001
+    first, _, _ = await open_bridge(world["board"], world["bob"])
+    second, _, _ = await open_bridge(world["board"], world["bob"])
+    cookie = await database_sync_to_async(session_cookie)(world["bob"])
+    third = WebsocketCommunicator(
+        application, f"/ws/boards/{world['board'].id}/", [ORIGIN, HOST, (b"cookie", cookie)]
+    )
+    connected, _ = await third.connect(timeout=5)
+    assert connected
+    assert await third.receive_output(timeout=5) == {"type": "websocket.close", "code": 1013}
+    # alice is not held back by bob's sockets.
+    alice, alice_connected, _ = await open_bridge(world["board"], world["alice"])
+    assert alice_connected
+
+    codes = []
+    for bridge in (Bridge(first), Bridge(second), Bridge(first), Bridge(second)):
+        codes.append((await bridge.call("get", key="k")).get("error", {}).get("code"))
+    assert codes == [None, None, None, "rate_limited"], "the two sockets share bob's burst"
+    assert (await Bridge(alice).call("get", key="k"))["ok"]
+
+    await first.disconnect()
+    fourth, fourth_connected, _ = await open_bridge(world["board"], world["bob"])
+    assert fourth_connected, "a closed socket frees its place"
+    for communicator in (second, alice, fourth):
+        await communicator.disconnect()

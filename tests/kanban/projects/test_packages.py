@@ -312,6 +312,26 @@ def test_a_project_made_in_the_database_is_not_silently_overwritten_by_a_package
     assert Project.objects.get(pk=SHOP).name == "Accounts"
 
 
+def test_another_package_under_the_same_project_id_does_not_quietly_replace_it(
+    shop_package: Path, tmp_path: Path
+) -> None:
+    """#17 Low 7: an import over a project last imported from another package succeeded
+    without a word."""
+    project_import(path=shop_package)
+    other = package_json()
+    other["name"] = "someone-elses-plugin"
+    impostor = write_package(tmp_path / "impostor", other, PLUGIN_FILES)
+
+    with pytest.raises(KanbanError) as caught:
+        project_import(path=impostor)
+
+    (problem,) = caught.value.details["problems"]
+    assert problem["path"] == "name" and "corner-shop-board" in problem["message"]
+    assert json.loads(Project.objects.get(pk=SHOP).package_json)["name"] == "corner-shop-board"
+    project_import(path=impostor, replace_database_changes=True)
+    assert json.loads(Project.objects.get(pk=SHOP).package_json)["name"] == "someone-elses-plugin"
+
+
 def test_an_imported_declaration_is_pending_until_the_other_side_exists_and_points_back(
     shop_package: Path, make_project: MakeProject, tmp_path: Path
 ) -> None:
