@@ -43,6 +43,10 @@ def configure_environment() -> dict[str, str]:
     os.environ["DJANGO_SETTINGS_MODULE"] = "kanban.settings"
     os.environ["KANBAN_BRIDGE_RATE"] = "1000000000"
     os.environ["KANBAN_BRIDGE_BURST"] = "1000000000"
+    # The viewers of a scenario are one account's many clients.
+    os.environ["KANBAN_SOCKETS_PER_USER"] = "1000000"
+    os.environ["KANBAN_BRIDGE_USER_RATE"] = "1000000000"
+    os.environ["KANBAN_BRIDGE_USER_BURST"] = "1000000000"
     os.environ["KANBAN_DEMO_DATA"] = "0"
     # Workers run as in production: DEBUG would wrap every query in a logging cursor.
     os.environ["DEBUG"] = "0"

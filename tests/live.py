@@ -93,6 +93,14 @@ def postgres_url(settings_dict: Mapping[str, Any]) -> str:
     return f"postgres://{credentials}{location}/{name}{query}"
 
 
+#: A worker's settings for a test whose many clients share one account.
+ONE_ACCOUNT_MANY_CLIENTS: dict[str, str] = {
+    "KANBAN_SOCKETS_PER_USER": "100000",
+    "KANBAN_BRIDGE_USER_RATE": "1e9",
+    "KANBAN_BRIDGE_USER_BURST": "1e9",
+}
+
+
 def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment, re-pointed at the test database.
 
@@ -107,6 +115,9 @@ def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # The test process may be inside Playwright's sync loop; that is no reason for a worker.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    # Load tests (R3, R8, R9) play many people with one account; one person's share of a
+    # worker is tested in process (tests/kanban/bridge/test_consumer.py).
+    env.update(ONE_ACCOUNT_MANY_CLIENTS)
     if extra:
         env.update(extra)
     return env

@@ -203,6 +203,15 @@ class Writes:
                 self.refused += 1
 
 
+def retitle(api: str, token: str, title: str) -> None:
+    """Give the demo's card c1 a new title through the REST API at ``api``."""
+    card = {"id": "c1", "title": title, "column": "todo"}
+    status, _ = request(
+        f"{api}/kv/card:c1", method="PUT", body={"value": card}, Authorization=f"Bearer {token}"
+    )
+    assert status == 200
+
+
 def card_title_is(page: Page, title: str, timeout: float = 10.0) -> None:
     condition = f"boardDebug.state.cards.find((c) => c.id === 'c1').title === {json.dumps(title)}"
     deadline = time.monotonic() + timeout
@@ -247,13 +256,7 @@ def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
         assert sum(1 for count in spread if count) >= 2, f"sockets per worker: {spread}"
 
         # A write through one worker, straight to it, reaches every viewer on any worker.
-        status, _ = request(
-            f"{workers[0].url}/api/v1/projects/{board.id}/kv/card:c1",
-            method="PUT",
-            body={"value": {"id": "c1", "title": "Written on worker 1", "column": "todo"}},
-            Authorization=f"Bearer {token}",
-        )
-        assert status == 200
+        retitle(f"{workers[0].url}/api/v1/projects/{board.id}", token, "Written on worker 1")
         for page in pages:
             card_title_is(page, "Written on worker 1")
 
@@ -293,13 +296,7 @@ def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
         # on another one and hears the next change.
         for page in pages:
             expect(page.locator("#bridge-status")).to_have_text("Live", timeout=15_000)
-        status, _ = request(
-            f"{api}/kv/card:c1",
-            method="PUT",
-            body={"value": {"id": "c1", "title": "After the kill", "column": "todo"}},
-            Authorization=f"Bearer {token}",
-        )
-        assert status == 200
+        retitle(api, token, "After the kill")
         for page in pages:
             card_title_is(page, "After the kill")
 
