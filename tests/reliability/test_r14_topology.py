@@ -233,13 +233,15 @@ def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
     bob = board.memberships.get(user__username="bob").user
     token = token_create(user=bob)[1]
     workers = live_servers(3, env=redis_layer)
-    with nginx_in_front_of(workers) as proxy:
+    with nginx_in_front_of(workers) as proxy, contextlib.ExitStack() as stack:
         api = f"{proxy.url}/api/v1/projects/{board.id}"
-        idle = connect(
-            f"ws://{HOST}:{proxy.port}/ws/boards/{board.id}/",
-            additional_headers=[("Cookie", session_cookie(bob).decode())],
-            origin=proxy.url,  # type: ignore[arg-type]
-            open_timeout=10,
+        idle = stack.enter_context(
+            connect(
+                f"ws://{HOST}:{proxy.port}/ws/boards/{board.id}/",
+                additional_headers=[("Cookie", session_cookie(bob).decode())],
+                origin=proxy.url,  # type: ignore[arg-type]
+                open_timeout=10,
+            )
         )
         idle_since = time.monotonic()
         assert json.loads(idle.recv(timeout=10))["event"] == "context"
@@ -310,7 +312,6 @@ def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
             reply = json.loads(idle.recv(timeout=10))
         print(f"R14: an idle websocket stayed open {time.monotonic() - idle_since:.0f} s")
         assert reply["ok"] is True
-        idle.close()
 
 
 def test_a_forged_x_forwarded_proto_changes_nothing_behind_nginx(
