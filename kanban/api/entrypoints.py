@@ -65,4 +65,3 @@ class EntrypointRunView(APIView):
             entrypoint_id=entrypoint_id,
             args=body.get("args"),
         )
-        raise AssertionError("unreachable: running an entrypoint is always refused")

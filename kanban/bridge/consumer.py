@@ -52,13 +52,11 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             # Not a refusal: an exhausted pool or a database restart. Say so, so the client
             # retries rather than reading a 403 as "not allowed".
             logger.warning("bridge connect could not check access", exc_info=True)
-            await self.accept()
-            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
+            await self._try_again_later()
             return
         if not QUOTA.open(user.pk):
             # This person holds as many sockets here as one may; the host retries later.
-            await self.accept()
-            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
+            await self._try_again_later()
             return
         self.counted = True
         self.user = user
@@ -82,6 +80,10 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             )
             return
         await self.send_context(context)
+
+    async def _try_again_later(self) -> None:
+        await self.accept()
+        await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "counted", False):

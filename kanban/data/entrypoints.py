@@ -4,7 +4,7 @@ target's own directory; the server never starts the target project."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 from uuid import UUID
 
 from kanban.access.decision import Op, access_project_data
@@ -34,7 +34,7 @@ def project_entrypoints_list(
 
 def project_entrypoint_run(
     *, user: Any, project_id: UUID, entrypoint_id: object, args: object, alias: str | None = None
-) -> Any:
+) -> NoReturn:
     """Always refused: ``not_supported`` once the call is one the grant would allow, so the
     refusal says what to do instead (run it locally); ``forbidden`` before that."""
     checked = check_entrypoint_id(entrypoint_id)

@@ -14,10 +14,10 @@ projects to read, developer to write.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from django.conf import settings
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.data.kv import Origin, write_source
 from storage import knowledge
-from storage.errors import ErrorCode, KanbanError
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.knowledge import INDEX_KEY
 from storage.writes import ANY
 
@@ -239,3 +239,111 @@ def project_knowledge_read_lines(
     return knowledge.knowledge_read_lines(
         project_id=target, document_id=document_id, start_line=start_line, end_line=end_line
     )
+
+
+# --- one call, as the transports name it ---------------------------------------------------
+
+
+def knowledge_action(
+    *,
+    action: str,
+    user: Any,
+    project_id: UUID,
+    alias: str | None,
+    document_id: str | None,
+    arguments: Mapping[str, Any],
+    origin: Origin,
+) -> Any:
+    """One of the seven Knowledge calls (``list``, ``get``, ``create``, ``edit``,
+    ``delete``, ``search``, ``read_lines``) with its ``arguments`` (the SDK's field names;
+    a null is the same as leaving a field out), answered as JSON. The bridge and MCP both
+    call this; REST maps its own URLs onto the functions above."""
+    run = _ACTIONS.get(action)
+    if run is None:
+        raise invalid_argument(f"unknown knowledge action {action!r}", field="action")
+    given = {name: item for name, item in arguments.items() if item is not None}
+    return run(
+        _Call(action, {"user": user, "project_id": project_id, "alias": alias}, document_id, given),
+        origin,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    action: str
+    common: dict[str, Any]
+    document_id: str | None
+    arguments: dict[str, Any]
+
+    def needs(self, name: str) -> Any:
+        if name not in self.arguments:
+            raise invalid_argument(f"{self.action} needs {name!r}", field=name)
+        return self.arguments[name]
+
+    def document(self) -> str:
+        if self.document_id is None:
+            raise invalid_argument(f"{self.action} needs the document id", field="id")
+        return self.document_id
+
+
+def _list(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_list(cursor=call.arguments.get("cursor"), **call.common).as_dict()
+
+
+def _get(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_get(document_id=call.document(), **call.common).as_dict()
+
+
+def _create(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_create(
+        title=call.needs("title"),
+        markdown=call.needs("markdown"),
+        document_id=call.document_id,
+        origin=origin,
+        **call.common,
+    ).as_dict()
+
+
+def _edit(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_edit(
+        document_id=call.document(),
+        title=call.arguments.get("title"),
+        markdown=call.arguments.get("markdown"),
+        origin=origin,
+        **call.common,
+    ).as_dict()
+
+
+def _delete(call: _Call, origin: Origin) -> Any:
+    deleted = project_knowledge_delete(document_id=call.document(), origin=origin, **call.common)
+    return {"deleted": deleted}
+
+
+def _search(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_search(
+        query=call.needs("query"),
+        document_id=call.document_id,
+        before_lines=call.arguments.get("beforeLines", 0),
+        after_lines=call.arguments.get("afterLines", 0),
+        **call.common,
+    ).as_dict()
+
+
+def _read_lines(call: _Call, origin: Origin) -> Any:
+    return project_knowledge_read_lines(
+        document_id=call.document(),
+        start_line=call.needs("start"),
+        end_line=call.arguments.get("end"),
+        **call.common,
+    ).as_dict()
+
+
+_ACTIONS: Final[dict[str, Callable[[_Call, Origin], Any]]] = {
+    "list": _list,
+    "get": _get,
+    "create": _create,
+    "edit": _edit,
+    "delete": _delete,
+    "search": _search,
+    "read_lines": _read_lines,
+}

@@ -146,71 +146,23 @@ def _kv_set(call: Call) -> Any:
     return {"revision": revision}
 
 
-def _list(call: Call) -> Any:
-    return knowledge.project_knowledge_list(
-        cursor=call.arguments.get("cursor"), **call.common
-    ).as_dict()
+def _knowledge(action: str) -> Callable[[Call], Any]:
+    def run(call: Call) -> Any:
+        return knowledge.knowledge_action(
+            action=action,
+            document_id=call.arguments.get("id"),
+            arguments=call.arguments,
+            origin=call.origin(),
+            **call.common,
+        )
 
-
-def _get(call: Call) -> Any:
-    return knowledge.project_knowledge_get(document_id=call.required("id"), **call.common).as_dict()
-
-
-def _create(call: Call) -> Any:
-    return knowledge.project_knowledge_create(
-        title=call.required("title"),
-        markdown=call.required("markdown"),
-        document_id=call.arguments.get("id"),
-        origin=call.origin(),
-        **call.common,
-    ).as_dict()
-
-
-def _edit(call: Call) -> Any:
-    return knowledge.project_knowledge_edit(
-        document_id=call.required("id"),
-        title=call.arguments.get("title"),
-        markdown=call.arguments.get("markdown"),
-        origin=call.origin(),
-        **call.common,
-    ).as_dict()
-
-
-def _delete(call: Call) -> Any:
-    deleted = knowledge.project_knowledge_delete(
-        document_id=call.required("id"), origin=call.origin(), **call.common
-    )
-    return {"deleted": deleted}
-
-
-def _search(call: Call) -> Any:
-    return knowledge.project_knowledge_search(
-        query=call.required("query"),
-        document_id=call.arguments.get("id"),
-        before_lines=call.arguments.get("beforeLines", 0),
-        after_lines=call.arguments.get("afterLines", 0),
-        **call.common,
-    ).as_dict()
-
-
-def _read_lines(call: Call) -> Any:
-    return knowledge.project_knowledge_read_lines(
-        document_id=call.required("id"),
-        start_line=call.required("start"),
-        end_line=call.arguments.get("end"),
-        **call.common,
-    ).as_dict()
+    return run
 
 
 #: action -> (whether it writes, what runs it)
 _Action = tuple[bool, Callable[[Call], Any]]
 _KV: Final[dict[str, _Action]] = {"get": (False, _kv_get), "set": (True, _kv_set)}
 _KNOWLEDGE: Final[dict[str, _Action]] = {
-    "list": (False, _list),
-    "get": (False, _get),
-    "create": (True, _create),
-    "edit": (True, _edit),
-    "delete": (True, _delete),
-    "search": (False, _search),
-    "read_lines": (False, _read_lines),
+    action: (action in ("create", "edit", "delete"), _knowledge(action))
+    for action in ("list", "get", "create", "edit", "delete", "search", "read_lines")
 }

@@ -73,13 +73,20 @@ def _listing(request: HttpRequest, *, archived: bool) -> dict[str, Any]:
 @login_required
 @require_http_methods(["GET"])
 def dashboard(request: HttpRequest) -> HttpResponse:
+    return _dashboard(request, form={"name": "", "template": Template.BOARD})
+
+
+def _dashboard(
+    request: HttpRequest, *, form: dict[str, str], status: int = 200, **extra: Any
+) -> HttpResponse:
     context = _listing(request, archived=False)
     context.update(
         demo=not settings.PRODUCTION and demo_is_loaded(),
         templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
-        form={"name": "", "template": Template.BOARD},
+        form=form,
+        **extra,
     )
-    return render(request, "kanban/dashboard.html", context)
+    return render(request, "kanban/dashboard.html", context, status=status)
 
 
 @login_required
@@ -89,14 +96,13 @@ def board_new(request: HttpRequest) -> HttpResponse:
     try:
         project = board_create(user=request.user, name=name, template=template)
     except KanbanError as error:
-        context = _listing(request, archived=False)
-        context.update(
-            templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
+        return _dashboard(
+            request,
             form={"name": name, "template": template},
+            status=400,
             create_error=error.message,
             create_open=True,
         )
-        return render(request, "kanban/dashboard.html", context, status=400)
     return redirect("board", project.id)
 
 
