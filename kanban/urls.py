@@ -5,7 +5,6 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
-from kanban.mcp.server import mcp_endpoint
 from kanban.web import dashboard, views
 
 urlpatterns = [
@@ -26,5 +25,4 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("kanban.api.urls")),
-    path("mcp/", mcp_endpoint, name="mcp"),
 ]

@@ -106,6 +106,27 @@ def token_authenticate(*, plaintext: str) -> ApiToken | None:
     return token
 
 
+def token_from_authorization(header: bytes | str) -> ApiToken | None:
+    """The token an ``Authorization`` header carries: None when it is not ``Bearer``
+    (other schemes fall through, to the session on REST); ``unauthenticated`` when it is
+    but the token is malformed, unknown, expired or revoked. REST and MCP both read the
+    header here, so they agree on every malformed one."""
+    raw = header.encode("latin-1") if isinstance(header, str) else header
+    parts = raw.split()
+    if not parts or parts[0].lower() != b"bearer":
+        return None
+    if len(parts) != 2:
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "malformed Authorization header")
+    try:
+        plaintext = parts[1].decode("ascii")
+    except UnicodeDecodeError:
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "malformed bearer token") from None
+    token = token_authenticate(plaintext=plaintext)
+    if token is None:
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "invalid, expired or revoked token")
+    return token
+
+
 def access_token_scope(*, token: ApiToken, project_id: UUID | None, write: bool) -> None:
     """Refuse what the token's scope leaves out: another project than its own (``not_found``,
     as for a project the user cannot see; ``project_id`` None is a call naming no project,

@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
-from kanban.api.origin import WRITE_HEADERS, rest_origin
 from kanban.api.parsers import StrictJSONParser
+from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.schema import json_body
 from kanban.data import knowledge as actions
 from storage import limits
@@ -173,7 +173,7 @@ class DocumentListView(KnowledgeView):
             title=body["title"],
             markdown=body["markdown"],
             document_id=body.get("id"),
-            origin=rest_origin(self.request),
+            provenance=rest_provenance(self.request),
             **self.scope(kwargs),
         )
         return Response(created.as_dict(), status=201)
@@ -197,7 +197,7 @@ class DocumentView(KnowledgeView):
             document_id=document_id,
             title=body.get("title"),
             markdown=body.get("markdown"),
-            origin=rest_origin(self.request),
+            provenance=rest_provenance(self.request),
             **extra,
             **self.scope(kwargs),
         )
@@ -241,7 +241,7 @@ class DocumentView(KnowledgeView):
     )
     def delete(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         deleted = actions.project_knowledge_delete(
-            document_id=document_id, origin=rest_origin(self.request), **self.scope(kwargs)
+            document_id=document_id, provenance=rest_provenance(self.request), **self.scope(kwargs)
         )
         return Response({"deleted": deleted})
 

@@ -10,19 +10,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.api.origin import WRITE_HEADERS, rest_origin
+from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.schema import json_body
 from kanban.data import kv as kv_actions
-from storage.errors import ErrorCode, KanbanError, invalid_argument
-from storage.kv import Entry
+from kanban.data.kv import WRITE_ACTIONS, Provenance
+from storage.errors import invalid_argument
 from storage.limits import MAX_BATCH_KEYS
 from storage.namespaces import Domain
-from storage.writes import ANY
 
+#: What a read names as its provenance: nothing is recorded of it.
+READ = Provenance(via="api")
 _PUT_FIELDS = frozenset({"value", "expectedRevision"})
 
 
-def check_put_body(data: Any) -> tuple[Any, Any]:
+def check_put_body(data: Any) -> dict[str, Any]:
     """``{"value": ..., "expectedRevision"?: "<rev>" | null}`` and nothing else."""
     if not isinstance(data, dict):
         raise invalid_argument('the body must be a JSON object {"value": ...}')
@@ -31,17 +32,7 @@ def check_put_body(data: Any) -> tuple[Any, Any]:
         raise invalid_argument(f"unknown field {extra[0]!r}", field=extra[0])
     if "value" not in data:
         raise invalid_argument('the body needs a "value"', field="value")
-    return data["value"], data.get("expectedRevision", ANY)
-
-
-def render_entry(entry: Entry) -> dict[str, Any]:
-    return {
-        "key": entry.key,
-        "value": entry.value,
-        "revision": entry.revision,
-        "updatedAt": entry.updated_at.isoformat(),
-        "source": entry.source,
-    }
+    return data
 
 
 ERRORS = {
@@ -72,21 +63,24 @@ class EntryView(APIView):
     domain: ClassVar[Domain] = "kv"
     related: ClassVar[bool] = False
 
-    def _scope(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, action: str, key: str, kwargs: dict[str, Any], **arguments: Any) -> Any:
         scope: dict[str, Any] = {"user": self.request.user, "project_id": kwargs["project_id"]}
         if self.related:
             scope["alias"] = kwargs["alias"]
         else:
             scope["domain"] = self.domain
             scope["conversation_id"] = kwargs.get("conversation_id")
-        return scope
+        return kv_actions.kv_action(
+            action=action,
+            arguments={"key": key, **arguments},
+            # Only a write records where it came from (and reads its headers).
+            provenance=rest_provenance(self.request) if action in WRITE_ACTIONS else READ,
+            **scope,
+        )
 
     @extend_schema(parameters=[KEY], responses={200: ENTRY, **ERRORS})
     def get(self, request: Request, key: str, **kwargs: Any) -> Response:
-        entry = kv_actions.project_kv_get(key=key, **self._scope(kwargs))
-        if entry is None:
-            raise KanbanError(ErrorCode.NOT_FOUND, "no value is stored under this key")
-        return Response(render_entry(entry))
+        return Response(self._call("entry", key, kwargs))
 
     @extend_schema(
         parameters=[KEY, *WRITE_HEADERS],
@@ -94,22 +88,13 @@ class EntryView(APIView):
         responses={200: OpenApiResponse(description='{"revision"}'), **ERRORS},
     )
     def put(self, request: Request, key: str, **kwargs: Any) -> Response:
-        value, expected = check_put_body(request.data)
-        revision = kv_actions.project_kv_set(
-            key=key,
-            value=value,
-            expected_revision=expected,
-            origin=rest_origin(request),
-            **self._scope(kwargs),
-        )
-        return Response({"revision": revision})
+        return Response(self._call("set", key, kwargs, **check_put_body(request.data)))
 
     @extend_schema(
         parameters=[KEY], responses={200: OpenApiResponse(description='{"deleted"}'), **ERRORS}
     )
     def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
-        deleted = kv_actions.project_kv_delete(key=key, **self._scope(kwargs))
-        return Response({"deleted": deleted})
+        return Response(self._call("delete", key, kwargs))
 
 
 class KvView(EntryView):
@@ -161,13 +146,15 @@ class BatchGetView(APIView):
 
     @extend_schema(request=BATCH_BODY, responses={200: BATCH_RESULTS, **ERRORS})
     def post(self, request: Request, **kwargs: Any) -> Response:
-        items = kv_actions.project_kv_get_many(
+        results = kv_actions.kv_action(
+            action="getMany",
             user=request.user,
             project_id=kwargs["project_id"],
             alias=kwargs.get("alias") if self.related else None,
-            keys=check_batch_body(request.data),
+            arguments={"keys": check_batch_body(request.data)},
+            provenance=READ,
         )
-        return Response({"results": [kv_actions.read_result(item) for item in items]})
+        return Response({"results": results})
 
 
 class RelatedBatchGetView(BatchGetView):

@@ -14,7 +14,7 @@ from uuid import UUID
 
 from kanban.bridge.frames import Request
 from kanban.data.knowledge import knowledge_action
-from kanban.data.kv import Origin
+from kanban.data.kv import Provenance
 
 #: Wire op -> the action's name.
 _ACTIONS: Final = {
@@ -38,5 +38,5 @@ def knowledge_call(*, user: Any, consumer_id: UUID, page: str, request: Request)
         alias=request.alias,
         document_id=document_id,
         arguments=arguments,
-        origin=Origin(via="bridge", page=page),
+        provenance=Provenance(via="bridge", page=page),
     )

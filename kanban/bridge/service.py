@@ -7,7 +7,7 @@ access function; tests call these directly as well.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from kanban.access.context import plugin_context
@@ -20,6 +20,7 @@ from kanban.data import entrypoints
 from kanban.data import kv as kv_actions
 from kanban.data.configurations import DEFAULT_ID, configuration_update
 from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.writes import ANY
 
 
 def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:
@@ -28,30 +29,31 @@ def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> A
     )
 
 
-def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) -> Any:
-    if request.op == "get":
-        assert request.key is not None
-        entry = kv_actions.project_kv_get(
-            user=user, project_id=consumer_id, alias=request.alias, key=request.key
-        )
-        return kv_actions.read_result(entry)
+#: The KV ops, named as their actions are.
+KV_OPS: Final = frozenset({"get", "getMany", "set"})
+
+
+def kv_arguments(request: Request) -> dict[str, Any]:
+    """A frame's arguments under the action's names: a batched read's keys travel in
+    ``value``; ``expectedRevision`` only when the frame has one."""
     if request.op == "getMany":
-        items = kv_actions.project_kv_get_many(
-            user=user, project_id=consumer_id, alias=request.alias, keys=request.value
-        )
-        return [kv_actions.read_result(item) for item in items]
-    if request.op == "set":
-        assert request.key is not None
-        revision = kv_actions.project_kv_set(
+        return {"keys": request.value}
+    arguments = {"key": request.key, "value": request.value}
+    if request.expected_revision is not ANY:
+        arguments["expectedRevision"] = request.expected_revision
+    return arguments
+
+
+def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) -> Any:
+    if request.op in KV_OPS:
+        return kv_actions.kv_action(
+            action=request.op,
             user=user,
             project_id=consumer_id,
             alias=request.alias,
-            key=request.key,
-            value=request.value,
-            expected_revision=request.expected_revision,
-            origin=kv_actions.Origin(via="bridge", page=page),
+            arguments=kv_arguments(request),
+            provenance=kv_actions.Provenance(via="bridge", page=page),
         )
-        return {"revision": revision}
     if request.op == "configuration.set":
         # The key is the configuration the plugin shows: its id, or "default".
         if request.alias is not None:

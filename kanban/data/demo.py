@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from kanban.access.memberships import membership_set
-from kanban.data.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.projects.packages import project_import
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
@@ -90,10 +90,12 @@ def demo_load() -> list[DemoLogin]:
 
 
 def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
-    origin = Origin(via="cli")
+    provenance = Provenance(via="cli")
 
     def put(project_id: Any, key: str, value: Any) -> None:
-        project_kv_set(user=user, project_id=project_id, key=key, value=value, origin=origin)
+        project_kv_set(
+            user=user, project_id=project_id, key=key, value=value, provenance=provenance
+        )
 
     put(board_id, "board:columns", COLUMNS)
     put(board_id, "board:cards", [card[0] for card in CARDS])

@@ -23,7 +23,7 @@ from uuid import UUID
 from django.conf import settings
 
 from kanban.access.decision import Access, Op, access_project_data
-from kanban.data.kv import Origin, write_source
+from kanban.data.kv import Provenance, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.knowledge import INDEX_KEY
@@ -62,7 +62,12 @@ def _read(*, user: Any, project_id: UUID, alias: str | None, document_id: str | 
 
 
 def _write(
-    *, user: Any, project_id: UUID, alias: str | None, document_id: str | None, origin: Origin
+    *,
+    user: Any,
+    project_id: UUID,
+    alias: str | None,
+    document_id: str | None,
+    provenance: Provenance,
 ) -> tuple[Access, dict[str, Any]]:
     """Authorize a write; its access, and the target project and the write's source as
     storage takes them.
@@ -85,7 +90,7 @@ def _write(
             "grant on it too; a write-only grant only creates documents under new ids",
             alias=alias,
         )
-    source = write_source(user=user, access=access, origin=origin, conversation_id=None)
+    source = write_source(user=user, access=access, provenance=provenance, conversation_id=None)
     return access, {"project_id": access.target_id, "source": source}
 
 
@@ -127,12 +132,16 @@ def project_knowledge_create(
     project_id: UUID,
     title: str,
     markdown: str,
-    origin: Origin,
+    provenance: Provenance,
     alias: str | None = None,
     document_id: str | None = None,
 ) -> knowledge.DocumentSummary | WriteReceipt:
     access, writing = _write(
-        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        document_id=document_id,
+        provenance=provenance,
     )
     created = knowledge.knowledge_create(
         title=title, markdown=markdown, document_id=document_id, **writing
@@ -145,14 +154,18 @@ def project_knowledge_edit(
     user: Any,
     project_id: UUID,
     document_id: str,
-    origin: Origin,
+    provenance: Provenance,
     alias: str | None = None,
     title: str | None = None,
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
     _, writing = _write(
-        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        document_id=document_id,
+        provenance=provenance,
     )
     return knowledge.knowledge_edit(
         document_id=document_id,
@@ -168,11 +181,15 @@ def project_knowledge_delete(
     user: Any,
     project_id: UUID,
     document_id: str,
-    origin: Origin,
+    provenance: Provenance,
     alias: str | None = None,
 ) -> bool:
     _, writing = _write(
-        user=user, project_id=project_id, alias=alias, document_id=document_id, origin=origin
+        user=user,
+        project_id=project_id,
+        alias=alias,
+        document_id=document_id,
+        provenance=provenance,
     )
     return knowledge.knowledge_delete(document_id=document_id, **writing)
 
@@ -252,7 +269,7 @@ def knowledge_action(
     alias: str | None,
     document_id: str | None,
     arguments: Mapping[str, Any],
-    origin: Origin,
+    provenance: Provenance,
 ) -> Any:
     """One of the seven Knowledge calls (``list``, ``get``, ``create``, ``edit``,
     ``delete``, ``search``, ``read_lines``) with its ``arguments`` (the SDK's field names;
@@ -264,7 +281,7 @@ def knowledge_action(
     given = {name: item for name, item in arguments.items() if item is not None}
     return run(
         _Call(action, {"user": user, "project_id": project_id, "alias": alias}, document_id, given),
-        origin,
+        provenance,
     )
 
 
@@ -286,40 +303,42 @@ class _Call:
         return self.document_id
 
 
-def _list(call: _Call, origin: Origin) -> Any:
+def _list(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_list(cursor=call.arguments.get("cursor"), **call.common).as_dict()
 
 
-def _get(call: _Call, origin: Origin) -> Any:
+def _get(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_get(document_id=call.document(), **call.common).as_dict()
 
 
-def _create(call: _Call, origin: Origin) -> Any:
+def _create(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_create(
         title=call.needs("title"),
         markdown=call.needs("markdown"),
         document_id=call.document_id,
-        origin=origin,
+        provenance=provenance,
         **call.common,
     ).as_dict()
 
 
-def _edit(call: _Call, origin: Origin) -> Any:
+def _edit(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_edit(
         document_id=call.document(),
         title=call.arguments.get("title"),
         markdown=call.arguments.get("markdown"),
-        origin=origin,
+        provenance=provenance,
         **call.common,
     ).as_dict()
 
 
-def _delete(call: _Call, origin: Origin) -> Any:
-    deleted = project_knowledge_delete(document_id=call.document(), origin=origin, **call.common)
+def _delete(call: _Call, provenance: Provenance) -> Any:
+    deleted = project_knowledge_delete(
+        document_id=call.document(), provenance=provenance, **call.common
+    )
     return {"deleted": deleted}
 
 
-def _search(call: _Call, origin: Origin) -> Any:
+def _search(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_search(
         query=call.needs("query"),
         document_id=call.document_id,
@@ -329,7 +348,7 @@ def _search(call: _Call, origin: Origin) -> Any:
     ).as_dict()
 
 
-def _read_lines(call: _Call, origin: Origin) -> Any:
+def _read_lines(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_read_lines(
         document_id=call.document(),
         start_line=call.needs("start"),
@@ -338,7 +357,7 @@ def _read_lines(call: _Call, origin: Origin) -> Any:
     ).as_dict()
 
 
-_ACTIONS: Final[dict[str, Callable[[_Call, Origin], Any]]] = {
+_ACTIONS: Final[dict[str, Callable[[_Call, Provenance], Any]]] = {
     "list": _list,
     "get": _get,
     "create": _create,

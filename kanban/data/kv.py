@@ -8,6 +8,7 @@ scope, no PersistentValue (Knowledge has its own grant and module).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from uuid import UUID
@@ -26,7 +27,7 @@ MAX_RUN_ID_LENGTH: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
-class Origin:
+class Provenance:
     """Through what a write arrived; becomes part of its last write source. An agent's write
     (REST or MCP) may name the run and the conversation it belongs to, and a token's names
     the token (its public prefix)."""
@@ -63,20 +64,20 @@ def check_raw_write(domain: Domain, conversation_id: str | None, key: str) -> No
 
 
 def write_source(
-    *, user: Any, access: Access, origin: Origin, conversation_id: str | None
+    *, user: Any, access: Access, provenance: Provenance, conversation_id: str | None
 ) -> dict[str, Any]:
     source: dict[str, Any] = {
         "user": user.get_username(),
         "userId": user.pk,
-        "via": origin.via,
+        "via": provenance.via,
         "consumerProject": str(access.consumer_id),
     }
     optional = {
         "alias": access.alias,
-        "page": origin.page,
-        "runId": origin.run_id,
-        "conversationId": conversation_id or origin.conversation_id,
-        "token": origin.token,
+        "page": provenance.page,
+        "runId": provenance.run_id,
+        "conversationId": conversation_id or provenance.conversation_id,
+        "token": provenance.token,
     }
     source.update({name: item for name, item in optional.items() if item is not None})
     return source
@@ -159,7 +160,7 @@ def project_kv_set(
     project_id: UUID,
     key: str,
     value: Any,
-    origin: Origin,
+    provenance: Provenance,
     alias: str | None = None,
     domain: Domain = "kv",
     conversation_id: str | None = None,
@@ -175,7 +176,9 @@ def project_kv_set(
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
     dataset = _dataset(access, domain, conversation_id)
     check_raw_write(domain, conversation_id, key)
-    source = write_source(user=user, access=access, origin=origin, conversation_id=conversation_id)
+    source = write_source(
+        user=user, access=access, provenance=provenance, conversation_id=conversation_id
+    )
     try:
         return kv.kv_set(
             dataset=dataset,
@@ -213,3 +216,118 @@ def project_kv_delete(
     dataset = _dataset(access, domain, conversation_id)
     check_raw_write(domain, conversation_id, key)
     return kv.kv_delete(dataset=dataset, key=key)
+
+
+# --- one call, as the transports name it ---------------------------------------------------
+
+
+def kv_action(
+    *,
+    action: str,
+    user: Any,
+    project_id: UUID,
+    arguments: Mapping[str, Any],
+    provenance: Provenance,
+    alias: str | None = None,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+) -> Any:
+    """One KV call with its ``arguments`` (the SDK's field names: ``key``, ``keys``,
+    ``value``, ``expectedRevision``), answered as JSON. The bridge, REST and MCP all call
+    this and keep only their own mapping of arguments and errors:
+
+    - ``get``: ``{found, value?, revision?}``; ``entry``: the stored entry with its write
+      source and time (``not_found`` when absent);
+    - ``getMany``: one ``get`` answer per named key, in order, a refused key as
+      ``{found: false, error}``;
+    - ``set``: ``{revision}``; with ``expectedRevision`` (null = must be absent) a
+      compare-and-set whose ``conflict`` carries the current entry when readable;
+    - ``delete``: ``{deleted}`` (the project's own datasets only).
+    """
+    run = _ACTIONS.get(action)
+    if run is None:
+        raise invalid_argument(f"unknown kv action {action!r}", field="action")
+    scope = {
+        "user": user,
+        "project_id": project_id,
+        "alias": alias,
+        "domain": domain,
+        "conversation_id": conversation_id,
+    }
+    return run(_KvCall(action, scope, arguments), provenance)
+
+
+@dataclass(frozen=True, slots=True)
+class _KvCall:
+    action: str
+    scope: dict[str, Any]
+    arguments: Mapping[str, Any]
+
+    def needs(self, name: str) -> Any:
+        if name not in self.arguments:
+            raise invalid_argument(f"{self.action} needs {name!r}", field=name)
+        return self.arguments[name]
+
+    @property
+    def key(self) -> Any:
+        if self.arguments.get("key") is None:
+            raise invalid_argument(f"{self.action} needs 'key'", field="key")
+        return self.arguments["key"]
+
+
+def _get(call: _KvCall, provenance: Provenance) -> Any:
+    return read_result(project_kv_get(key=call.key, **call.scope))
+
+
+def _entry(call: _KvCall, provenance: Provenance) -> Any:
+    entry = project_kv_get(key=call.key, **call.scope)
+    if entry is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no value is stored under this key")
+    return render_entry(entry)
+
+
+def render_entry(entry: kv.Entry) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "revision": entry.revision,
+        "updatedAt": entry.updated_at.isoformat(),
+        "source": entry.source,
+    }
+
+
+def _get_many(call: _KvCall, provenance: Provenance) -> Any:
+    if call.scope["conversation_id"] is not None:
+        raise invalid_argument("a batched read reads project-scope values", field="keys")
+    scope = {name: call.scope[name] for name in ("user", "project_id", "alias", "domain")}
+    items = project_kv_get_many(keys=call.needs("keys"), **scope)
+    return [read_result(item) for item in items]
+
+
+def _set(call: _KvCall, provenance: Provenance) -> Any:
+    revision = project_kv_set(
+        key=call.key,
+        value=call.needs("value"),
+        expected_revision=call.arguments.get("expectedRevision", ANY),
+        provenance=provenance,
+        **call.scope,
+    )
+    return {"revision": revision}
+
+
+def _delete(call: _KvCall, provenance: Provenance) -> Any:
+    if call.scope["alias"] is not None:
+        raise invalid_argument("related projects offer no delete", field="alias")
+    scope = {k: v for k, v in call.scope.items() if k != "alias"}
+    return {"deleted": project_kv_delete(key=call.key, **scope)}
+
+
+_ACTIONS: Final[dict[str, Callable[[_KvCall, Provenance], Any]]] = {
+    "get": _get,
+    "entry": _entry,
+    "getMany": _get_many,
+    "set": _set,
+    "delete": _delete,
+}
+#: The actions that write: a read-only token may call only the others.
+WRITE_ACTIONS: Final = frozenset({"set", "delete"})

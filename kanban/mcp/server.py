@@ -1,152 +1,227 @@
-"""``/mcp/``: the Model Context Protocol over Streamable HTTP, for agents.
+"""``/mcp/``: the Model Context Protocol over Streamable HTTP, for agents, served by the
+official SDK (``mcp``).
 
-Stateless and JSON-only: each POST carries one JSON-RPC message and a request is answered in
-the response body (``application/json``), so any worker answers any call and nothing
-outlives a request. There is no server-to-client stream (GET answers 405, as the transport
-allows) and no session to end. The MCP SDK's server needs an ASGI lifespan that daphne does
-not run, so the handful of methods a tools-only server speaks are implemented here:
-``initialize``, ``ping``, ``tools/list`` and ``tools/call``.
+Stateless and JSON-only: each POST carries one JSON-RPC message answered in the response
+body, so any worker answers any call and nothing outlives a request. The SDK's session
+manager needs its ``run()`` entered for as long as it serves; daphne runs no ASGI lifespan,
+so each worker's event loop enters one the first time it is asked (``_manager``), and keeps
+it until the loop ends.
 
-Every request authenticates its Bearer token again: a token names one project and is
-revoked, or expires, between one call and the next.
+In front of the SDK, this endpoint keeps the behaviour its clients already rely on
+(``McpEndpoint``): only POST (GET would hold a stream open; it answers 405), the Host and
+Origin checks every other way in makes (``kanban.access.origins``), the bearer token read by
+the parser REST uses, and the body parsed by the project's own JSON codec, with its depth
+limit and no NaN. Every request authenticates its token again: a token names one project
+and is revoked, or expires, between one call and the next.
 """
 
 from __future__ import annotations
 
-import json
-import logging
+import asyncio
+import weakref
 from typing import Any, Final
-from urllib.parse import urlsplit
 
-from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.http.request import validate_host
-from django.views.decorators.csrf import csrf_exempt
+import mcp_types as types
+from channels.db import database_sync_to_async
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 
-from kanban.accounts.tokens import token_authenticate
-from kanban.mcp.tools import TOOLS, tool_call
+from kanban.access.origins import host_allowed, origin_allowed, request_scheme
+from kanban.accounts.tokens import token_from_authorization
+from kanban.mcp.tools import TOOL_NAMES, TOOLS, tool_result
 from kanban.models import ApiToken
 from storage import jsoncodec
 from storage.errors import KanbanError
 
-logger = logging.getLogger(__name__)
-
-#: The handshake revisions this server speaks, newest first.
-PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26")
-SERVER_INFO: Final = {"name": "kanban", "title": "Kanban boards", "version": "1.0.0"}
+SERVER_NAME: Final = "kanban"
+SERVER_TITLE: Final = "Kanban boards"
+SERVER_VERSION: Final = "1.0.0"
 INSTRUCTIONS: Final = (
-    "Tools over one kanban project's Knowledge documents and KV, chosen by the bearer "
-    "token; pass `alias` to reach a related project. Results are JSON text."
+    "Tools over one kanban project's Knowledge documents, KV and Board cards, chosen by the "
+    "bearer token; pass `alias` to reach a related project. Results are JSON text. Change "
+    "a Board's cards with board_cards, which keeps the board's layout whole."
 )
+#: A value at its depth limit, inside a tool call's message, params and arguments.
+MESSAGE_DEPTH: Final = jsoncodec.MAX_DEPTH + 3
+#: Where the endpoint leaves the authenticated token for the tool handler.
+TOKEN_SCOPE_KEY: Final = "kanban.mcp.token"  # noqa: S105 - a scope key, not a secret
 
-# JSON-RPC error codes.
+# JSON-RPC error codes this layer answers with itself.
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 #: Not a JSON-RPC code of the spec: the bearer token is missing, invalid or revoked.
 UNAUTHORIZED: Final = -32001
 
 
-def _error(message_id: Any, code: int, message: str, status: int) -> JsonResponse:
-    body = {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": message}}
-    return JsonResponse(body, status=status)
+async def _list_tools(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(
+                name=tool["name"],
+                title=tool["title"],
+                description=tool["description"],
+                input_schema=tool["inputSchema"],
+            )
+            for tool in TOOLS
+        ]
+    )
 
 
-def _result(message_id: Any, result: dict[str, Any]) -> JsonResponse:
-    return JsonResponse({"jsonrpc": "2.0", "id": message_id, "result": result})
+async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    if params.name not in TOOL_NAMES:
+        raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}")
+    token: ApiToken = ctx.request.scope[TOKEN_SCOPE_KEY]
+    failed, text = await database_sync_to_async(tool_result)(
+        token=token, name=params.name, arguments=params.arguments or {}
+    )
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 
 
-def _token(request: HttpRequest) -> ApiToken | None:
-    scheme, _, plaintext = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not plaintext.strip():
-        return None
-    return token_authenticate(plaintext=plaintext.strip())
+def build_server() -> Server[Any]:
+    return Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        title=SERVER_TITLE,
+        instructions=INSTRUCTIONS,
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+    )
 
 
-def _origin_allowed(request: HttpRequest) -> bool:
-    """Browsers send Origin; a page on another site must not drive a local agent endpoint
-    (DNS rebinding). Agents that send none are let through."""
-    origin = request.headers.get("Origin")
-    if origin is None:
-        return True
-    try:
-        host = urlsplit(origin).hostname
-    except ValueError:
-        return False
-    return host is not None and validate_host(host, settings.ALLOWED_HOSTS)
+class _Running:
+    """One worker loop's session manager, entered by a task that lives as long as the loop."""
 
-
-@csrf_exempt  # no cookie is ever read here: a bearer token or nothing
-def mcp_endpoint(request: HttpRequest) -> HttpResponse:
-    if request.method != "POST":
-        response = HttpResponse(status=405)
-        response["Allow"] = "POST"
-        return response
-    if not _origin_allowed(request):
-        return _error(None, INVALID_REQUEST, "this Origin may not call the endpoint", 403)
-    version = request.headers.get("MCP-Protocol-Version")
-    if version is not None and version not in PROTOCOL_VERSIONS:
-        return _error(None, INVALID_REQUEST, f"unsupported protocol version {version!r}", 400)
-    token = _token(request)
-    if token is None:
-        response = _error(None, UNAUTHORIZED, "a valid bearer token is needed", 401)
-        response["WWW-Authenticate"] = 'Bearer realm="mcp"'
-        return response
-    if token.project_id is None:
-        return _error(
-            None,
-            UNAUTHORIZED,
-            "an MCP token names its project: create_token USERNAME --project ID",
-            403,
+    def __init__(self) -> None:
+        self.manager = StreamableHTTPSessionManager(
+            app=build_server(),
+            json_response=True,
+            stateless=True,
+            # Host and Origin are checked in front (McpEndpoint) by the rule every other way
+            # in follows: the SDK's patterns can express neither ALLOWED_HOSTS' ".example.com"
+            # and "*" nor a whole-origin comparison.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-    try:
-        message = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        return _error(None, PARSE_ERROR, "the body is not JSON", 400)
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return _error(None, INVALID_REQUEST, "one JSON-RPC 2.0 message per request", 400)
-    if "method" not in message or "id" not in message:
-        return HttpResponse(status=202)  # a notification or a response: nothing to answer
-    return _answer(token, message)
+        self.started = asyncio.Event()
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        async with self.manager.run():
+            self.started.set()
+            await asyncio.Event().wait()
 
 
-def _answer(token: ApiToken, message: dict[str, Any]) -> HttpResponse:
-    message_id, method = message["id"], message["method"]
-    params = message.get("params") or {}
-    if not isinstance(params, dict):
-        return _error(message_id, INVALID_PARAMS, "params must be an object", 400)
-    if method == "initialize":
-        asked = params.get("protocolVersion")
-        return _result(
-            message_id,
-            {
-                "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": SERVER_INFO,
-                "instructions": INSTRUCTIONS,
-            },
+_running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Running] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _manager() -> StreamableHTTPSessionManager:
+    loop = asyncio.get_running_loop()
+    running = _running.get(loop)
+    if running is None or running.task.done():
+        running = _running[loop] = _Running()
+    await running.started.wait()
+    return running.manager
+
+
+def _authenticate(header: bytes) -> ApiToken | None:
+    return token_from_authorization(header) if header else None
+
+
+class McpEndpoint:
+    """The ASGI app mounted at ``/mcp/``: checks, then the SDK."""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = {k.lower(): v for k, v in scope.get("headers") or []}
+        host = headers.get(b"host", b"").decode("latin-1")
+        origin = headers.get(b"origin", b"").decode("latin-1") or None
+        if not host_allowed(host):
+            return await _answer(send, 421, _error(INVALID_REQUEST, "this Host is not served"))
+        if scope["method"] != "POST":
+            return await _answer(send, 405, None, [(b"allow", b"POST")])
+        if origin is not None and not origin_allowed(origin, host, scheme=request_scheme(scope)):
+            message = "this Origin may not call the endpoint"
+            return await _answer(send, 403, _error(INVALID_REQUEST, message))
+        try:
+            token = await database_sync_to_async(_authenticate)(headers.get(b"authorization", b""))
+        except KanbanError:
+            token = None
+        if token is None:
+            message = "a valid bearer token is needed"
+            challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
+            return await _answer(send, 401, _error(UNAUTHORIZED, message), challenge)
+        if token.project_id is None:
+            message = "an MCP token names its project: create_token USERNAME --project ID"
+            return await _answer(send, 403, _error(UNAUTHORIZED, message))
+        body = await _read_body(receive)
+        try:
+            message_object = jsoncodec.decode(body.decode("utf-8"))
+            jsoncodec.check_json(message_object, max_depth=MESSAGE_DEPTH)
+        except (KanbanError, UnicodeDecodeError):
+            return await _answer(send, 400, _error(PARSE_ERROR, "the body is not JSON"))
+        if not isinstance(message_object, dict) or message_object.get("jsonrpc") != "2.0":
+            message = "one JSON-RPC 2.0 message per request"
+            return await _answer(send, 400, _error(INVALID_REQUEST, message))
+        manager = await _manager()
+        await manager.handle_request(
+            {**scope, TOKEN_SCOPE_KEY: token}, _replay(body, receive), send
         )
-    if method == "ping":
-        return _result(message_id, {})
-    if method == "tools/list":
-        return _result(message_id, {"tools": list(TOOLS)})
-    if method == "tools/call":
-        name, arguments = params.get("name"), params.get("arguments") or {}
-        if not isinstance(name, str) or not isinstance(arguments, dict):
-            return _error(message_id, INVALID_PARAMS, "tools/call needs a name and arguments", 400)
-        if name not in {tool["name"] for tool in TOOLS}:
-            return _error(message_id, INVALID_PARAMS, f"no tool {name!r}", 400)
-        return _result(message_id, _run(token, name, arguments))
-    return _error(message_id, METHOD_NOT_FOUND, f"no method {method!r}", 404)
 
 
-def _run(token: ApiToken, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A tool's answer: its JSON result as text, or the refusal (``{code, message}``, the
-    codes REST and the bridge use) as a tool error the agent can read and act on."""
-    try:
-        result, failed = tool_call(token=token, name=name, arguments=arguments), False
-    except KanbanError as error:
-        result, failed = error.as_dict(), True
-    text = jsoncodec.encode(result)
-    return {"content": [{"type": "text", "text": text}], "isError": failed}
+def _error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+async def _answer(
+    send: Any,
+    status: int,
+    body: dict[str, Any] | None,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    content = b"" if body is None else jsoncodec.encode(body).encode()
+    extra = [(b"content-type", b"application/json")] if body is not None else []
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*extra, (b"content-length", str(len(content)).encode()), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": content})
+
+
+async def _read_body(receive: Any) -> bytes:
+    """The whole body (``RequestBodyLimit`` in front of this app bounds it)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the SDK the body this app already read, then the server's
+    own (which reports the disconnect)."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        message: dict[str, Any] = await receive()
+        return message
+
+    return replay
+
+
+mcp_endpoint = McpEndpoint()

@@ -1,9 +1,11 @@
-"""The two MCP tools, as seed 000 names them: ``knowledge_documents`` and ``kv_store``.
+"""The MCP tools: ``knowledge_documents`` and ``kv_store`` as seed 000 names them.
 
-Each call is one ``kanban.data`` action for the token's project or, with ``alias``, for the
-project it reaches under that alias: the same access decision, helpers and v2 document
-format as REST and the bridge. The token's scope is checked first (``access_token_scope``),
-the user's own role after it.
+Each call is one ``kanban.data`` action (``knowledge_action``, ``kv_action``) for the
+token's project or, with ``alias``, for the project it reaches under that alias: the same
+access decision, helpers and formats as REST and the bridge. This module only maps a tool's
+arguments onto the action's and its refusals onto tool errors. The token's scope is checked
+first (``access_token_scope``), the user's own role after it. The limits in the input
+schemas come from the one protocol spec (``bridge_js/protocol.json``).
 """
 
 from __future__ import annotations
@@ -14,31 +16,52 @@ from typing import Any, Final
 
 from kanban.accounts.tokens import access_token_scope
 from kanban.data import knowledge
-from kanban.data.kv import Origin, check_run_id, project_kv_get, project_kv_set, read_result
+from kanban.data.kv import Provenance, check_run_id, kv_action
 from kanban.models import ApiToken
-from storage.errors import invalid_argument
+from storage import jsoncodec, limits
+from storage.errors import KanbanError, invalid_argument
 
-_ALIAS = {"type": "string", "description": "a related project's alias (default: this project)"}
-_RUN = {
+_ALIAS: Final = {
+    "type": "string",
+    "description": "a related project's alias (default: this project)",
+    "pattern": limits.SPEC["alias"],
+}
+_RUN: Final = {
     "runId": {"type": "string", "description": "the agent run this write belongs to"},
-    "conversationId": {"type": "string", "description": "the conversation it belongs to"},
+}
+_CONVERSATION: Final = {
+    "type": "string",
+    "description": "the conversation whose KV to read and write (default: the project's); "
+    "also recorded in the write's source",
+}
+_KEY: Final = {"type": "string", "minLength": 1, "maxLength": limits.MAX_KEY_CHARS}
+_REVISION: Final = {
+    "type": ["string", "null"],
+    "maxLength": limits.MAX_REVISION_CHARS,
+    "description": "set only if the key holds this revision (null: only if it is absent); "
+    "a mismatch is a conflict error carrying the current value and revision",
 }
 
 KV_STORE: Final[dict[str, Any]] = {
     "name": "kv_store",
     "title": "Project KV",
     "description": (
-        "Read (get) or write (set) one JSON value of the project's shared KV, or of a related "
-        "project's through its alias. get answers {found, value, revision}; set answers "
-        "{revision}. Values are JSON of at most 1 MiB."
+        "Read (get) or write (set) one JSON value of the project's shared KV (or, with "
+        "conversationId, of that conversation's KV), or of a related project's through its "
+        "alias. get answers {found, value, revision}; set answers {revision}. Pass "
+        "expectedRevision to write only over the revision you read: without it a set "
+        f"replaces whatever is there. Values are JSON of at most {limits.DEFAULT_VALUE_BYTES} "
+        "bytes. To change a Board's cards use board_cards, never a set of board:cards."
     ),
     "inputSchema": {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["get", "set"]},
-            "key": {"type": "string", "minLength": 1, "maxLength": 1024},
+            "key": _KEY,
             "value": {"description": "any JSON value (set)"},
+            "expectedRevision": _REVISION,
             "alias": _ALIAS,
+            "conversationId": _CONVERSATION,
             **_RUN,
         },
         "required": ["action", "key"],
@@ -53,7 +76,8 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
         "The project's Knowledge documents (markdown, v2 format), or a related project's "
         "through its alias: list (paged by cursor), get, create (id optional), edit (title "
         "and/or markdown), delete, search (query, optionally in one document with context "
-        "lines) and read_lines (1-based, start to end inclusive)."
+        "lines) and read_lines (1-based, start to end inclusive). A document's markdown is "
+        f"at most {limits.DEFAULT_DOCUMENT_BYTES} bytes."
     ),
     "inputSchema": {
         "type": "object",
@@ -63,7 +87,7 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
                 "enum": ["list", "get", "create", "edit", "delete", "search", "read_lines"],
             },
             "id": {"type": "string", "description": "the document id"},
-            "title": {"type": "string"},
+            "title": {"type": "string", "maxLength": limits.MAX_TITLE_CHARS},
             "markdown": {"type": "string"},
             "query": {"type": "string"},
             "cursor": {"type": "string", "description": "list: the page after this cursor"},
@@ -73,13 +97,12 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
             "end": {"type": "integer", "minimum": 1},
             "alias": _ALIAS,
             **_RUN,
+            "conversationId": {"type": "string", "description": "recorded in the write's source"},
         },
         "required": ["action"],
         "additionalProperties": False,
     },
 }
-
-TOOLS: Final = (KNOWLEDGE_DOCUMENTS, KV_STORE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,73 +119,96 @@ class Call:
             "alias": self.arguments.get("alias"),
         }
 
-    def origin(self) -> Origin:
-        return Origin(
+    def provenance(self) -> Provenance:
+        return Provenance(
             via="mcp",
             token=self.token.prefix,
             run_id=check_run_id(self.arguments.get("runId"), field="runId"),
-            conversation_id=check_run_id(
-                self.arguments.get("conversationId"), field="conversationId"
-            ),
+            conversation_id=self.conversation_id,
         )
 
-    def required(self, name: str) -> Any:
-        if self.arguments.get(name) is None:
-            raise invalid_argument(f"this action needs {name!r}", field=name)
-        return self.arguments[name]
+    @property
+    def conversation_id(self) -> str | None:
+        return check_run_id(self.arguments.get("conversationId"), field="conversationId")
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    schema: dict[str, Any]
+    #: action -> whether it writes
+    actions: Mapping[str, bool]
+    run: Callable[[str, Call], Any]
+
+
+def _kv(action: str, call: Call) -> Any:
+    arguments = {
+        name: call.arguments[name]
+        for name in ("key", "value", "expectedRevision")
+        if name in call.arguments
+    }
+    return kv_action(
+        action=action,
+        arguments=arguments,
+        provenance=call.provenance(),
+        conversation_id=call.conversation_id,
+        **call.common,
+    )
+
+
+def _knowledge(action: str, call: Call) -> Any:
+    return knowledge.knowledge_action(
+        action=action,
+        document_id=call.arguments.get("id"),
+        arguments=call.arguments,
+        provenance=call.provenance(),
+        **call.common,
+    )
+
+
+_KNOWLEDGE_WRITES: Final = frozenset({"create", "edit", "delete"})
+_TOOLS: Final[dict[str, Tool]] = {
+    "knowledge_documents": Tool(
+        KNOWLEDGE_DOCUMENTS,
+        {
+            action: action in _KNOWLEDGE_WRITES
+            for action in KNOWLEDGE_DOCUMENTS["inputSchema"]["properties"]["action"]["enum"]
+        },
+        _knowledge,
+    ),
+    "kv_store": Tool(KV_STORE, {"get": False, "set": True}, _kv),
+}
+assert all(
+    tool.schema["inputSchema"]["properties"]["action"]["enum"] == list(tool.actions)
+    for tool in _TOOLS.values()
+)
+TOOLS: Final = tuple(tool.schema for tool in _TOOLS.values())
+TOOL_NAMES: Final = frozenset(_TOOLS)
 
 
 def tool_call(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> Any:
     """Run one tool call; its JSON result. Raises ``KanbanError`` for a refused one."""
-    tool = next((tool for tool in TOOLS if tool["name"] == name), None)
+    tool = _TOOLS.get(name)
     if tool is None:
         raise invalid_argument(f"no tool {name!r}", field="name")
-    allowed = tool["inputSchema"]["properties"]
+    allowed = tool.schema["inputSchema"]["properties"]
     extra = sorted(set(arguments) - set(allowed))
     if extra:
         raise invalid_argument(f"{name} takes no {extra[0]!r}", field=extra[0])
-    actions = _KV if name == "kv_store" else _KNOWLEDGE
     action = arguments.get("action")
-    if not isinstance(action, str) or action not in actions:
-        raise invalid_argument(f"action must be one of {', '.join(actions)}", field="action")
-    writes, run = actions[action]
+    if not isinstance(action, str) or action not in tool.actions:
+        raise invalid_argument(f"action must be one of {', '.join(tool.actions)}", field="action")
     alias = arguments.get("alias")
     if alias is not None and not isinstance(alias, str):
         raise invalid_argument("alias must be a string", field="alias")
-    access_token_scope(token=token, project_id=token.project_id, write=writes)
-    return run(Call(token=token, arguments=arguments))
+    access_token_scope(token=token, project_id=token.project_id, write=tool.actions[action])
+    return tool.run(action, Call(token=token, arguments=arguments))
 
 
-def _kv_get(call: Call) -> Any:
-    return read_result(project_kv_get(key=call.required("key"), **call.common))
-
-
-def _kv_set(call: Call) -> Any:
-    if "value" not in call.arguments:
-        raise invalid_argument("set needs 'value'", field="value")
-    revision = project_kv_set(
-        key=call.required("key"), value=call.arguments["value"], origin=call.origin(), **call.common
-    )
-    return {"revision": revision}
-
-
-def _knowledge(action: str) -> Callable[[Call], Any]:
-    def run(call: Call) -> Any:
-        return knowledge.knowledge_action(
-            action=action,
-            document_id=call.arguments.get("id"),
-            arguments=call.arguments,
-            origin=call.origin(),
-            **call.common,
-        )
-
-    return run
-
-
-#: action -> (whether it writes, what runs it)
-_Action = tuple[bool, Callable[[Call], Any]]
-_KV: Final[dict[str, _Action]] = {"get": (False, _kv_get), "set": (True, _kv_set)}
-_KNOWLEDGE: Final[dict[str, _Action]] = {
-    action: (action in ("create", "edit", "delete"), _knowledge(action))
-    for action in ("list", "get", "create", "edit", "delete", "search", "read_lines")
-}
+def tool_result(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> tuple[bool, str]:
+    """A tool's answer: whether it failed, and its JSON result as text, or the refusal
+    (``{code, message}``, the codes REST and the bridge use) as a tool error the agent can
+    read and act on."""
+    try:
+        return False, jsoncodec.encode(tool_call(token=token, name=name, arguments=arguments))
+    except KanbanError as error:
+        return True, jsoncodec.encode(error.as_dict())

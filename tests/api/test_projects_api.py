@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Membership, PluginFile, Project
 from tests.api.conftest import People, client_for
 
@@ -87,7 +87,7 @@ def test_two_boards_from_one_template_share_nothing(people: People) -> None:
         project_id=first["projectId"],
         key="card:c1",
         value={"title": "only here"},
-        origin=Origin(via="rest"),
+        provenance=Provenance(via="rest"),
     )
     assert alice.get(f"{PROJECTS}{second['projectId']}/kv/card:c1").status_code == 404
 
@@ -143,7 +143,11 @@ def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
     send(alice, "put", f"{PROJECTS}{new['projectId']}/members/bob", {"role": "developer"})
     for who, project in ((people.alice, old), (people.bob, new)):
         project_kv_set(
-            user=who, project_id=project["projectId"], key="k", value=1, origin=Origin(via="rest")
+            user=who,
+            project_id=project["projectId"],
+            key="k",
+            value=1,
+            provenance=Provenance(via="rest"),
         )
 
     by_change = alice.get(PROJECTS, {"sort": "changed"}).json()["projects"]
@@ -202,7 +206,11 @@ def test_an_owner_archives_a_project_off_the_list_and_restores_it(people: People
     alice = client_for(people.alice)
     project_id = create(alice, "Done")["projectId"]
     project_kv_set(
-        user=people.alice, project_id=project_id, key="kept", value=1, origin=Origin(via="rest")
+        user=people.alice,
+        project_id=project_id,
+        key="kept",
+        value=1,
+        provenance=Provenance(via="rest"),
     )
 
     archived = send(alice, "patch", f"{PROJECTS}{project_id}/", {"archived": True})

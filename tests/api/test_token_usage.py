@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from kanban.access.memberships import membership_set
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.token_usage import USAGE_KEY
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
@@ -28,7 +28,7 @@ def record(people: People, project: Project, totals: Any, conversation: str | No
         key=USAGE_KEY,
         value=totals,
         conversation_id=conversation,
-        origin=Origin(via="api"),
+        provenance=Provenance(via="api"),
     )
 
 

@@ -23,7 +23,7 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import declarations_of, relationship_declare, relationship_remove
 from kanban.data.configurations import configuration_active, configuration_create
 from kanban.data.demo import STOCK, demo_load
-from kanban.data.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.models import Project
 from tests.browser.helpers import log_in_by_cookie
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
@@ -468,7 +468,7 @@ def test_a_pending_inventory_recovers_on_the_open_board_once_it_declares_the_boa
         project_id=demo.inventory.id,
         key="stock:bolt-m6",
         value={"name": "M6 bolt", "count": 119},
-        origin=Origin(via="rest"),
+        provenance=Provenance(via="rest"),
     )
     expect(alice.plugin.get_by_test_id("stock-c2")).to_have_text("M6 bolt: 119 in stock")
 
@@ -549,7 +549,7 @@ def test_alice_assigns_a_card_to_bob_from_the_members_and_old_free_text_names_st
         project_id=demo.board.id,
         key="card:c3",
         value={**stored(demo, "card:c3"), "assignee": "Dana from the agency"},
-        origin=Origin(via="cli"),
+        provenance=Provenance(via="cli"),
     )
     alice = open_board("alice")
     expect(alice.plugin.get_by_test_id("assignee-c1")).to_have_text("AMAlice Martin")

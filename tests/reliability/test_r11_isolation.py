@@ -13,7 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from kanban.data.configurations import configuration_create
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from tests.api.conftest import People, client_for
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def test_a_thousand_cross_user_probes_leak_nothing(people: People, board: Any) -
             project_id=board.id,
             key=f"secret:{n}",
             value=n,
-            origin=Origin(via="api"),
+            provenance=Provenance(via="api"),
         )
     bob = APIClient()
     bob.force_login(people.bob)  # bob is a developer on the same board

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import transaction
 
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from storage import events
 from storage.errors import Conflict, KanbanError
 from tests.api.conftest import People
@@ -31,7 +31,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
     layer_messages: list[Any] = []
     remove = events.CHANGES.listen(published.append)
     monkeypatch.setattr(hub, "_group_send", lambda group, message: layer_messages.append(message))
-    origin = Origin(via="api")
+    provenance = Provenance(via="api")
     try:
         for n in range(TRIALS):
             kind = n % 3
@@ -43,7 +43,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                             project_id=board.id,
                             key=f"k{n}",
                             value=n,
-                            origin=origin,
+                            provenance=provenance,
                         )
                         raise Boom
                     if kind == 1:  # a compare-and-set that fails
@@ -52,7 +52,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                             project_id=board.id,
                             key="cas",
                             value=n,
-                            origin=origin,
+                            provenance=provenance,
                             expected_revision="999999999",
                         )
                     else:  # invalid input, refused before anything is written
@@ -61,7 +61,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                             project_id=board.id,
                             key="bad",
                             value=float("nan"),
-                            origin=origin,
+                            provenance=provenance,
                         )
             except (Boom, Conflict, KanbanError):
                 pass
@@ -75,7 +75,9 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
     # and the control: one committed write is heard exactly once
     remove = events.CHANGES.listen(published.append)
     try:
-        project_kv_set(user=people.bob, project_id=board.id, key="ok", value=1, origin=origin)
+        project_kv_set(
+            user=people.bob, project_id=board.id, key="ok", value=1, provenance=provenance
+        )
     finally:
         remove()
     assert len(published) == 1

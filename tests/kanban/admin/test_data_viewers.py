@@ -12,7 +12,7 @@ from django.test import Client
 
 from kanban.access.memberships import membership_set
 from kanban.data.knowledge import project_knowledge_create
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
 from storage import engine
 from storage.knowledge import knowledge_create
@@ -139,7 +139,7 @@ def test_the_viewer_shows_value_preview_revision_and_last_write_source(
         value={"text": "x" * 1000},
         domain="persistentValue",
         conversation_id="conv-7",
-        origin=Origin(via="bridge", page=f"/boards/{board.id}/"),
+        provenance=Provenance(via="bridge", page=f"/boards/{board.id}/"),
     )
     html = staff.get(
         KV_VIEWER,
@@ -195,7 +195,7 @@ def test_documents_page_with_the_opaque_cursor_and_show_their_source(
         title="Runbook",
         markdown="# Runbook\nRestart the worker.",
         document_id="runbook",
-        origin=Origin(via="api"),
+        provenance=Provenance(via="api"),
     )
     first = staff.get(documents_url(board)).content.decode()
     assert "31 documents." in first
@@ -227,7 +227,7 @@ def test_one_document_is_shown_in_full(staff: Client, board: Project, alice: Abs
         title="Runbook",
         markdown="# Runbook\n" + "line\n" * 500 + "<script>alert(1)</script>",
         document_id="runbook",
-        origin=Origin(via="api"),
+        provenance=Provenance(via="api"),
     )
     html = staff.get(documents_url(board) + "runbook/").content.decode()
     assert "line\n" * 500 in html

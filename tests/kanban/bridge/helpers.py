@@ -14,7 +14,7 @@ from kanban.asgi import application
 from kanban.models import Project
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
-#: The websocket Origin must match the Host the browser used (kanban/bridge/origin.py).
+#: The websocket Origin must match the Host the browser used (kanban/access/origins.py).
 HOST = (b"host", b"127.0.0.1")
 #: Generous: a connect runs a database query in a thread, and CI machines are loaded.
 CONNECT_TIMEOUT = 10

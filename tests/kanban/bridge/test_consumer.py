@@ -27,7 +27,7 @@ from kanban.access.relationships import (
 )
 from kanban.asgi import application
 from kanban.data.configurations import configuration_active
-from kanban.data.kv import Origin, project_kv_get, project_kv_set
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.limits import max_request_bytes
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
@@ -43,7 +43,7 @@ from tests.kanban.bridge.helpers import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SOURCE = Origin(via="api")
+SOURCE = Provenance(via="api")
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ async def bob_on_board(world: dict[str, Any]) -> AsyncIterator[Bridge]:
 
 def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
     return database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=world[project].id, key=key, value=value, origin=SOURCE
+        user=world["alice"], project_id=world[project].id, key=key, value=value, provenance=SOURCE
     )
 
 

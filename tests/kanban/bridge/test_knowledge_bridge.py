@@ -15,14 +15,14 @@ from django.contrib.auth import get_user_model
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
 from kanban.data.knowledge import project_knowledge_create, project_knowledge_edit
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_get
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SOURCE = Origin(via="api")
+SOURCE = Provenance(via="api")
 RUNBOOKS = Rule("prefixes", ("runbook-",))
 
 
@@ -74,7 +74,7 @@ def alice_writes_document(
             title=document_id,
             markdown=markdown,
             document_id=document_id,
-            origin=SOURCE,
+            provenance=SOURCE,
         ).revision
 
     return database_sync_to_async(create)()
@@ -82,7 +82,7 @@ def alice_writes_document(
 
 def alice_writes_kv(world: dict[str, Any], project: str, key: str) -> Any:
     return database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=world[project].id, key=key, value=1, origin=SOURCE
+        user=world["alice"], project_id=world[project].id, key=key, value=1, provenance=SOURCE
     )
 
 
@@ -266,7 +266,7 @@ async def test_document_writes_follow_the_knowledge_rule_and_never_the_kv_rule(
         key="runbook-deploy",
         value=1,
         domain="persistentValue",
-        origin=SOURCE,
+        provenance=SOURCE,
     )
     assert await bob_on_board.no_message()
 
@@ -310,7 +310,7 @@ async def test_a_recheck_refreshes_the_knowledge_rule_too(
             project_id=world["wiki"].id,
             document_id="secret",
             markdown="changed",
-            origin=SOURCE,
+            provenance=SOURCE,
         )
 
     await database_sync_to_async(edit_secret)()

@@ -24,7 +24,7 @@ from kanban.data.knowledge import (
     project_knowledge_search,
     search_slot,
 )
-from kanban.data.kv import Origin, project_kv_get
+from kanban.data.kv import Provenance, project_kv_get
 from kanban.models import Project
 from storage import engine
 from storage.errors import KanbanError
@@ -34,7 +34,7 @@ from tests.kanban.conftest import MakeProject, declare, make_user
 
 pytestmark = pytest.mark.django_db
 
-BRIDGE = Origin("bridge", page="index.html")
+BRIDGE = Provenance("bridge", page="index.html")
 SEEDED = {"via": "test"}
 
 
@@ -118,7 +118,7 @@ CALLS: dict[str, tuple[str, str | None, Call]] = {
     "create-generated-id": (
         "write",
         None,
-        _through_child(project_knowledge_create, title="New", markdown="x", origin=BRIDGE),
+        _through_child(project_knowledge_create, title="New", markdown="x", provenance=BRIDGE),
     ),
     "create-notes-2": (
         "write",
@@ -127,7 +127,7 @@ CALLS: dict[str, tuple[str, str | None, Call]] = {
             project_knowledge_create,
             title="New",
             markdown="x",
-            origin=BRIDGE,
+            provenance=BRIDGE,
             document_id="notes-2",
         ),
     ),
@@ -138,29 +138,31 @@ CALLS: dict[str, tuple[str, str | None, Call]] = {
             project_knowledge_create,
             title="New",
             markdown="x",
-            origin=BRIDGE,
+            provenance=BRIDGE,
             document_id="secret-2",
         ),
     ),
     "edit-notes": (
         "write",
         "notes-1",
-        _through_child(project_knowledge_edit, document_id="notes-1", title="T", origin=BRIDGE),
+        _through_child(project_knowledge_edit, document_id="notes-1", title="T", provenance=BRIDGE),
     ),
     "edit-secret": (
         "write",
         "secret-1",
-        _through_child(project_knowledge_edit, document_id="secret-1", title="T", origin=BRIDGE),
+        _through_child(
+            project_knowledge_edit, document_id="secret-1", title="T", provenance=BRIDGE
+        ),
     ),
     "delete-notes": (
         "write",
         "notes-1",
-        _through_child(project_knowledge_delete, document_id="notes-1", origin=BRIDGE),
+        _through_child(project_knowledge_delete, document_id="notes-1", provenance=BRIDGE),
     ),
     "delete-secret": (
         "write",
         "secret-1",
-        _through_child(project_knowledge_delete, document_id="secret-1", origin=BRIDGE),
+        _through_child(project_knowledge_delete, document_id="secret-1", provenance=BRIDGE),
     ),
 }
 
@@ -265,22 +267,24 @@ def test_a_write_only_grant_is_a_drop_box_that_learns_nothing_of_what_is_there(
     through = {"user": alice, "project_id": family["parent"].id, "alias": "child"}
 
     created = project_knowledge_create(
-        title="Tip", markdown="from outside", origin=BRIDGE, **through
+        title="Tip", markdown="from outside", provenance=BRIDGE, **through
     )
     assert set(created.as_dict()) == {"id", "revision"}
 
     refusals = [
-        lambda: project_knowledge_edit(document_id="notes-1", title="T", origin=BRIDGE, **through),
         lambda: project_knowledge_edit(
-            document_id="absent", markdown="m", origin=BRIDGE, **through
+            document_id="notes-1", title="T", provenance=BRIDGE, **through
         ),
-        lambda: project_knowledge_delete(document_id="notes-1", origin=BRIDGE, **through),
-        lambda: project_knowledge_delete(document_id="absent", origin=BRIDGE, **through),
+        lambda: project_knowledge_edit(
+            document_id="absent", markdown="m", provenance=BRIDGE, **through
+        ),
+        lambda: project_knowledge_delete(document_id="notes-1", provenance=BRIDGE, **through),
+        lambda: project_knowledge_delete(document_id="absent", provenance=BRIDGE, **through),
         lambda: project_knowledge_create(
-            title="T", markdown="m", document_id="notes-1", origin=BRIDGE, **through
+            title="T", markdown="m", document_id="notes-1", provenance=BRIDGE, **through
         ),
         lambda: project_knowledge_create(
-            title="T", markdown="m", document_id="fresh-id", origin=BRIDGE, **through
+            title="T", markdown="m", document_id="fresh-id", provenance=BRIDGE, **through
         ),
     ]
     answers = []
@@ -325,7 +329,7 @@ def test_adjacent_projects_reach_each_others_knowledge_and_nothing_further(
         alias="child",
         title="From the parent",
         markdown="hello child",
-        origin=BRIDGE,
+        provenance=BRIDGE,
     )
     # It landed in the child's knowledge base and nowhere else.
     assert knowledge_get(project_id=family["child"].id, document_id=summary.id).title == (
@@ -391,22 +395,22 @@ def test_guests_read_the_current_projects_knowledge_and_developers_write_it(
     assert [hit.document_id for hit in hits] == ["notes-1", "secret-1"]
     for write in (
         lambda: project_knowledge_create(
-            user=charlie, project_id=board.id, title="T", markdown="m", origin=BRIDGE
+            user=charlie, project_id=board.id, title="T", markdown="m", provenance=BRIDGE
         ),
         lambda: project_knowledge_edit(
-            user=charlie, project_id=board.id, document_id="notes-1", title="T", origin=BRIDGE
+            user=charlie, project_id=board.id, document_id="notes-1", title="T", provenance=BRIDGE
         ),
         lambda: project_knowledge_delete(
-            user=charlie, project_id=board.id, document_id="notes-1", origin=BRIDGE
+            user=charlie, project_id=board.id, document_id="notes-1", provenance=BRIDGE
         ),
     ):
         assert outcome(write) == "forbidden"
 
     created = project_knowledge_create(
-        user=bob, project_id=board.id, title="Bob's", markdown="m", origin=BRIDGE
+        user=bob, project_id=board.id, title="Bob's", markdown="m", provenance=BRIDGE
     )
     assert project_knowledge_delete(
-        user=bob, project_id=board.id, document_id=created.id, origin=BRIDGE
+        user=bob, project_id=board.id, document_id=created.id, provenance=BRIDGE
     )
 
 
@@ -425,7 +429,7 @@ def test_writes_record_who_wrote_through_what_and_from_where(
         alias="child",
         title="Sourced",
         markdown="m",
-        origin=BRIDGE,
+        provenance=BRIDGE,
     )
     address = Dataset(family["child"].id, "persistentValue").address(
         f"knowledge.document.{summary.id}"
@@ -447,7 +451,7 @@ def test_a_stale_revision_conflicts_without_revealing_the_current_document(
 ) -> None:
     first = project_knowledge_get(user=bob, project_id=board.id, document_id="notes-1")
     project_knowledge_edit(
-        user=bob, project_id=board.id, document_id="notes-1", markdown="v2", origin=BRIDGE
+        user=bob, project_id=board.id, document_id="notes-1", markdown="v2", provenance=BRIDGE
     )
     with pytest.raises(KanbanError) as caught:
         project_knowledge_edit(
@@ -456,7 +460,7 @@ def test_a_stale_revision_conflicts_without_revealing_the_current_document(
             document_id="notes-1",
             markdown="v3",
             expected_revision=first.revision,
-            origin=BRIDGE,
+            provenance=BRIDGE,
         )
     assert caught.value.code == "conflict"
     assert caught.value.details == {}

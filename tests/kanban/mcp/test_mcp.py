@@ -4,6 +4,7 @@ the Inventory under the alias ``inventory``."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import urllib.error
@@ -20,15 +21,16 @@ from django.utils import timezone
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import ALL, Grant, relationship_declare
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import ApiToken, Project
 from kanban.projects.lifecycle import project_create
 from storage import engine
 from storage.namespaces import dataset_value
-from tests.live import LiveServer
+from tests.live import HOST, LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,7 +51,11 @@ def world(transactional_db: None) -> dict[str, Any]:
         project=inventory, alias="board", project_id=board.id, grant=Grant(read=ALL)
     )
     project_kv_set(
-        user=alice, project_id=inventory.id, key="stock:bolt", value=120, origin=Origin(via="cli")
+        user=alice,
+        project_id=inventory.id,
+        key="stock:bolt",
+        value=120,
+        provenance=Provenance(via="cli"),
     )
     return {"board": board, "inventory": inventory}
 
@@ -87,7 +93,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> tuple[bool, Any]:
     return bool(result.is_error), json.loads(content.text)  # type: ignore[union-attr]
 
 
-async def test_bob_lists_the_two_tools_and_uses_kv_with_his_run_and_conversation(
+async def test_bob_lists_the_tools_and_uses_kv_with_his_run_and_his_conversations_own_kv(
     world: dict[str, Any], live_server: LiveServer
 ) -> None:
     token = await token_for("bob", "--project", str(world["board"].id), "--expires", "1h")
@@ -106,12 +112,19 @@ async def test_bob_lists_the_two_tools_and_uses_kv_with_his_run_and_conversation
             conversationId="conv-3",
         )
         assert not failed and written["revision"]
-        failed, read = await call(client, "kv_store", action="get", key="card:c1")
+        failed, read = await call(
+            client, "kv_store", action="get", key="card:c1", conversationId="conv-3"
+        )
         assert read == {
             "found": True,
             "value": {"title": "From an agent"},
             "revision": written["revision"],
         }
+        # The conversation's KV is its own dataset (seed 000): the project's has no card:c1.
+        assert await call(client, "kv_store", action="get", key="card:c1") == (
+            False,
+            {"found": False},
+        )
         failed, absent = await call(client, "kv_store", action="get", key="card:none")
         assert (failed, absent) == (False, {"found": False})
         failed, related = await call(
@@ -119,7 +132,9 @@ async def test_bob_lists_the_two_tools_and_uses_kv_with_his_run_and_conversation
         )
         assert (failed, related["value"]) == (False, 120)
 
-    stored = await stored_value(world["board"], "card:c1")
+    stored = await sync_to_async(engine.get_value)(
+        dataset_value(world["board"].id, "kv", "card:c1", "conv-3")
+    )
     assert stored is not None and stored.source is not None
     assert stored.source["via"] == "mcp" and stored.source["user"] == "bob"
     assert stored.source["runId"] == "run-7" and stored.source["conversationId"] == "conv-3"
@@ -246,3 +261,79 @@ def test_an_unscoped_or_unknown_token_and_other_methods_are_refused_over_plain_h
     with pytest.raises(urllib.error.HTTPError) as got:
         urllib.request.urlopen(f"{live_server.url}/mcp/")
     assert got.value.code == 405
+
+
+async def test_the_newest_client_negotiates_the_newest_protocol_the_sdk_speaks(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    """The official client in its default mode discovers the server; with the SDK serving
+    /mcp/ that is the stateless 2026-07-28 revision. An older client still gets the
+    handshake revision it asks for."""
+    token = await token_for("bob", "--project", str(world["board"].id))
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with (
+        http,
+        Client(streamable_http_client(f"{live_server.url}/mcp/", http_client=http)) as c,
+    ):
+        assert c.protocol_version == LATEST_MODERN_VERSION == "2026-07-28"
+        assert {tool.name for tool in (await c.list_tools()).tools} >= {"kv_store"}
+        assert (await call(c, "kv_store", action="get", key="k")) == (False, {"found": False})
+    async with connect(live_server, token) as legacy:
+        assert legacy.protocol_version == LATEST_HANDSHAKE_VERSION
+
+
+def raw_post(server: LiveServer, body: bytes, **headers: str) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection(HOST, server.port, timeout=10)
+    connection.request(
+        "POST",
+        "/mcp/",
+        body=body,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+    )
+    response = connection.getresponse()
+    text = response.read()
+    connection.close()
+    return response.status, json.loads(text) if text else None
+
+
+def test_a_forged_host_another_origin_and_malformed_bodies_get_json_rpc_errors(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = create_token("bob", "--project", str(world["board"].id))
+    auth = {"Authorization": f"Bearer {token}"}
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    own = f"http://{HOST}:{live_server.port}"
+    assert raw_post(live_server, ping, Origin=own, **auth)[0] == 200
+    # DNS rebinding: a name that is not one of ALLOWED_HOSTS is refused before anything runs.
+    status, body = raw_post(live_server, ping, Host="rebound.evil.example", **auth)
+    assert status == 421 and body["error"]["code"] == -32600
+    # The whole origin is compared: the same host on another port or scheme is another site.
+    for other in (f"http://{HOST}:9999", f"https://{HOST}:{live_server.port}", "null"):
+        assert raw_post(live_server, ping, Origin=other, **auth)[0] == 403, other
+    # Bodies the project's codec refuses are JSON-RPC parse errors, never an HTML 500.
+    for bad in (b"[" * 3000, b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}', b"\xff"):
+        status, body = raw_post(live_server, bad, **auth)
+        assert status == 400 and body == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "the body is not JSON"},
+        }
+    nested = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}})
+    deep = nested.replace("{}", "[" * 100 + "]" * 100).encode()
+    assert raw_post(live_server, deep, **auth)[1]["error"]["code"] == -32700
+    assert raw_post(live_server, b"[]", **auth)[1]["error"]["code"] == -32600
+
+
+def test_mcp_reads_the_bearer_header_as_rest_does(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = create_token("bob", "--project", str(world["board"].id))
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    for header in (f"Bearer {token} extra", "Bearer", f"bearer {token}x", "Bearer \xe9"):
+        status, body = raw_post(live_server, ping, Authorization=header)
+        assert status == 401 and body["error"]["code"] == -32001, header
+    assert raw_post(live_server, ping, Authorization=f"bearer {token}")[0] == 200

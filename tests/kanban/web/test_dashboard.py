@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from kanban.access.memberships import membership_set
-from kanban.data.kv import Origin, project_kv_set
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
 from kanban.projects.board_templates import board_create
 
@@ -45,7 +45,9 @@ def test_a_tile_shows_the_role_the_members_and_the_last_change_by_name(
     membership_set(user=bob, project=project, role="developer")
     bob.first_name, bob.last_name = "Bob", "Okafor"
     bob.save()
-    project_kv_set(user=bob, project_id=project.id, key="k", value=1, origin=Origin(via="rest"))
+    project_kv_set(
+        user=bob, project_id=project.id, key="k", value=1, provenance=Provenance(via="rest")
+    )
 
     page = client_of(bob).get("/").content.decode()
 

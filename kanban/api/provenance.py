@@ -8,7 +8,7 @@ from typing import Final
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
-from kanban.data.kv import Origin, check_run_id
+from kanban.data.kv import Provenance, check_run_id
 from kanban.models import ApiToken
 
 RUN_HEADER: Final = "X-Run-Id"
@@ -31,9 +31,9 @@ WRITE_HEADERS: Final = [
 ]
 
 
-def rest_origin(request: Request) -> Origin:
+def rest_provenance(request: Request) -> Provenance:
     token = request.auth if isinstance(request.auth, ApiToken) else None
-    return Origin(
+    return Provenance(
         via="api",
         run_id=check_run_id(request.headers.get(RUN_HEADER), field=RUN_HEADER),
         conversation_id=check_run_id(
