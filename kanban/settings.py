@@ -313,6 +313,9 @@ KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))
 KANBAN_SOCKETS_PER_USER = env_int("KANBAN_SOCKETS_PER_USER", 32, minimum=1)
 KANBAN_BRIDGE_USER_RATE = float(os.environ.get("KANBAN_BRIDGE_USER_RATE", "0"))
 KANBAN_BRIDGE_USER_BURST = float(os.environ.get("KANBAN_BRIDGE_USER_BURST", "0"))
+# A watch's change entry carries the new value when its JSON is at most this many bytes (a
+# viewer applies it without reading); larger values are named only. 0 pushes none.
+KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH_VALUE_BYTES)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

@@ -12,7 +12,7 @@ from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from django.db import connections, transaction
 
@@ -378,7 +378,7 @@ def _apply(
             seq = dialect.update_at(cursor, params, write.expected_seq)
         if seq is None:
             _raise_conflict(dialect, cursor, write.address, write.expected_seq)
-        return seq, events.Change("value", namespace, key, seq, deleted=False)  # type: ignore[arg-type]
+        return seq, events.Change("value", namespace, key, seq, deleted=False, text=write.text)
     if isinstance(write, DeleteValue):
         if write.expected_seq is ANY:
             cursor.execute(dialect.delete_value, (namespace, key))
@@ -400,7 +400,7 @@ def _apply(
     return seq, events.Change("list", namespace, key, seq, deleted=True)
 
 
-def _raise_conflict(dialect: Dialect, cursor: Any, address: Value, expected: object) -> None:
+def _raise_conflict(dialect: Dialect, cursor: Any, address: Value, expected: object) -> NoReturn:
     cursor.execute(dialect.current_seq_of, (address.namespace, address.key))
     row = cursor.fetchone()
     current = None if row is None else int(row[0])

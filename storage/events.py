@@ -58,6 +58,9 @@ class Change:
     key: str
     seq: int
     deleted: bool
+    #: A set value's new JSON text, as stored (None for deletes and lists): listeners can
+    #: pass a small value on without reading it back.
+    text: str | None = None
 
 
 #: Storage's committed writes, one event per transaction: its changes in commit order.

@@ -57,12 +57,14 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class KvChange:
-    """A committed write to one key of one dataset (``revision`` of the write itself)."""
+    """A committed write to one key of one dataset (``revision`` of the write itself), with
+    the value's JSON text when it was set."""
 
     dataset: Dataset
     key: str
     revision: str
     deleted: bool
+    text: str | None = None
 
 
 def revision_of(seq: int) -> str:
@@ -239,6 +241,7 @@ def add_kv_listener(listener: KvListener) -> Callable[[], None]:
                     change.key,
                     revision_of(change.seq),
                     change.deleted,
+                    change.text,
                 )
             )
         if mapped:

@@ -28,6 +28,9 @@ MAX_REVISION_CHARS: Final[int] = _LIMITS["revisionChars"]
 #: values; the values past that come back as ``too_large``, to be read one by one.
 MAX_BATCH_KEYS: Final[int] = _LIMITS["batchKeys"]
 MAX_BATCH_BYTES: Final[int] = _LIMITS["batchBytes"]
+#: A watch's change entry carries the new value when its JSON is at most this (the
+#: default of ``KANBAN_PUSH_VALUE_BYTES``).
+DEFAULT_PUSH_VALUE_BYTES: Final[int] = _LIMITS["pushValueBytes"]
 #: Room for everything around the limited part: the frame's or body's other fields.
 ENVELOPE_BYTES: Final[int] = _LIMITS["envelopeBytes"]
 

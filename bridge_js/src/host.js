@@ -153,9 +153,15 @@ export function createHost(env) {
       if (f.event === "revision") {
         toPlugin({ v: V, event: "revision", alias, revision: String(f.revision) });
       } else if (f.event === "changes" && Array.isArray(f.changes)) {
+        // Only the fields a change may carry: its key and revision, and its pushed value
+        // or deletion.
         const changes = f.changes
           .filter((c) => typeof c?.key === "string" && typeof c.revision === "string")
-          .map(({ key, revision }) => ({ key, revision }));
+          .map((c) => ({
+            key: c.key,
+            revision: c.revision,
+            ...(c.deleted === true ? { deleted: true } : "value" in c && { value: c.value }),
+          }));
         toPlugin({ v: V, event: "changes", alias, changes, ...(f.resync === true && { resync: true }) });
       } else if (f.event === "invalidated") {
         follows.delete(followKey("subscribe", alias));

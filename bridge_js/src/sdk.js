@@ -198,8 +198,10 @@ export function createKanban(env) {
       emit(subscriptions.get(alias) || [], () => Object.freeze({ alias, revision }));
     } else if (f.event === "changes") {
       const resync = f.resync === true;
+      // Pushed values are shared by every listener: frozen, none can change another's.
+      const all = deepFreeze(f.changes);
       emit(watches.get(alias) || [], ({ prefix }) => {
-        const changes = f.changes.filter((c) => c.key.startsWith(prefix));
+        const changes = all.filter((c) => c.key.startsWith(prefix));
         return (changes.length || resync) && Object.freeze({ alias, changes, ...(resync && { resync }) });
       });
     } else if (f.event === "invalidated") {

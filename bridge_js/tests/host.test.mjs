@@ -180,7 +180,7 @@ describe("handshake", () => {
 });
 
 describe("watches", () => {
-  test("changes are relayed with only their keys and revisions; a reconnect re-watches and resyncs", async () => {
+  test("changes are relayed with only their keys, revisions and pushed values or deletions; a reconnect re-watches and resyncs", async () => {
     const b = await board();
     const p = await b.plugin();
     await p.send({ v: 1, id: 1, op: "watch", alias: "inventory", value: { prefix: "stock:" } });
@@ -189,11 +189,29 @@ describe("watches", () => {
       v: 1,
       event: "changes",
       alias: "inventory",
-      changes: [{ key: "stock:1", revision: "4", extra: "dropped" }, { key: 5 }],
+      changes: [
+        { key: "stock:1", revision: "4", extra: "dropped" },
+        { key: 5 },
+        { key: "stock:2", revision: "5", value: { count: 3 }, extra: 1 },
+        { key: "stock:3", revision: "6", value: null },
+        { key: "stock:4", revision: "7", deleted: true, value: "dropped" },
+        { key: "stock:5", revision: "8", deleted: "yes" },
+      ],
     });
     await flush();
     assert.deepEqual(p.events("changes"), [
-      { v: 1, event: "changes", alias: "inventory", changes: [{ key: "stock:1", revision: "4" }] },
+      {
+        v: 1,
+        event: "changes",
+        alias: "inventory",
+        changes: [
+          { key: "stock:1", revision: "4" },
+          { key: "stock:2", revision: "5", value: { count: 3 } },
+          { key: "stock:3", revision: "6", value: null },
+          { key: "stock:4", revision: "7", deleted: true },
+          { key: "stock:5", revision: "8" },
+        ],
+      },
     ]);
     b.ws().drop();
     await b.clock.advance(250);

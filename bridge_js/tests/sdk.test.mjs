@@ -192,6 +192,24 @@ describe("watch", () => {
     stopAll();
     assert.deepEqual(await p.next(), { v: 1, id: 3, op: "unwatch" });
   });
+
+  test("hands on pushed values and deletions, frozen, so no listener changes another's", async () => {
+    const p = await plugin();
+    const seen = [];
+    p.sdk.kv.watch((e) => seen.push(e));
+    p.sdk.kv.watch((e) => seen.push(e));
+    await p.next();
+    const changes = [
+      { key: "card:1", revision: "7", value: { title: "Bolts", labels: ["a"] } },
+      { key: "card:2", revision: "8", deleted: true },
+    ];
+    await p.send({ v: 1, event: "changes", alias: null, changes });
+    assert.equal(seen.length, 2);
+    assert.deepEqual(seen[0].changes, changes);
+    assert.ok(Object.isFrozen(seen[0].changes[0].value.labels));
+    assert.throws(() => seen[0].changes[0].value.labels.push("b"), TypeError);
+    assert.deepEqual(seen[1].changes[0].value.labels, ["a"]);
+  });
 });
 
 describe("getValues", () => {

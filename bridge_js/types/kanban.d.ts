@@ -64,10 +64,20 @@ export interface RevisionEvent {
   readonly revision: string;
 }
 
+/**
+ * One key of a watch's event. It carries the new `value` when its JSON is at most the
+ * server's push limit (`KANBAN_PUSH_VALUE_BYTES`, 16 KiB by default), or `deleted: true`
+ * when the key was removed: apply it without reading. With neither, read the key.
+ */
+export type Change<T extends JsonValue = JsonValue> =
+  | { readonly key: string; readonly revision: string; readonly value: T }
+  | { readonly key: string; readonly revision: string; readonly deleted: true }
+  | { readonly key: string; readonly revision: string };
+
 /** A watch's event: the keys that changed (only keys the grant lets you read). */
-export interface ChangesEvent {
+export interface ChangesEvent<T extends JsonValue = JsonValue> {
   readonly alias: string | null;
-  readonly changes: ReadonlyArray<{ readonly key: string; readonly revision: string }>;
+  readonly changes: ReadonlyArray<Change<T>>;
   /** After a reconnect or lost events: re-read everything you hold. */
   readonly resync?: true;
 }
@@ -113,10 +123,14 @@ export interface KanbanKV {
   subscribe(listener: (event: RevisionEvent) => void): Unsubscribe;
   /**
    * Extension: events that name the keys that changed, under `prefix` (default: every key),
-   * one per committed write batch; `{changes: [], resync: true}` after a reconnect. Re-read
-   * only what changed (getValues), and everything on a resync.
+   * one per committed write batch, in commit order; `{changes: [], resync: true}` after a
+   * reconnect. A change carries its new value (or `deleted: true`) when small: apply it;
+   * read only the keys that came without one (getValues), and everything on a resync.
    */
-  watch(listener: (event: ChangesEvent) => void, options?: { prefix?: string }): Unsubscribe;
+  watch<T extends JsonValue = JsonValue>(
+    listener: (event: ChangesEvent<T>) => void,
+    options?: { prefix?: string },
+  ): Unsubscribe;
 }
 
 export interface KnowledgeResult {

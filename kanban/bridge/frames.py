@@ -8,9 +8,10 @@ target, a path) is ``invalid_argument``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from kanban.access.relationships import ALIAS_PATTERN, ALIAS_RE
 from storage.errors import KanbanError, invalid_argument
@@ -132,20 +133,44 @@ def revision_event(alias: str | None, revision: str) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "event": "revision", "alias": alias, "revision": revision}
 
 
-def changes_event(
-    alias: str | None, changes: Sequence[tuple[str, str]], *, resync: bool = False
-) -> dict[str, Any]:
-    """A watch's event: the keys that changed, each with its new revision; ``resync`` after
-    a gap (reconnect, lost events) means "re-read what you hold"."""
-    event: dict[str, Any] = {
-        "v": PROTOCOL_VERSION,
-        "event": "changes",
-        "alias": alias,
-        "changes": [{"key": key, "revision": revision} for key, revision in changes],
-    }
-    if resync:
-        event["resync"] = True
-    return event
+class Change(NamedTuple):
+    """One committed change as the channel layer carries it: a KV key's carries its new
+    value's JSON text when that is small enough to push (``text``), or says it was
+    ``deleted``; otherwise (a large value, a document) it only names the key."""
+
+    kind: str
+    key: str
+    revision: str
+    text: str | None = None
+    deleted: bool = False
+
+
+def changes_event_text(
+    alias: str | None, changes: Sequence[Change], *, resync: bool = False
+) -> str:
+    """A watch's event, encoded: the keys that changed, each with its new revision and,
+    where the change carries it, its new ``value`` or ``deleted: true``; ``resync`` after a
+    gap (reconnect, lost events) means "re-read what you hold".
+
+    A pushed value is spliced in as the JSON text it was stored as (``storage.jsoncodec``
+    wrote and checked it), so a value is never decoded and encoded again per event."""
+    entries = []
+    for change in changes:
+        entry = f'{{"key":{_json(change.key)},"revision":{_json(change.revision)}'
+        if change.deleted:
+            entry += ',"deleted":true'
+        elif change.text is not None:
+            entry += f',"value":{change.text}'
+        entries.append(entry + "}")
+    tail = ',"resync":true' if resync else ""
+    return (
+        f'{{"v":{PROTOCOL_VERSION},"event":"changes","alias":{_json(alias)},'
+        f'"changes":[{",".join(entries)}]{tail}}}'
+    )
+
+
+def _json(value: str | None) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def invalidated_event(alias: str | None, code: str) -> dict[str, Any]:

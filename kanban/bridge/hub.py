@@ -40,6 +40,7 @@ from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_la
 
 from kanban.access.relationships import Rule
 from kanban.bridge import frames
+from kanban.bridge.frames import Change
 from kanban.projects.packages import plugin_versions
 from storage.knowledge_format import document_id_of
 
@@ -63,6 +64,10 @@ RESYNC_REVISION = "resync"
 #: What a change is: a KV key, or a Knowledge document (its body key).
 ChangeKind = Literal["kv", "knowledge"]
 KINDS: Final[frozenset[str]] = frozenset({"kv", "knowledge"})
+
+
+#: Held for a subscription whose events may have been lost: re-read everything.
+RESYNC_CHANGE: Final = Change(RESYNC_REVISION, "", RESYNC_REVISION)
 
 
 class ReadRules(NamedTuple):
@@ -104,7 +109,7 @@ class Subscription:
     read: Rule
     knowledge_read: Rule
     #: While access is being re-checked, events wait here instead of being delivered.
-    held: list[tuple[str, str, str]] | None = field(default=None)
+    held: list[Change] | None = field(default=None)
     #: A watch (``kv.watch``): its events name the KV keys that changed, those its rule
     #: opens and that start with ``prefix``. Otherwise a subscribe (``{alias, revision}``).
     watch: bool = False
@@ -114,12 +119,15 @@ class Subscription:
     def rules(self) -> ReadRules:
         return ReadRules(self.read, self.knowledge_read)
 
-    def visible(self, changes: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
-        """The (key, revision) of the KV changes this watch may learn of, in order."""
+    def visible(self, changes: Iterable[Change]) -> tuple[Change, ...]:
+        """The KV changes this watch may learn of, values and all, in order: the one rule
+        that decides both whether a key is named and whether its value is pushed."""
         return tuple(
-            (key, revision)
-            for kind, key, revision in changes
-            if kind == "kv" and key.startswith(self.prefix) and self.read.allows(key)
+            change
+            for change in changes
+            if change.kind == "kv"
+            and change.key.startswith(self.prefix)
+            and self.read.allows(change.key)
         )
 
 
@@ -295,7 +303,8 @@ class Hub:
                 if message.get("type") == "hub.beat":
                     self.beat_seen = time.monotonic()
                 elif message.get("type") == "kv.changed":
-                    await self._deliver(UUID(message["project"]), message["changes"])
+                    changes = [Change(*change) for change in message["changes"]]
+                    await self._deliver(UUID(message["project"]), changes)
                 elif message.get("type") == "access.changed":
                     self._access_changed(message.get("projects", ()), message.get("users", ()))
                 elif message.get("type") == "plugin.changed":
@@ -333,38 +342,35 @@ class Hub:
         text = json.dumps(frames.reload_event())
         await _send_each((s, text) for s in list(sockets))
 
-    async def _deliver(self, target: UUID, changes: Sequence[Sequence[str]]) -> None:
+    async def _deliver(self, target: UUID, changes: Sequence[Change]) -> None:
         subs = self.by_target.get(target)
         if not subs:
             return
         encoded: dict[tuple[str | None, str], str] = {}
         #: One encoding per distinct visible set: watchers of one board under one grant
-        #: share it.
-        named: dict[tuple[str | None, tuple[tuple[str, str], ...]], str] = {}
+        #: share it, values and all.
+        named: dict[tuple[str | None, tuple[Change, ...]], str] = {}
         sends: list[tuple[Socket, str]] = []
         for sub in list(subs):
+            if sub.held is not None:
+                sub.held.extend(changes)
+                continue
             if sub.watch:
-                if sub.held is not None:
-                    sub.held.extend((kind, key, revision) for kind, key, revision in changes)
-                    continue
                 visible = sub.visible(changes)
                 if visible:
                     text = named.get((sub.alias, visible))
                     if text is None:
-                        text = json.dumps(frames.changes_event(sub.alias, visible))
+                        text = frames.changes_event_text(sub.alias, visible)
                         named[(sub.alias, visible)] = text
                     sends.append((sub.socket, text))
                 continue
-            for kind, key, revision in changes:
-                if sub.held is not None:
-                    sub.held.append((kind, key, revision))
-                    continue
-                if kind not in KINDS or not sub.rules.allows(kind, key):
+            for change in changes:
+                if change.kind not in KINDS or not sub.rules.allows(change.kind, change.key):
                     continue  # a prefix grant hides writes outside its prefixes
-                text = encoded.get((sub.alias, revision))
+                text = encoded.get((sub.alias, change.revision))
                 if text is None:
-                    text = json.dumps(frames.revision_event(sub.alias, revision))
-                    encoded[(sub.alias, revision)] = text
+                    text = json.dumps(frames.revision_event(sub.alias, change.revision))
+                    encoded[(sub.alias, change.revision)] = text
                 sends.append((sub.socket, text))
         await _send_each(sends)
 
@@ -389,7 +395,7 @@ class Hub:
                 if sub.socket in affected:
                     sub.held = sub.held or []  # hold events until the re-check decides
                     if resync:
-                        sub.held.append((RESYNC_REVISION, "", RESYNC_REVISION))
+                        sub.held.append(RESYNC_CHANGE)
                     affected[sub.socket].append(sub)
         for socket, socket_subs in affected.items():
             task = asyncio.create_task(socket.recheck(socket_subs))
@@ -404,15 +410,19 @@ class Hub:
             return
         sub.read, sub.knowledge_read = rules
         if sub.watch:
-            resync = any(kind == RESYNC_REVISION for kind, _, _ in held)
+            resync = RESYNC_CHANGE in held
             visible = sub.visible(held)
             if visible or resync:
-                event = frames.changes_event(sub.alias, visible, resync=resync)
-                await sub.socket.send_text(json.dumps(event))
+                await sub.socket.send_text(
+                    frames.changes_event_text(sub.alias, visible, resync=resync)
+                )
             return
-        for kind, key, revision in held:
-            if kind == RESYNC_REVISION or (kind in KINDS and rules.allows(kind, key)):
-                await sub.socket.send_text(json.dumps(frames.revision_event(sub.alias, revision)))
+        for change in held:
+            if change == RESYNC_CHANGE or (
+                change.kind in KINDS and rules.allows(change.kind, change.key)
+            ):
+                event = frames.revision_event(sub.alias, change.revision)
+                await sub.socket.send_text(json.dumps(event))
 
 
 async def _send_each(sends: Iterable[tuple[Socket, str]]) -> None:
@@ -474,9 +484,9 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
         logger.warning("could not publish %s to %s", message.get("type"), group, exc_info=True)
 
 
-def publish_changes(project_id: UUID, changes: Sequence[tuple[ChangeKind, str, str]]) -> None:
-    """One layer message per committed write batch of one project: ``[kind, key, revision]``
-    for each change, filtered per subscription by the rule of its kind."""
+def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:
+    """One layer message per committed write batch of one project: each change as a list
+    (``Change``'s fields), filtered per subscription by the rule of its kind."""
     _group_send(
         project_group(project_id),
         {"type": "kv.changed", "project": str(project_id), "changes": [list(c) for c in changes]},

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth import user_logged_out
 
 from kanban.access import events as access_events
 from kanban.bridge import hub
+from kanban.bridge.frames import Change
 from kanban.projects import plugin_events
 from storage.knowledge_format import is_document_key
 from storage.kv import KvChange, add_kv_listener
@@ -32,13 +34,39 @@ def _kind(change: KvChange) -> hub.ChangeKind | None:
 
 
 def _forward_kv(changes: Sequence[KvChange]) -> None:
-    by_project: dict[UUID, list[tuple[hub.ChangeKind, str, str]]] = defaultdict(list)
+    """Each KV change carries its value when it is at most ``KANBAN_PUSH_VALUE_BYTES`` of
+    JSON, and while the batch's pushed values stay within ``MAX_PUSHED_PER_EVENT`` of
+    them: a viewer then applies it without reading. Larger ones are only named."""
+    by_project: dict[UUID, list[Change]] = defaultdict(list)
+    limit = settings.KANBAN_PUSH_VALUE_BYTES
+    budget = MAX_PUSHED_PER_EVENT * limit
     for change in changes:
         kind = _kind(change)
-        if kind is not None:
-            by_project[change.dataset.project_id].append((kind, change.key, change.revision))
+        if kind is None:
+            continue
+        text = change.text if kind == "kv" else None
+        size = 0 if text is None else _utf8_size(text, limit)
+        if size > min(limit, budget):
+            text = None
+        budget -= size if text is not None else 0
+        by_project[change.dataset.project_id].append(
+            Change(kind, change.key, change.revision, text, change.deleted)
+        )
     for project_id, project_changes in by_project.items():
         hub.publish_changes(project_id, project_changes)
+
+
+#: One event pushes at most this many values at the push limit (a batch that writes many
+#: large values names the rest).
+MAX_PUSHED_PER_EVENT: Final = 16
+
+
+def _utf8_size(text: str, limit: int) -> int:
+    """The text's UTF-8 size; cheap for the common case, a text well under the limit (a
+    character is at most 4 bytes)."""
+    if 4 * len(text) <= limit:
+        return len(text)  # a lower bound, and within the limit either way
+    return len(text.encode("utf-8"))
 
 
 def _forward_access(event: access_events.AccessChanged) -> None:

@@ -246,5 +246,7 @@ def test_committed_writes_are_reported_per_project_dataset_and_key(
         revision = kv_set(dataset=Dataset(BOARD, "kv", "c.1"), key="k", value=1, source=SOURCE)
     with django_capture_on_commit_callbacks(execute=True):
         kv_delete(dataset=Dataset(BOARD, "kv", "c.1"), key="k")
-    assert kv_changes[0] == KvChange(Dataset(BOARD, "kv", "c.1"), "k", revision, deleted=False)
+    assert kv_changes[0] == KvChange(
+        Dataset(BOARD, "kv", "c.1"), "k", revision, deleted=False, text="1"
+    )
     assert kv_changes[1].deleted and int(kv_changes[1].revision) > int(revision)

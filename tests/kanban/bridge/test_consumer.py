@@ -383,7 +383,7 @@ async def test_a_watch_names_the_keys_that_changed_under_its_prefix(
         "v": 1,
         "event": "changes",
         "alias": None,
-        "changes": [{"key": "card:1", "revision": revision}],
+        "changes": [{"key": "card:1", "revision": revision, "value": {"title": "Bolts"}}],
     }
     assert await bob_on_board.no_message(), "columns is outside the prefix"
 
@@ -401,8 +401,8 @@ async def test_one_transaction_is_one_event_naming_every_key(
     )
     event = await bob_on_board.event()
     assert event["changes"] == [
-        {"key": "a", "revision": str(results[0].seq)},
-        {"key": "b", "revision": str(results[1].seq)},
+        {"key": "a", "revision": str(results[0].seq), "value": 0},
+        {"key": "b", "revision": str(results[1].seq), "value": 1},
     ]
     assert await bob_on_board.no_message()
 
@@ -414,7 +414,7 @@ async def test_a_watch_through_a_prefix_grant_never_names_a_key_outside_it(
     await write(world, "inventory", "secret", 1)
     revision = await write(world, "inventory", "stock:nut", 5)
     event = await bob_on_board.event()
-    assert event["changes"] == [{"key": "stock:nut", "revision": revision}]
+    assert event["changes"] == [{"key": "stock:nut", "revision": revision, "value": 5}]
     assert "secret" not in json.dumps(event)
     assert await bob_on_board.no_message()
 
