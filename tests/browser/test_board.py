@@ -178,36 +178,36 @@ def test_switching_configurations_in_the_picker_changes_the_boards_view_without_
     assert person.frame.evaluate("window.__sameFrame") is True, "the plugin was reloaded"
 
 
-def test_a_slow_answer_for_the_old_configuration_does_not_overwrite_the_new_one(
+def test_a_configuration_switch_reads_nothing_and_a_late_save_does_not_cross_it(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
+    """A configuration is the user's view of the same board: switching applies it at once,
+    with no read of the board, and a view change still on its way lands where it was made."""
     alice = demo.people["alice"]
-    old = configuration_create(
+    configuration_create(
         user=alice,
         project_id=demo.board.id,
         name="Old",
         values={"view": view(density="compact", text="bolt")},
     )
-    configuration_create(
+    new = configuration_create(
         user=alice, project_id=demo.board.id, name="New", values={"view": view(text="login")}
     )
-    held = SlowAnswers(key="board:cards", armed=False)
-    person = open_board("alice", route=held.route)
-    held.armed = True
-
+    log = FrameLog()
+    person = open_board("alice", route=log.route)
     picker = person.page.get_by_role("combobox", name="Configuration")
     picker.select_option(label="Old")
-    person.wait_for(f"boardDebug.state.configuration === '{old.id}'")
-    held.wait_until_holding(person.page)
+    expect(person.plugin.get_by_test_id("filter-input")).to_have_value("bolt")
+    person.plugin.get_by_test_id("filter-input").fill("bolts and nuts")  # saved after 400 ms
+    log.clear()
     picker.select_option(label="New")
-    person.page.wait_for_timeout(200)  # New's read is held too, behind Old's
-
-    held.release()  # Old's late answer first, then New's
     expect(person.plugin.get_by_test_id("filter-input")).to_have_value("login")
     expect(person.plugin.get_by_test_id("card-title")).to_have_text(["Fix the login redirect"])
-    person.frame.evaluate("steamHarnessKanban.kv.getValue('board:columns')")
+    person.page.wait_for_timeout(600)
+    assert log.reads() == [], "a switch reads nothing of the board"
     assert person.state()["view"] == view(text="login")
     expect(person.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-comfortable\b"))
+    assert configuration_active(user=alice, project_id=demo.board.id).id == new.id
 
 
 def test_alice_and_bob_each_keep_their_own_view_of_the_default_configuration(
@@ -237,49 +237,28 @@ def test_alice_and_bob_each_keep_their_own_view_of_the_default_configuration(
     assert carols.values["view"]["density"] == "compact"
 
 
-class SlowAnswers:
-    """Relays the bridge websocket, holding back the server's answers to ``get`` of one key
-    until ``release()``."""
+class FrameLog:
+    """Relays the bridge websocket, keeping every frame the page sends."""
 
-    def __init__(self, *, key: str, armed: bool = True) -> None:
-        self.key = key
-        #: Only while armed are answers held (a test may let the first load through).
-        self.armed = armed
-        self.slow_ids: set[int] = set()
-        self.held: list[str] = []
-        self.client: WebSocketRoute | None = None
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
 
     def route(self, client: WebSocketRoute) -> None:
-        self.client = client
         server = client.connect_to_server()
 
         def upstream(message: str | bytes) -> None:
-            frame = json.loads(message)
-            if self.armed and frame.get("op") == "get" and frame.get("key") == self.key:
-                self.slow_ids.add(frame["id"])
+            self.sent.append(json.loads(message))
             server.send(message)
 
-        def downstream(message: str | bytes) -> None:
-            if json.loads(message).get("id") in self.slow_ids:
-                self.held.append(str(message))
-            else:
-                client.send(message)
-
         client.on_message(upstream)
-        server.on_message(downstream)
+        server.on_message(client.send)
 
-    def wait_until_holding(self, page: Page) -> None:
-        for _ in range(100):
-            if self.held:
-                return
-            page.wait_for_timeout(50)
-        raise AssertionError(f"no answer for {self.key} was held")
+    def clear(self) -> None:
+        self.sent.clear()
 
-    def release(self) -> None:
-        assert self.client is not None
-        for message in self.held:
-            self.client.send(message)
-        self.held.clear()
+    def reads(self) -> list[dict[str, Any]]:
+        """The reads among them: what a change cost the page."""
+        return [f for f in self.sent if f.get("op") in ("get", "getMany")]
 
 
 # --- people working together ------------------------------------------------------------------

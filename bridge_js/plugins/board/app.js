@@ -19,18 +19,13 @@
   const { toast } = window.PluginKit;
   const { kanban, inventory, state } = B;
 
-  let unsubscribers = [];
+  let unwatchBoard = () => {};
   let unwatchStock = () => {};
-  function subscribeAll() {
-    for (const off of unsubscribers) off();
-    unsubscribers = [kanban.kv.watch(B.onBoardChanges), () => unwatchStock()];
-    watchStock();
-  }
 
   function watchStock() {
     unwatchStock();
     state.inventoryProblem = inventoryProblemOf(inventory.getContext());
-    if (!state.inventoryProblem) unwatchStock = inventory.kv.watch(() => B.scheduleStock(0), { prefix: "stock:" });
+    unwatchStock = state.inventoryProblem ? () => {} : inventory.kv.watch(B.onStockChanges, { prefix: "stock:" });
   }
 
   function inventoryProblemOf(context) {
@@ -44,13 +39,13 @@
   inventory.onContextChange((context) => {
     if (inventoryProblemOf(context) === state.inventoryProblem) return;
     watchStock();
-    B.refreshStock();
+    B.resetStock();
   });
 
   kanban.onInvalidated(({ alias, code }) => {
     if (alias === "inventory") {
       state.inventoryProblem = code;
-      B.render();
+      B.resetStock();
     } else if (alias === null) {
       toast("Live updates stopped for this board; reload to try again.", code);
     }
@@ -61,18 +56,20 @@
   kanban.ready.then(() => {
     B.applyContext(kanban.getContext());
     kanban.onContextChange(B.applyContext);
-    subscribeAll();
+    state.view = B.configuredView();
+    B.syncToolbar();
+    // Watch first, then read: every change after the read's start reaches the page.
+    unwatchBoard = kanban.kv.watch(B.onBoardChanges);
+    watchStock();
     B.load();
   });
+  // A switch means other view settings over the same board: nothing to read again.
   kanban.onConfigurationChange(() => {
-    // A switch means other view settings: read them, and the board, again.
     B.dropPendingView();
-    state.viewStale = true;
-    subscribeAll();
-    B.load();
+    B.applyView();
   });
   addEventListener("pagehide", () => {
-    for (const off of unsubscribers) off();
-    unsubscribers = [];
+    unwatchBoard();
+    unwatchStock();
   });
 })(window.BoardApp);

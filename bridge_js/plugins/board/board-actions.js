@@ -33,7 +33,7 @@
   const mode = window.PluginKit.createWriteMode({
     state,
     render: () => B.render(),
-    refresh: () => B.scheduleRefresh(0),
+    refresh: () => B.redraw(),
     onEnter: () => {
       for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
     },
@@ -43,21 +43,39 @@
   async function useOne(card) {
     const key = "stock:" + card.item;
     state.pending++;
+    const since = B.stockSeen(card.item);
     try {
       const stored = await inventory.kv.updateValue(key, Core.useOne);
-      state.stock.set(card.item, { status: "ok", name: String(stored.name || card.item), count: stored.count });
+      B.wroteStock(card.item, stored, since);
       announce("Used one " + (stored.name || card.item) + ". " + stored.count + " left.");
       B.render();
     } catch (err) {
       if (err && INVENTORY_DOWN.has(err.code) && err.code !== "forbidden") state.inventoryProblem = err.code;
       reportError(err, "Inventory");
-      B.scheduleStock();
+      state.stock.delete(card.item);
+      B.refreshStock();
     } finally {
       state.pending--;
     }
   }
 
-  // Shows a change at once; `settle` keeps it over fresh reads until its write is done.
+  // One key's write, whose stored value the page then holds (B.wrote) until the server's
+  // event for it comes: no read follows a write.
+  async function update(key, updater) {
+    const since = B.seen(key);
+    const value = await kanban.kv.updateValue(key, updater);
+    B.wrote(key, value, since);
+    return value;
+  }
+
+  async function put(key, value) {
+    const since = B.seen(key);
+    await kanban.kv.setValue(key, value);
+    B.wrote(key, value, since);
+  }
+
+  // Shows a change at once; `settle` keeps it over what the page holds until its write is
+  // done.
   function applyLocal(id, card) {
     const mark = card === null ? { deleted: id } : card;
     overlays.set(id, mark);
@@ -87,7 +105,7 @@
     announce("Moved " + card.title + " to " + (column ? column.title : columnId) + ", position " + position + ".");
     // Only this card's key: concurrent moves of other cards cannot conflict with it.
     write("Moving the card", () =>
-      settle(id, mark, () => kanban.kv.updateValue(KEYS.card(id), Core.patchCard({ column: columnId, rank }))),
+      settle(id, mark, () => update(KEYS.card(id), Core.patchCard({ column: columnId, rank }))),
     );
     const from = { column: card.column, rank: card.rank };
     remember("Moved " + card.title + ".", () => patchCardNow(id, from, "Moving the card back"));
@@ -99,7 +117,7 @@
     if (!card) return toast("This card was deleted meanwhile.");
     const mark = applyLocal(id, { ...card, ...patch });
     B.render();
-    write(label, () => settle(id, mark, () => kanban.kv.updateValue(KEYS.card(id), Core.patchCard(patch))));
+    write(label, () => settle(id, mark, () => update(KEYS.card(id), Core.patchCard(patch))));
   }
 
   function moveByKeyboard(card, direction) {
@@ -127,8 +145,8 @@
     // The card first, then the index: a reader never finds an id without its card.
     await write("Adding the card", () =>
       settle(id, mark, async () => {
-        await kanban.kv.updateValue(KEYS.card(id), Core.createOnly(card));
-        await kanban.kv.updateValue(KEYS.cards, Core.addToIndex(id));
+        await update(KEYS.card(id), Core.createOnly(card));
+        await update(KEYS.cards, Core.addToIndex(id));
       }),
     );
   }
@@ -150,7 +168,7 @@
   async function saveChanges(id, base, changes) {
     for (;;) {
       try {
-        return await kanban.kv.updateValue(KEYS.card(id), Core.mergeCard(base, changes));
+        return await update(KEYS.card(id), Core.mergeCard(base, changes));
       } catch (err) {
         if (!(err instanceof Core.Conflict)) throw err;
         const keepMine = await B.conflictDialog(err, changes);
@@ -194,8 +212,8 @@
     // the card's key keeps a small tombstone instead of its content.
     write("Deleting the card", () =>
       settle(id, mark, async () => {
-        await kanban.kv.updateValue(KEYS.cards, Core.removeFromIndex(id));
-        await kanban.kv.setValue(KEYS.card(id), { id, deleted: true });
+        await update(KEYS.cards, Core.removeFromIndex(id));
+        await put(KEYS.card(id), { id, deleted: true });
       }),
     );
   }
@@ -214,10 +232,7 @@
   function saveColumns(label, updater) {
     state.columns = updater(state.columns);
     B.render();
-    return write(label, async () => {
-      state.columns = Core.normalizeColumns(await kanban.kv.updateValue(KEYS.columns, updater)) || [];
-      B.render();
-    });
+    return write(label, () => update(KEYS.columns, updater));
   }
 
   // --- dialogs -----------------------------------------------------------------------------------

@@ -244,6 +244,57 @@
     return view;
   }
 
+  // --- what the page holds ---------------------------------------------------------------------
+  // The board's stored values as the page last read them or was pushed them: key -> value
+  // (undefined: absent). A watch event changes them in commit order; the page derives its
+  // columns and cards from them and reads only what it neither holds nor was sent.
+
+  const isBoardKey = (key) => key === KEYS.columns || key === KEYS.cards || key.startsWith("card:");
+  // Cards written before their id reached the index (an add writes the card, then the
+  // index), kept so the index change needs no read; the oldest go past this many.
+  const MAX_UNINDEXED = 500;
+
+  function createStore() {
+    const values = new Map();
+    // key -> how many events changed it: a write can tell whether one came while it was out.
+    const events = new Map();
+    const indexed = () => normalizeIndex(values.get(KEYS.cards));
+    return {
+      has: (key) => values.has(key),
+      get: (key) => values.get(key),
+      seen: (key) => events.get(key) || 0,
+      set(key, value) {
+        values.delete(key); // re-inserted last: the newest unindexed card is kept longest
+        values.set(key, value);
+      },
+      clear: () => values.clear(),
+      // A watch event's changes of the board's keys; the keys it named without a value.
+      apply(changes) {
+        const unread = [];
+        for (const change of changes) {
+          if (!isBoardKey(change.key)) continue;
+          events.set(change.key, (events.get(change.key) || 0) + 1);
+          if (change.deleted === true) this.set(change.key, undefined);
+          else if ("value" in change) this.set(change.key, change.value);
+          else unread.push(change.key);
+        }
+        return unread;
+      },
+      // The card keys the index names that the page does not hold.
+      missing: () => indexed().map(KEYS.card).filter((key) => !values.has(key)),
+      board() {
+        const ids = indexed();
+        const inIndex = new Set(ids.map(KEYS.card));
+        const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
+        for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) values.delete(key);
+        return {
+          columns: normalizeColumns(values.get(KEYS.columns)) || [],
+          cards: ids.map((id) => normalizeCard(id, values.get(KEYS.card(id)))).filter(Boolean),
+        };
+      },
+    };
+  }
+
   // --- updaters (pure: updateValue may call them more than once) -------------------------------
 
   const addToIndex = (id) => (ids) => {
@@ -353,10 +404,6 @@
     return { ...stock, count: stock.count - 1 };
   };
 
-  // --- request generations -----------------------------------------------------------------------
-  // Each load takes a number; only the latest may apply its result, so a slow read that
-  // started before a configuration switch cannot overwrite the new configuration's view.
-
   // Card and column ids: 12 base-36 characters from the given random bytes.
   function newId(randomBytes) {
     const bytes = randomBytes(12);
@@ -406,6 +453,9 @@
     useOne,
     createGenerations,
     newId,
+    isBoardKey,
+    createStore,
+    MAX_UNINDEXED,
   });
 
   if (typeof module === "object" && module && module.exports) module.exports = api;

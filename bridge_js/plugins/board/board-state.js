@@ -26,16 +26,12 @@
     renders: 0,
     dragging: null,
     draggingColumn: null,
-    // The view is read again with the next load (after a switch).
-    viewStale: true,
     // A render asked for during a drag, done when it ends.
     renderDeferred: false,
   };
   // Local changes still on their way to the server, laid over every fresh read so a read
   // that raced a write does not make a card jump back. id -> card, or null once deleted.
   const overlays = new Map();
-  const generations = Core.createGenerations();
-  const stockGenerations = Core.createGenerations();
   const $ = (id) => document.getElementById(id);
   const boardEl = $("board");
 
@@ -135,5 +131,5 @@
     return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter));
   }
 
-  Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, generations, stockGenerations, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, members, memberNamed, personLabel, findCard, columnCards, visibleCards });
+  Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, members, memberNamed, personLabel, findCard, columnCards, visibleCards });
 })();

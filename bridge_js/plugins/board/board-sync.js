@@ -1,9 +1,17 @@
 // Reading: the board, the stock and the user's view, kept current from change events.
+//
+// The page reads the whole board once (and again only on a resync). From then on every
+// change arrives as a watch event, usually carrying the new value: the page applies it to
+// what it holds (Core.createStore) and reads only what came without a value, or what an
+// index change names that it neither holds nor was sent. One change elsewhere is at most
+// one request here, and none when its values were pushed.
 (function (B) {
   "use strict";
 
   const { el, reportError } = window.PluginKit;
-  const { kanban, Core, KEYS, inventory, READ_BATCH, state, overlays, generations, stockGenerations, boardEl } = B;
+  const { kanban, Core, KEYS, inventory, READ_BATCH, state, overlays, boardEl } = B;
+
+  const store = Core.createStore();
 
   // Many keys of one project's kv, READ_BATCH per request, the requests in parallel; each
   // value, or undefined when absent or refused. A value too big for a batched read
@@ -20,13 +28,18 @@
     );
   }
 
+  async function readInto(keys) {
+    const values = await readAll(kanban.kv, keys);
+    keys.forEach((key, i) => store.set(key, values[i]));
+  }
+
   // --- loading --------------------------------------------------------------------------------
 
   async function ensureDefaultColumns() {
     try {
       return await kanban.kv.updateValue(KEYS.columns, Core.defaultColumnsIfAbsent);
     } catch (err) {
-      if (err instanceof Core.Refused) return Core.normalizeColumns(await kanban.kv.getValue(KEYS.columns)) || [];
+      if (err instanceof Core.Refused) return kanban.kv.getValue(KEYS.columns);
       if (err && err.code === "forbidden") {
         B.enterReadOnly();
         return [];
@@ -35,13 +48,13 @@
     }
   }
 
+  // Everything, read afresh into the store: the first load and a resync.
   async function readBoard() {
-    let columns = Core.normalizeColumns(await kanban.kv.getValue(KEYS.columns));
-    if (columns === null) columns = Core.normalizeColumns(await ensureDefaultColumns()) || [];
-    const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.cards));
-    const values = await readAll(kanban.kv, ids.map(KEYS.card));
-    const cards = ids.map((id, i) => Core.normalizeCard(id, values[i])).filter(Boolean);
-    return { columns, cards };
+    const [columns, index] = await readAll(kanban.kv, [KEYS.columns, KEYS.cards]);
+    store.clear();
+    store.set(KEYS.columns, Core.normalizeColumns(columns) === null ? await ensureDefaultColumns() : columns);
+    store.set(KEYS.cards, index);
+    await readInto(store.missing());
   }
 
   function configuredView() {
@@ -57,114 +70,137 @@
     return [...byId.values()];
   }
 
-  let loading = 0;
-  let loadAgain = false;
-  async function load() {
-    loading++;
-    try {
-      await loadOnce();
-    } finally {
-      loading--;
-    }
-    // A change that came while this load was reading may have been read too early.
-    if (!loading && loadAgain) {
-      loadAgain = false;
-      load();
-    }
+  // The page's columns and cards from what it holds, with its own writes still out on top.
+  function redraw() {
+    const board = store.board();
+    state.columns = board.columns;
+    state.cards = withOverlays(board.cards);
+    B.render();
+    refreshStock();
   }
 
-  async function loadOnce() {
-    const generation = generations.next();
-    const withView = state.viewStale;
-    const view = withView ? configuredView() : null;
+  // Watch events wait here while the board is read; applied after it, in order (the last
+  // change of a key is its newest value), so nothing that changed meanwhile is lost.
+  let waiting = null;
+  let loadAgain = false;
+  async function load() {
+    if (waiting) {
+      loadAgain = true; // a read is out, which may have missed what the resync says
+      return;
+    }
+    waiting = [];
     try {
-      const board = await readBoard();
-      if (!generations.isCurrent(generation)) return; // a newer load owns the page now
-      state.columns = board.columns;
-      state.cards = withOverlays(board.cards);
-      if (withView) {
-        state.view = view;
-        state.viewStale = false;
-        B.syncToolbar();
-      }
+      await applying; // an event's read still out lands before the store is read afresh
+      await readBoard();
       state.loaded = true;
-      B.render();
-      refreshStock();
+      const changes = waiting.flat();
+      waiting = null;
+      await applyChanges(changes);
     } catch (err) {
-      if (!generations.isCurrent(generation)) return;
+      waiting = null;
       reportError(err, "Loading the board failed");
       if (!state.loaded) {
         boardEl.replaceChildren(el("p", { class: "empty", text: "The board could not be loaded (" + (err.code || "error") + ")." }));
       }
     } finally {
-      if (generations.isCurrent(generation)) B.resolveReady();
+      B.resolveReady();
+    }
+    if (loadAgain) {
+      loadAgain = false;
+      load();
     }
   }
 
-  let refreshTimer = null;
-  function scheduleRefresh(delay) {
-    clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(load, delay === undefined ? 100 : delay);
+  async function applyChanges(changes) {
+    const unread = store.apply(changes);
+    const wanted = [...new Set([...unread, ...store.missing()])];
+    if (wanted.length) await readInto(wanted);
+    redraw();
   }
 
-  // A watch event names the keys that changed. Cards that changed are read again and
-  // patched in; the columns or the card index changing (a card created, deleted or moved
-  // between boards' lists), a resync, or a change during a load mean a full load.
-  async function onBoardChanges({ changes, resync }) {
-    const cardIds = [];
-    let full = resync === true;
-    for (const { key } of changes) {
-      if (key === KEYS.columns || key === KEYS.cards) full = true;
-      else if (key.startsWith("card:")) cardIds.push(key.slice("card:".length));
-    }
-    if (!full && !cardIds.length) return;
-    if (loading) {
-      loadAgain = true;
-      return;
-    }
-    const known = new Set(state.cards.map((c) => c.id));
-    if (full || !state.loaded || cardIds.some((id) => !known.has(id))) return load();
-    const generation = generations.current;
-    const values = await readAll(kanban.kv, cardIds.map(KEYS.card));
-    if (generation !== generations.current || loading) return; // a load owns the page now
-    const fresh = new Map(cardIds.map((id, i) => [id, Core.normalizeCard(id, values[i])]));
-    state.cards = withOverlays(
-      state.cards.map((card) => (fresh.has(card.id) ? fresh.get(card.id) : card)).filter(Boolean),
-    );
+  // A queue, so one event's read never lets a later event be applied before it.
+  let applying = Promise.resolve();
+  function onBoardChanges({ changes, resync }) {
+    if (resync) return load();
+    if (waiting) return void waiting.push(changes);
+    applying = applying.then(() => applyChanges(changes)).catch((err) => reportError(err, "Updating the board"));
+  }
+
+  // After a configuration switch: the new view, over the same board.
+  function applyView() {
+    state.view = configuredView();
+    B.syncToolbar();
     B.render();
-    refreshStock();
   }
+
+  // What this page wrote, held as the newest value, so the change does not flicker back
+  // between the write's answer and its event; unless an event for the key came while the
+  // write was out (`since`: store.seen(key) when it started), which is then as new or newer.
+  function wrote(key, value, since) {
+    if (store.seen(key) === since) store.set(key, value);
+  }
+
+  const seen = (key) => store.seen(key);
 
   // --- inventory ---------------------------------------------------------------------------------
+  // Stock lines for the items the cards name: read once per item, then kept current from the
+  // inventory's watch events (their values pushed); an item the page has not seen is read.
+
+  const stockOf = (value, item) => {
+    if (!value || typeof value !== "object" || !Number.isInteger(value.count)) return { status: "missing" };
+    return { status: "ok", name: String(value.name || item), count: value.count };
+  };
+
+  // item -> how many events changed its stock (as store.seen does for the board's keys).
+  const stockEvents = new Map();
+  const stockSeen = (item) => stockEvents.get(item) || 0;
+  function wroteStock(item, value, since) {
+    if (stockSeen(item) === since) state.stock.set(item, stockOf(value, item));
+  }
 
   async function refreshStock() {
-    const generation = stockGenerations.next();
     const items = [...new Set(state.cards.map((c) => c.item).filter(Boolean))];
-    const unavailable = (code) => items.map(() => ({ status: "unavailable", code }));
-    let results = unavailable(state.inventoryProblem);
-    if (!state.inventoryProblem && items.length) {
+    const unseen = items.filter((item) => !state.stock.has(item));
+    if (!unseen.length) return;
+    const since = unseen.map(stockSeen);
+    let results;
+    if (state.inventoryProblem) {
+      results = unseen.map(() => ({ status: "unavailable", code: state.inventoryProblem }));
+    } else {
       try {
-        const values = await readAll(inventory.kv, items.map((item) => "stock:" + item));
-        results = values.map((stock, i) => {
-          if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) return { status: "missing" };
-          return { status: "ok", name: String(stock.name || items[i]), count: stock.count };
-        });
+        const values = await readAll(inventory.kv, unseen.map((item) => "stock:" + item));
+        results = values.map((value, i) => stockOf(value, unseen[i]));
       } catch (err) {
-        results = unavailable(err.code || "error");
+        results = unseen.map(() => ({ status: "unavailable", code: err.code || "error" }));
       }
     }
-    if (!stockGenerations.isCurrent(generation)) return;
-    const stock = new Map(items.map((item, i) => [item, results[i]]));
-    const same = (a, b) => JSON.stringify([...a]) === JSON.stringify([...b]);
-    if (same(stock, state.stock)) return; // nothing to draw again
-    state.stock = stock;
+    // An event that came while the read was out is as new or newer: it stays.
+    unseen.forEach((item, i) => stockSeen(item) === since[i] && state.stock.set(item, results[i]));
     B.render();
   }
 
-  let stockTimer = null;
-  function scheduleStock(delay) {
-    clearTimeout(stockTimer);
-    stockTimer = setTimeout(refreshStock, delay === undefined ? 100 : delay);
+  function onStockChanges({ changes, resync }) {
+    if (resync) {
+      state.stock.clear();
+      return refreshStock();
+    }
+    const named = [];
+    for (const change of changes) {
+      const item = change.key.slice("stock:".length);
+      stockEvents.set(item, stockSeen(item) + 1);
+      if (change.deleted === true) state.stock.set(item, { status: "missing" });
+      else if ("value" in change) state.stock.set(item, stockOf(change.value, item));
+      else named.push(item);
+    }
+    for (const item of named) state.stock.delete(item);
+    B.render();
+    if (named.length) refreshStock();
+  }
+
+  // The stock for a new inventory context: every item again.
+  function resetStock() {
+    state.stock.clear();
+    return refreshStock();
   }
 
   // Items for the card dialog's picker: the index plus each item's name.
@@ -193,5 +229,5 @@
     else viewTimer = setTimeout(save, 400);
   }
 
-  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, load, loadOnce, scheduleRefresh, onBoardChanges, refreshStock, scheduleStock, readInventoryItems, dropPendingView, setView });
+  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, redraw, load, onBoardChanges, applyView, wrote, seen, refreshStock, onStockChanges, stockSeen, wroteStock, resetStock, readInventoryItems, dropPendingView, setView });
 })(window.BoardApp);

@@ -86,8 +86,9 @@
   // Whether the page may write, as it knows: read-only when the context says the user may
   // not write or a write was refused (`forbidden`), writable again when the context says so;
   // the server decides every write all the same. `state` holds `readOnly` and `pending`;
-  // the page has #readonly-note, and `render`, `refresh` (re-read after a write) and
-  // `onEnter` (close what only edits) are its own.
+  // the page has #readonly-note, and `render`, `refresh` (what the page does after a write,
+  // done or failed: the Board draws what it holds, the Inventory reads again) and `onEnter`
+  // (close what only edits) are its own.
   function createWriteMode({ state, render, refresh, onEnter = () => {} }) {
     const note = () => document.getElementById("readonly-note");
     function enter() {
@@ -108,7 +109,7 @@
       }
       render();
     }
-    // One write: the page already shows its change; whatever happens, it reads again.
+    // One write: the page already shows its change; whatever happens, it refreshes.
     async function write(label, fn) {
       if (state.readOnly) {
         toast("Read only: your role here cannot change this.");
