@@ -316,6 +316,10 @@ KANBAN_BRIDGE_USER_BURST = float(os.environ.get("KANBAN_BRIDGE_USER_BURST", "0")
 # A watch's change entry carries the new value when its JSON is at most this many bytes (a
 # viewer applies it without reading); larger values are named only. 0 pushes none.
 KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH_VALUE_BYTES)
+# Every write keeps the version it made in the key's history (the value it replaced stays
+# there too): at most this many versions per key, none older than this many days.
+KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
+KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

@@ -1,4 +1,4 @@
-"""JSONL backup of every value and list element with its original seq.
+"""JSONL backup of every value, list element and kept version with its original seq.
 
 Line 1 is a header carrying the highest seq ever allocated, so a load never lets the
 sequence reuse a number even when the newest write was a delete. Every following line is
@@ -21,6 +21,7 @@ from storage.errors import invalid_argument
 FORMAT = "kanban-storage"
 VERSION = 1
 _BATCH = 2000
+_OPS = {"value": "set", "list": "append", "history": "keep"}
 
 
 def dump(out: IO[str], *, using: str = "default") -> int:
@@ -32,15 +33,21 @@ def dump(out: IO[str], *, using: str = "default") -> int:
         cursor.execute(
             "SELECT 'value', namespace, key, seq, value, source, written_at FROM scalar_values "
             "UNION ALL SELECT 'list', namespace, key, seq, value, NULL, NULL FROM list_values "
-            "ORDER BY 4"
+            "UNION ALL SELECT 'history', namespace, key, seq, value, source, written_at "
+            "FROM value_history ORDER BY 4, 1"
         )
         while rows := cursor.fetchmany(_BATCH):
             for kind, namespace, key, seq, text, source, written_at in rows:
-                record = {"kind": kind, "op": "set" if kind == "value" else "append"}
+                record = {"kind": kind, "op": _OPS[kind]}
                 record.update(namespace=namespace, key=key, seq=int(seq))
-                if kind == "value":
+                if kind != "list":
                     record["source"] = None if source is None else json.loads(source)
                     record["writtenAt"] = dialect.from_db_time(written_at).isoformat()
+                if text is None:  # a kept deletion
+                    record["deleted"] = True
+                    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    count += 1
+                    continue
                 head = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
                 # The stored text is already canonical JSON: splice it in, never re-encode.
                 out.write(f'{head[:-1]},"value":{text}}}\n')
@@ -85,22 +92,24 @@ def load(source: IO[str], *, replace: bool = False, using: str = "default") -> i
             seq = record.get("seq")
             if type(seq) is not int or seq <= 0:
                 raise invalid_argument(f"line {number}: seq must be a positive integer")
-            text = jsoncodec.encode(record.get("value"))
-            if kind == "value" and record.get("op") == "set":
+            deleted = kind == "history" and record.get("deleted") is True
+            text = None if deleted else jsoncodec.encode(record.get("value"))
+            if kind in ("value", "history") and record.get("op") == _OPS[kind]:
                 Value(namespace, key)  # type: ignore[arg-type]
                 written = datetime.fromisoformat(record["writtenAt"])
                 src = record.get("source")
-                dialect.restore_value(
-                    cursor,
-                    (
-                        namespace,
-                        key,
-                        seq,
-                        text,
-                        None if src is None else json.dumps(src, separators=(",", ":")),
-                        dialect.to_db_time(written),
-                    ),
+                row = (
+                    namespace,
+                    key,
+                    seq,
+                    text,
+                    None if src is None else json.dumps(src, separators=(",", ":")),
+                    dialect.to_db_time(written),
                 )
+                if kind == "value":
+                    dialect.restore_value(cursor, row)
+                else:
+                    dialect.restore_version(cursor, row)
             elif kind == "list" and record.get("op") == "append":
                 ValueList(namespace, key)  # type: ignore[arg-type]
                 dialect.restore_element(cursor, (namespace, key, seq, text))

@@ -59,7 +59,7 @@ class Read:
     """One read the engine served: ``op`` is get, scan or list (or last_write: a value's
     seq and source without the value); ``address`` what it named."""
 
-    op: Literal["get", "scan", "list", "last_write"]
+    op: Literal["get", "scan", "list", "last_write", "history"]
     address: Value | ValueList
 
 
@@ -79,7 +79,9 @@ def recording_reads() -> Iterator[list[Read]]:
         _read_log.reset(token)
 
 
-def _record(op: Literal["get", "scan", "list", "last_write"], address: Value | ValueList) -> None:
+def _record(
+    op: Literal["get", "scan", "list", "last_write", "history"], address: Value | ValueList
+) -> None:
     log = _read_log.get()
     if log is not None:
         log.append(Read(op, address))
@@ -286,6 +288,64 @@ def read_list(
     return [ListElement(int(seq), jsoncodec.decode(text)) for seq, text in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One kept version of a value: ``value`` is None (and ``deleted`` true) for a deletion."""
+
+    seq: int
+    value: Any
+    deleted: bool
+    source: dict[str, Any] | None
+    written_at: datetime
+
+
+DEFAULT_HISTORY_LIMIT = 20
+MAX_HISTORY_LIMIT = 100
+
+
+def read_history(
+    address: Value,
+    *,
+    before: int | None = None,
+    since: datetime | None = None,
+    limit: int | None = None,
+    using: str = "default",
+) -> list[Version]:
+    """The kept versions of one value, newest first: those before seq ``before`` (a
+    cursor: the oldest seq of the page before) and written at ``since`` or later."""
+    if not isinstance(address, Value):
+        raise invalid_argument("read_history needs a Value address")
+    if before is not None and (type(before) is not int or before <= 0):
+        raise invalid_argument("before must be a positive integer seq", field="before")
+    size = _check_limit(limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT)
+    _record("history", address)
+    with driver_cursor(using) as (dialect, cursor):
+        rows = dialect.read_history(
+            cursor,
+            address.namespace,
+            address.key,
+            2**63 - 1 if before is None else before,
+            dialect.to_db_time(since or datetime.min.replace(tzinfo=UTC)),
+            size,
+        )
+    return [
+        Version(
+            seq=int(seq),
+            value=None if text is None else jsoncodec.decode(text),
+            deleted=text is None,
+            source=None if source is None else json.loads(source),
+            written_at=dialect.from_db_time(written_at),
+        )
+        for seq, text, source, written_at in rows
+    ]
+
+
+def prune_history(*, before: datetime, using: str = "default") -> int:
+    """Drop every kept version written before ``before``; how many went."""
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
+        return dialect.prune_history(cursor, dialect.to_db_time(before))
+
+
 def lock_namespace(namespace: str, *, using: str = "default") -> None:
     """Serialize writers of ``namespace`` until the current transaction ends.
 
@@ -370,12 +430,12 @@ def _apply(
     if isinstance(write, SetValue):
         params = (namespace, key, write.text, write.source, when)
         if write.expected_seq is ANY:
-            seq: int | None = dialect.upsert(cursor, params)
+            seq: int | None = dialect.upsert(cursor, params, write.keep)
         elif write.expected_seq is None:
-            seq = dialect.insert_absent(cursor, params)
+            seq = dialect.insert_absent(cursor, params, write.keep)
         else:
             assert isinstance(write.expected_seq, int)
-            seq = dialect.update_at(cursor, params, write.expected_seq)
+            seq = dialect.update_at(cursor, params, write.expected_seq, write.keep)
         if seq is None:
             _raise_conflict(dialect, cursor, write.address, write.expected_seq)
         return seq, events.Change("value", namespace, key, seq, deleted=False, text=write.text)
@@ -389,6 +449,10 @@ def _apply(
                 _raise_conflict(dialect, cursor, write.address, write.expected_seq)
             return None, None
         seq = dialect.allocate_seq(cursor)
+        if write.keep:
+            dialect.keep_version(
+                cursor, (namespace, key, seq, None, write.source, when), write.keep
+            )
         return seq, events.Change("value", namespace, key, seq, deleted=True)
     if isinstance(write, AppendList):
         seq = dialect.append(cursor, namespace, key, write.text)

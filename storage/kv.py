@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
@@ -94,6 +94,11 @@ def _max_bytes() -> int:
     return int(settings.KANBAN_MAX_VALUE_BYTES)
 
 
+def _keep() -> int:
+    """How many versions of each value its history keeps (``KANBAN_HISTORY_REVISIONS``)."""
+    return int(settings.KANBAN_HISTORY_REVISIONS)
+
+
 def _entry(stored: engine.StoredValue) -> Entry:
     return Entry(
         key=stored.address.key,
@@ -146,6 +151,7 @@ def kv_set(
         expected_seq=_expected(expected_revision),
         source=source,
         max_bytes=_max_bytes(),
+        keep=_keep(),
     )
     (result,) = engine.commit([write])
     assert result.seq is not None
@@ -169,10 +175,25 @@ def kv_compare_and_set(
     )
 
 
-def kv_delete(*, dataset: Dataset, key: str) -> bool:
-    """True when an entry was removed; an absent key is not an error. No recycle bin."""
-    (result,) = engine.commit([delete_value(dataset.address(key))])
+def kv_delete(*, dataset: Dataset, key: str, source: Mapping[str, Any] | None = None) -> bool:
+    """True when an entry was removed; an absent key is not an error. No recycle bin, but
+    the history keeps who deleted it and when, beside the versions before."""
+    (result,) = engine.commit([delete_value(dataset.address(key), source=source, keep=_keep())])
     return result.applied
+
+
+def kv_history(
+    *, dataset: Dataset, key: str, before: str | None = None, limit: int | None = None
+) -> list[engine.Version]:
+    """A key's kept versions, newest first (its current value among them), within
+    ``KANBAN_HISTORY_DAYS``; ``before`` is a revision: the page of versions older than it."""
+    since = datetime.now(UTC) - timedelta(days=int(settings.KANBAN_HISTORY_DAYS))
+    return engine.read_history(
+        dataset.address(key),
+        before=None if before is None else parse_revision(before),
+        since=since,
+        limit=limit,
+    )
 
 
 def kv_update(

@@ -63,9 +63,7 @@ export function createKanban(env) {
   };
   const listen = (listeners, listener, prefix) => {
     const entry = add(listeners, listener, prefix);
-    return () => {
-      listeners.delete(entry);
-    };
+    return () => void listeners.delete(entry);
   };
 
   // Type mistakes fail here, before anything is posted; the limits (key length, 1 MiB)
@@ -171,6 +169,7 @@ export function createKanban(env) {
         getValues: (keys) => pub(call({ op: "getMany", ...target, value: keys })),
         setValue: (key, value) => pub(call({ op: "set", ...target, key, value })).then(() => {}),
         updateValue: (key, updater) => pub(queuedUpdate(target, key, updater)),
+        getHistory: (key, options = {}) => pub(call({ op: "history", ...target, key, value: options })),
         subscribe: (listener) => follow(subscriptions, "subscribe", alias, target, listener),
         watch: (listener, options) => follow(watches, "watch", alias, target, listener, options?.prefix),
       },

@@ -224,6 +224,21 @@ describe("getValues", () => {
   });
 });
 
+describe("getHistory", () => {
+  test("asks for one key's versions with its limit and cursor, here or through an alias", async () => {
+    const p = await plugin();
+    const here = p.sdk.kv.getHistory("card:1");
+    const request = await p.next();
+    assert.deepEqual(request, { v: 1, id: 1, op: "history", key: "card:1", value: {} });
+    const answer = { entries: [{ revision: "9", value: { title: "A" }, source: null, writtenAt: "t" }], cursor: null };
+    await p.reply(request, answer);
+    assert.deepEqual(await here, answer);
+    p.sdk.relatedProjects.get("inventory").kv.getHistory("stock:1", { limit: 5, before: "9" });
+    assert.deepEqual(await p.next(), { v: 1, id: 2, op: "history", alias: "inventory", key: "stock:1", value: { limit: 5, before: "9" } });
+    await assert.rejects(p.sdk.kv.getHistory(""), TypeError);
+  });
+});
+
 describe("configuration", () => {
   test("ready resolves with the first configuration", async () => {
     const p = await plugin({ configuration: null });
@@ -654,7 +669,7 @@ describe("relatedProjects and knowledge", () => {
     }
     const a = p.sdk.relatedProjects.get("inventory");
     assert.equal(p.sdk.relatedProjects.get("inventory"), a);
-    assert.deepEqual(Object.keys(a.kv), ["getValue", "getValues", "setValue", "updateValue", "subscribe", "watch"]);
+    assert.deepEqual(Object.keys(a.kv), ["getValue", "getValues", "setValue", "updateValue", "getHistory", "subscribe", "watch"]);
     assert.deepEqual(Object.keys(a.knowledge), [
       "listDocuments",
       "getDocument",

@@ -96,6 +96,18 @@ export type ReadResult<T extends JsonValue = JsonValue> =
   /** forbidden: the grant does not open this key; too_large: read it alone with getValue. */
   | { readonly found: false; readonly error: { readonly code: ErrorCode; readonly message: string } };
 
+/** One kept version of a value (`kv.getHistory`). */
+export type Version<T extends JsonValue = JsonValue> = {
+  readonly revision: string;
+  readonly source: { readonly [field: string]: JsonValue } | null;
+  readonly writtenAt: string;
+} & ({ readonly value: T } | { readonly deleted: true });
+
+export interface History<T extends JsonValue = JsonValue> {
+  readonly entries: ReadonlyArray<Version<T>>;
+  readonly cursor: string | null;
+}
+
 export interface KanbanKV {
   /** Resolves undefined when the key is absent, null for a stored null. */
   getValue<T extends JsonValue = JsonValue>(key: string): Promise<T | undefined>;
@@ -119,6 +131,16 @@ export interface KanbanKV {
     key: string,
     updater: (current: T | undefined) => T,
   ): Promise<T>;
+  /**
+   * Extension: the key's kept versions, newest first (its current value first), each with
+   * who wrote it and through what (`source`) and when; a deletion has `deleted: true` and
+   * no value. Under the key's own read rule. Pass `cursor` back as `before` for older ones
+   * (null: no more). At most `KANBAN_HISTORY_REVISIONS` (50) per key are kept.
+   */
+  getHistory<T extends JsonValue = JsonValue>(
+    key: string,
+    options?: { limit?: number; before?: string },
+  ): Promise<History<T>>;
   /** Extension on the current project's kv. */
   subscribe(listener: (event: RevisionEvent) => void): Unsubscribe;
   /**

@@ -159,3 +159,51 @@ class BatchGetView(APIView):
 
 class RelatedBatchGetView(BatchGetView):
     related = True
+
+
+HISTORY = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description='{"entries": [{"revision", "value", "deleted"?, "source", "writtenAt"}], '
+    '"cursor"}: the key\'s kept versions, newest first (its current value first); pass '
+    "`cursor` as `before` for older ones (null: no more)",
+)
+HISTORY_PARAMETERS = [
+    KEY,
+    OpenApiParameter("limit", int, description="versions per page, 1 to 100 (default 20)"),
+    OpenApiParameter("before", str, description="the `cursor` of the page before"),
+]
+
+
+def check_history_query(query: Any) -> dict[str, Any]:
+    extra = sorted(set(query) - {"limit", "before"})
+    if extra:
+        raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
+    arguments: dict[str, Any] = {"before": query.get("before")}
+    if "limit" in query:
+        raw = query["limit"]
+        if not raw.isdecimal() or not raw.isascii():
+            raise invalid_argument("limit is a whole number", field="limit")
+        arguments["limit"] = int(raw)
+    return arguments
+
+
+class HistoryView(APIView):
+    """``GET .../history/kv/{key}``: one key's kept versions, under the key's read rule."""
+
+    related: ClassVar[bool] = False
+
+    @extend_schema(parameters=HISTORY_PARAMETERS, responses={200: HISTORY, **ERRORS})
+    def get(self, request: Request, key: str, **kwargs: Any) -> Response:
+        history = kv_actions.kv_action(
+            action="history",
+            user=request.user,
+            project_id=kwargs["project_id"],
+            alias=kwargs.get("alias") if self.related else None,
+            arguments={"key": key, **check_history_query(request.query_params)},
+            provenance=READ,
+        )
+        return Response(history)
+
+
+class RelatedHistoryView(HistoryView):
+    related = True

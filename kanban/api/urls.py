@@ -50,6 +50,12 @@ urlpatterns = [
         kv.RelatedBatchGetView.as_view(),
         name="api-related-kv-batch-get",
     ),
+    path(project + "history/kv/<path:key>", kv.HistoryView.as_view(), name="api-kv-history"),
+    path(
+        project + "related/<str:alias>/history/kv/<path:key>",
+        kv.RelatedHistoryView.as_view(),
+        name="api-related-kv-history",
+    ),
     path(project + "kv/<path:key>", kv.KvView.as_view(), name="api-kv"),
     path(conversation + "kv/<path:key>", kv.KvView.as_view(), name="api-conversation-kv"),
     path(project + "persistent-values/<path:key>", kv.PersistentValueView.as_view(), name="api-pv"),

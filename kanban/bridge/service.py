@@ -30,14 +30,17 @@ def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> A
 
 
 #: The KV ops, named as their actions are.
-KV_OPS: Final = frozenset({"get", "getMany", "set"})
+KV_OPS: Final = frozenset({"get", "getMany", "set", "history"})
 
 
 def kv_arguments(request: Request) -> dict[str, Any]:
     """A frame's arguments under the action's names: a batched read's keys travel in
-    ``value``; ``expectedRevision`` only when the frame has one."""
+    ``value``, as do a history read's ``limit`` and ``before``; ``expectedRevision`` only
+    when the frame has one."""
     if request.op == "getMany":
         return {"keys": request.value}
+    if request.op == "history":
+        return {"key": request.key, **(request.value or {})}
     arguments = {"key": request.key, "value": request.value}
     if request.expected_revision is not ANY:
         arguments["expectedRevision"] = request.expected_revision

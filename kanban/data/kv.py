@@ -16,6 +16,7 @@ from uuid import UUID
 from kanban.access.decision import Access, Op, access_project_data
 from storage import jsoncodec, kv
 from storage.addresses import check_text
+from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import RESERVED_PREFIX
 from storage.limits import MAX_BATCH_BYTES
@@ -209,13 +210,53 @@ def project_kv_delete(
     user: Any,
     project_id: UUID,
     key: str,
+    provenance: Provenance,
     domain: Domain = "kv",
     conversation_id: str | None = None,
 ) -> bool:
     access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
     dataset = _dataset(access, domain, conversation_id)
     check_raw_write(domain, conversation_id, key)
-    return kv.kv_delete(dataset=dataset, key=key)
+    source = write_source(
+        user=user, access=access, provenance=provenance, conversation_id=conversation_id
+    )
+    return kv.kv_delete(dataset=dataset, key=key, source=source)
+
+
+def project_kv_history(
+    *,
+    user: Any,
+    project_id: UUID,
+    key: str,
+    alias: str | None = None,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+    before: object = None,
+    limit: object = None,
+) -> dict[str, Any]:
+    """A key's kept versions, newest first, under the key's own read rule (never wider):
+    ``{entries: [{revision, value, deleted?, source, writtenAt}], cursor}``; pass
+    ``cursor`` back as ``before`` for the older ones (null: there are none)."""
+    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key)
+    if before is not None and not isinstance(before, str):
+        raise invalid_argument("before is a revision this server issued", field="before")
+    if limit is not None and (type(limit) is not int or not 0 < limit <= MAX_HISTORY_LIMIT):
+        raise invalid_argument(f"limit is 1 to {MAX_HISTORY_LIMIT}", field="limit")
+    size = limit or DEFAULT_HISTORY_LIMIT
+    versions = kv.kv_history(
+        dataset=_dataset(access, domain, conversation_id), key=key, before=before, limit=size
+    )
+    entries = []
+    for version in versions:
+        entry: dict[str, Any] = {"revision": kv.revision_of(version.seq)}
+        if version.deleted:
+            entry["deleted"] = True
+        else:
+            entry["value"] = version.value
+        entry.update(source=version.source, writtenAt=version.written_at.isoformat())
+        entries.append(entry)
+    cursor = entries[-1]["revision"] if len(entries) == size else None
+    return {"entries": entries, "cursor": cursor}
 
 
 # --- one call, as the transports name it ---------------------------------------------------
@@ -242,7 +283,9 @@ def kv_action(
       ``{found: false, error}``;
     - ``set``: ``{revision}``; with ``expectedRevision`` (null = must be absent) a
       compare-and-set whose ``conflict`` carries the current entry when readable;
-    - ``delete``: ``{deleted}`` (the project's own datasets only).
+    - ``delete``: ``{deleted}`` (the project's own datasets only);
+    - ``history``: the key's kept versions (``project_kv_history``), by ``limit`` and
+      ``before``.
     """
     run = _ACTIONS.get(action)
     if run is None:
@@ -319,7 +362,16 @@ def _delete(call: _KvCall, provenance: Provenance) -> Any:
     if call.scope["alias"] is not None:
         raise invalid_argument("related projects offer no delete", field="alias")
     scope = {k: v for k, v in call.scope.items() if k != "alias"}
-    return {"deleted": project_kv_delete(key=call.key, **scope)}
+    return {"deleted": project_kv_delete(key=call.key, provenance=provenance, **scope)}
+
+
+def _history(call: _KvCall, provenance: Provenance) -> Any:
+    return project_kv_history(
+        key=call.key,
+        before=call.arguments.get("before"),
+        limit=call.arguments.get("limit"),
+        **call.scope,
+    )
 
 
 _ACTIONS: Final[dict[str, Callable[[_KvCall, Provenance], Any]]] = {
@@ -328,6 +380,7 @@ _ACTIONS: Final[dict[str, Callable[[_KvCall, Provenance], Any]]] = {
     "getMany": _get_many,
     "set": _set,
     "delete": _delete,
+    "history": _history,
 }
 #: The actions that write: a read-only token may call only the others.
 WRITE_ACTIONS: Final = frozenset({"set", "delete"})

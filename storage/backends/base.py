@@ -16,8 +16,10 @@ from typing import Any
 
 class Dialect(ABC):
     vendor: str
-    #: DDL run by the storage migration, in order.
+    #: DDL run by the storage migrations, in order: the tables, then the history (0002,
+    #: idempotent, so a fresh store runs it with the rest).
     create_statements: tuple[str, ...]
+    history_statements: tuple[str, ...]
     drop_statements: tuple[str, ...]
 
     get_value: str  # (namespace, key) -> seq, value, source, written_at
@@ -69,16 +71,59 @@ class Dialect(ABC):
         transaction ends."""
 
     @abstractmethod
-    def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
-        """Set (namespace, key, value, source, written_at); return the new seq."""
+    def upsert(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int:
+        """Set (namespace, key, value, source, written_at); return the new seq. With
+        ``keep``, the new version goes into the history too, which then holds at most
+        ``keep`` versions of the key."""
 
     @abstractmethod
-    def insert_absent(self, cursor: Any, params: tuple[Any, ...]) -> int | None:
+    def insert_absent(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int | None:
         """Insert only when absent; None when a value is already there."""
 
     @abstractmethod
-    def update_at(self, cursor: Any, params: tuple[Any, ...], expected_seq: int) -> int | None:
+    def update_at(
+        self, cursor: Any, params: tuple[Any, ...], expected_seq: int, keep: int
+    ) -> int | None:
         """Replace only when the current seq is ``expected_seq``; None otherwise."""
+
+    def keep_version(self, cursor: Any, row: tuple[Any, ...], keep: int) -> None:
+        """Add one version (namespace, key, seq, value or None for a deletion, source,
+        written_at) to the history, and drop the key's versions past the newest ``keep``:
+        by the primary key, never a scan."""
+        p = self.placeholder
+        namespace, key = row[0], row[1]
+        cursor.execute(
+            "INSERT INTO value_history (namespace, key, seq, value, source, written_at) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p}, {p})",
+            row,
+        )
+        cursor.execute(
+            f"DELETE FROM value_history WHERE namespace = {p} AND key = {p} AND seq <= "
+            f"(SELECT seq FROM value_history WHERE namespace = {p} AND key = {p} "
+            f"ORDER BY seq DESC LIMIT 1 OFFSET {p})",
+            (namespace, key, namespace, key, keep),
+        )
+
+    def read_history(
+        self, cursor: Any, namespace: str, key: str, before: int, since: Any, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """Versions (seq, value or None, source, written_at) of one key with seq < before,
+        written at or after ``since``, newest first."""
+        p = self.placeholder
+        cursor.execute(
+            "SELECT seq, value, source, written_at FROM value_history "
+            f"WHERE namespace = {p} AND key = {p} AND seq < {p} AND written_at >= {p} "
+            f"ORDER BY seq DESC LIMIT {p}",
+            (namespace, key, before, since, limit),
+        )
+        return list(cursor.fetchall())
+
+    def prune_history(self, cursor: Any, before: Any) -> int:
+        """Drop every version written before ``before`` (by the written_at index)."""
+        cursor.execute(
+            f"DELETE FROM value_history WHERE written_at < {self.placeholder}", (before,)
+        )
+        return max(cursor.rowcount, 0)
 
     @abstractmethod
     def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
@@ -114,7 +159,7 @@ class Dialect(ABC):
         rows went. A range, not LIKE: it uses the primary key and no character is special."""
         p = self.placeholder
         removed = 0
-        for table in ("scalar_values", "list_values"):
+        for table in ("scalar_values", "list_values", "value_history"):
             cursor.execute(
                 f"DELETE FROM {table} WHERE namespace >= {p} AND namespace < {p}", (low, high)
             )
@@ -141,6 +186,15 @@ class Dialect(ABC):
             row,
         )
 
+    def restore_version(self, cursor: Any, row: tuple[Any, ...]) -> None:
+        """Insert a dumped history version (namespace, key, seq, value or None, ...)."""
+        marks = ", ".join([self.placeholder] * 6)
+        cursor.execute(
+            "INSERT INTO value_history (namespace, key, seq, value, source, written_at) "
+            f"VALUES ({marks})",
+            row,
+        )
+
     def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped list element with its original seq (namespace, key, seq, value)."""
         marks = ", ".join([self.placeholder] * 4)
@@ -156,9 +210,11 @@ class Dialect(ABC):
     def advance_seq(self, cursor: Any, at_least: int) -> None:
         """Make sure the next allocated seq is greater than ``at_least``."""
 
-    @abstractmethod
     def clear(self, cursor: Any) -> None:
-        """Delete every value and list element (the sequence is never rewound)."""
+        """Delete every value, list element and kept version (the sequence is never
+        rewound)."""
+        for table in ("scalar_values", "list_values", "value_history"):
+            cursor.execute(f"DELETE FROM {table}")
 
     @abstractmethod
     def to_db_time(self, when: datetime) -> Any: ...

@@ -21,7 +21,7 @@ _NEXT = "nextval('storage_seq')"
 class PostgresDialect(Dialect):
     vendor = "postgresql"
     placeholder = "%s"
-    create_statements = (
+    create_statements: tuple[str, ...] = (
         "CREATE SEQUENCE IF NOT EXISTS storage_seq AS bigint",
         """CREATE TABLE scalar_values (
             namespace text COLLATE "C" NOT NULL,
@@ -38,7 +38,20 @@ class PostgresDialect(Dialect):
             value text NOT NULL,
             PRIMARY KEY (namespace, key, seq))""",
     )
+    history_statements = (
+        """CREATE TABLE IF NOT EXISTS value_history (
+            namespace text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            seq bigint NOT NULL,
+            value text,
+            source text,
+            written_at timestamptz NOT NULL,
+            PRIMARY KEY (namespace, key, seq))""",
+        "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
+    )
+    create_statements = (*create_statements, *history_statements)
     drop_statements = (
+        "DROP TABLE IF EXISTS value_history",
         "DROP TABLE IF EXISTS list_values",
         "DROP TABLE IF EXISTS scalar_values",
         "DROP SEQUENCE IF EXISTS storage_seq",
@@ -64,7 +77,10 @@ class PostgresDialect(Dialect):
     )
     delete_list = "DELETE FROM list_values WHERE namespace = %s AND key = %s"
     current_seq_of = "SELECT seq FROM scalar_values WHERE namespace = %s AND key = %s"
-    is_empty = "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values LIMIT 1"
+    is_empty = (
+        "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values "
+        "UNION ALL SELECT 1 FROM value_history LIMIT 1"
+    )
 
     _upsert = (
         "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
@@ -105,20 +121,48 @@ class PostgresDialect(Dialect):
     def lock_namespace(self, cursor: Any, namespace: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_lock_id(namespace),))
 
-    def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
-        cursor.execute(self._upsert, params, prepare=True)
-        return int(cursor.fetchone()[0])
+    def upsert(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int:
+        seq = self._write(cursor, self._upsert, params, params, keep)
+        assert seq is not None
+        return seq
 
-    def insert_absent(self, cursor: Any, params: tuple[Any, ...]) -> int | None:
-        cursor.execute(self._insert_absent, params, prepare=True)
-        row = cursor.fetchone()
-        return None if row is None else int(row[0])
+    def insert_absent(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int | None:
+        return self._write(cursor, self._insert_absent, params, params, keep)
 
-    def update_at(self, cursor: Any, params: tuple[Any, ...], expected_seq: int) -> int | None:
+    def update_at(
+        self, cursor: Any, params: tuple[Any, ...], expected_seq: int, keep: int
+    ) -> int | None:
         namespace, key, value, source, written_at = params
-        cursor.execute(
-            self._update_at, (value, source, written_at, namespace, key, expected_seq), prepare=True
-        )
+        arguments = (value, source, written_at, namespace, key, expected_seq)
+        return self._write(cursor, self._update_at, arguments, params, keep)
+
+    def _write(
+        self,
+        cursor: Any,
+        statement: str,
+        arguments: tuple[Any, ...],
+        params: tuple[Any, ...],
+        keep: int,
+    ) -> int | None:
+        """One statement either way: with ``keep``, the write, its version kept and the
+        key's versions past ``keep`` dropped, as one (so a lone set still needs no
+        transaction around it). The sibling statements of a WITH share one snapshot: the
+        prune does not see the version just kept, so it keeps ``keep - 1`` older ones."""
+        if keep:
+            namespace, key = params[0], params[1]
+            statement = (
+                f"WITH w AS ({statement.removesuffix('RETURNING seq')}"
+                "RETURNING namespace, key, seq, value, source, written_at), "
+                "kept AS (INSERT INTO value_history "
+                "(namespace, key, seq, value, source, written_at) "
+                "SELECT namespace, key, seq, value, source, written_at FROM w), "
+                "pruned AS (DELETE FROM value_history WHERE namespace = %s AND key = %s "
+                "AND EXISTS (SELECT 1 FROM w) AND seq <= (SELECT seq FROM value_history "
+                "WHERE namespace = %s AND key = %s ORDER BY seq DESC LIMIT 1 OFFSET %s)) "
+                "SELECT seq FROM w"
+            )
+            arguments = (*arguments, namespace, key, namespace, key, keep - 1)
+        cursor.execute(statement, arguments, prepare=True)
         row = cursor.fetchone()
         return None if row is None else int(row[0])
 
@@ -142,10 +186,6 @@ class PostgresDialect(Dialect):
     def advance_seq(self, cursor: Any, at_least: int) -> None:
         if at_least > self.last_seq(cursor):
             cursor.execute("SELECT setval('storage_seq', %s, true)", (at_least,))
-
-    def clear(self, cursor: Any) -> None:
-        cursor.execute("DELETE FROM scalar_values")
-        cursor.execute("DELETE FROM list_values")
 
     def to_db_time(self, when: datetime) -> Any:
         return when

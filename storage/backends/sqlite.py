@@ -16,7 +16,7 @@ from storage.backends.base import Dialect
 class SqliteDialect(Dialect):
     vendor = "sqlite"
     placeholder = "?"
-    create_statements = (
+    create_statements: tuple[str, ...] = (
         """CREATE TABLE scalar_values (
             namespace TEXT NOT NULL,
             key TEXT NOT NULL,
@@ -36,7 +36,20 @@ class SqliteDialect(Dialect):
             last INTEGER NOT NULL)""",
         "INSERT INTO storage_sequence (id, last) VALUES (1, 0)",
     )
+    history_statements = (
+        """CREATE TABLE IF NOT EXISTS value_history (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            value TEXT,
+            source TEXT,
+            written_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, key, seq)) WITHOUT ROWID""",
+        "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
+    )
+    create_statements = (*create_statements, *history_statements)
     drop_statements = (
+        "DROP TABLE IF EXISTS value_history",
         "DROP TABLE IF EXISTS list_values",
         "DROP TABLE IF EXISTS scalar_values",
         "DROP TABLE IF EXISTS storage_sequence",
@@ -60,7 +73,10 @@ class SqliteDialect(Dialect):
     )
     delete_list = "DELETE FROM list_values WHERE namespace = ? AND key = ?"
     current_seq_of = "SELECT seq FROM scalar_values WHERE namespace = ? AND key = ?"
-    is_empty = "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values LIMIT 1"
+    is_empty = (
+        "SELECT 1 FROM scalar_values UNION ALL SELECT 1 FROM list_values "
+        "UNION ALL SELECT 1 FROM value_history LIMIT 1"
+    )
 
     #: As Django's own transactions here (``transaction_mode``): the write lock from BEGIN.
     begin = "BEGIN IMMEDIATE"
@@ -75,7 +91,7 @@ class SqliteDialect(Dialect):
         # even on a connection running DEFERRED transactions.
         cursor.execute("UPDATE storage_sequence SET last = last WHERE id = 1")
 
-    def upsert(self, cursor: Any, params: tuple[Any, ...]) -> int:
+    def upsert(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int:
         seq = self.allocate_seq(cursor)
         namespace, key, value, source, written_at = params
         cursor.execute(
@@ -85,9 +101,9 @@ class SqliteDialect(Dialect):
             "written_at = excluded.written_at",
             (namespace, key, seq, value, source, written_at),
         )
-        return seq
+        return self._kept(cursor, params, seq, keep)
 
-    def insert_absent(self, cursor: Any, params: tuple[Any, ...]) -> int | None:
+    def insert_absent(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int | None:
         seq = self.allocate_seq(cursor)
         namespace, key, value, source, written_at = params
         cursor.execute(
@@ -95,9 +111,11 @@ class SqliteDialect(Dialect):
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, key) DO NOTHING",
             (namespace, key, seq, value, source, written_at),
         )
-        return seq if cursor.rowcount == 1 else None
+        return self._kept(cursor, params, seq, keep) if cursor.rowcount == 1 else None
 
-    def update_at(self, cursor: Any, params: tuple[Any, ...], expected_seq: int) -> int | None:
+    def update_at(
+        self, cursor: Any, params: tuple[Any, ...], expected_seq: int, keep: int
+    ) -> int | None:
         seq = self.allocate_seq(cursor)
         namespace, key, value, source, written_at = params
         cursor.execute(
@@ -105,7 +123,13 @@ class SqliteDialect(Dialect):
             "WHERE namespace = ? AND key = ? AND seq = ?",
             (seq, value, source, written_at, namespace, key, expected_seq),
         )
-        return seq if cursor.rowcount == 1 else None
+        return self._kept(cursor, params, seq, keep) if cursor.rowcount == 1 else None
+
+    def _kept(self, cursor: Any, params: tuple[Any, ...], seq: int, keep: int) -> int:
+        if keep:
+            namespace, key, value, source, written_at = params
+            self.keep_version(cursor, (namespace, key, seq, value, source, written_at), keep)
+        return seq
 
     def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
         seq = self.allocate_seq(cursor)
@@ -130,10 +154,6 @@ class SqliteDialect(Dialect):
 
     def advance_seq(self, cursor: Any, at_least: int) -> None:
         cursor.execute("UPDATE storage_sequence SET last = max(last, ?) WHERE id = 1", (at_least,))
-
-    def clear(self, cursor: Any) -> None:
-        cursor.execute("DELETE FROM scalar_values")
-        cursor.execute("DELETE FROM list_values")
 
     def to_db_time(self, when: datetime) -> Any:
         return when.astimezone(UTC).isoformat()

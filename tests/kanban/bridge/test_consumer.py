@@ -614,3 +614,23 @@ async def test_one_person_holds_only_so_many_sockets_and_shares_one_message_rate
     assert fourth_connected, "a closed socket frees its place"
     for communicator in (second, alice, fourth):
         await communicator.disconnect()
+
+
+async def test_a_keys_history_over_the_bridge_follows_the_keys_read_rule(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    first = await write(world, "inventory", "stock:nut", 5)
+    second = await write(world, "inventory", "stock:nut", 4)
+    await write(world, "inventory", "secret", "payroll")
+    reply = await bob_on_board.call("history", alias="inventory", key="stock:nut")
+    entries = reply["result"]["entries"]
+    assert [(e["revision"], e["value"]) for e in entries] == [(second, 4), (first, 5)]
+    assert entries[0]["source"]["user"] == "alice"
+    page = await bob_on_board.call(
+        "history", alias="inventory", key="stock:nut", value={"limit": 1, "before": second}
+    )
+    assert [e["revision"] for e in page["result"]["entries"]] == [first]
+    hidden = await bob_on_board.call("history", alias="inventory", key="secret")
+    assert hidden["error"]["code"] == "forbidden" and "payroll" not in json.dumps(hidden)
+    extra = await bob_on_board.call("history", key="k", value={"projectId": "x"})
+    assert extra["error"]["code"] == "invalid_argument"

@@ -166,7 +166,7 @@ async def test_a_deleted_key_is_pushed_as_deleted_and_a_set_null_as_a_value(
     await write(world, "board", "card:1", None)
     assert (await board.event())["changes"][0]["value"] is None
     deleted = await database_sync_to_async(project_kv_delete)(
-        user=world["alice"], project_id=world["board"].id, key="card:1"
+        user=world["alice"], project_id=world["board"].id, key="card:1", provenance=SOURCE
     )
     assert deleted
     (change,) = (await board.event())["changes"]
