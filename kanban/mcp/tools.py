@@ -1,6 +1,8 @@
-"""The MCP tools: ``knowledge_documents`` and ``kv_store`` as seed 000 names them.
+"""The MCP tools: ``knowledge_documents`` and ``kv_store`` as seed 000 names them, and
+``board_cards`` for the built-in Board's cards.
 
-Each call is one ``kanban.data`` action (``knowledge_action``, ``kv_action``) for the
+Each call is one ``kanban.data`` action (``knowledge_action``, ``kv_action``,
+``board_action``) for the
 token's project or, with ``alias``, for the project it reaches under that alias: the same
 access decision, helpers and formats as REST and the bridge. This module only maps a tool's
 arguments onto the action's and its refusals onto tool errors. The token's scope is checked
@@ -16,6 +18,8 @@ from typing import Any, Final
 
 from kanban.accounts.tokens import access_token_scope
 from kanban.data import knowledge
+from kanban.data.board import cards as board_cards
+from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
 from kanban.models import ApiToken
 from storage import jsoncodec, limits
@@ -105,6 +109,61 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
 }
 
 
+_CARD_ID: Final = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+BOARD_CARDS: Final[dict[str, Any]] = {
+    "name": "board_cards",
+    "title": "Board cards",
+    "description": (
+        "The cards of this project's built-in Board, changed the way the Board changes them, "
+        "so nothing a person or another agent wrote meanwhile is lost. list (filter by "
+        "column, assignee, label, text; archived: true for the archive; paged by cursor) "
+        "answers {columns, cards, cursor}; get, add, update, move, archive and restore "
+        "answer the card with its revision. update changes only the fields given; pass the "
+        "revision you read, and a field someone else changed since is a conflict error "
+        "naming it (with the current card). move puts a card into a column, at the end or "
+        "before/after another card. Assignees are members' usernames."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(board_cards.ACTIONS)},
+            "id": {**_CARD_ID, "description": "the card (get, update, move, archive, restore)"},
+            "title": {"type": "string", "minLength": 1, "maxLength": board_layout.MAX_TEXT},
+            "description": {"type": "string", "maxLength": board_layout.MAX_DESCRIPTION},
+            "labels": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": board_layout.MAX_LABEL},
+                "maxItems": board_layout.MAX_LABELS,
+            },
+            "assignees": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": board_layout.MAX_ASSIGNEES,
+            },
+            "due": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
+            "column": {"type": "string", "description": "a column id (add, move; list: filter)"},
+            "before": {**_CARD_ID, "description": "move: put it just before this card"},
+            "after": {**_CARD_ID, "description": "move: put it just after this card"},
+            "revision": {
+                "type": "string",
+                "maxLength": limits.MAX_REVISION_CHARS,
+                "description": "update: the card's revision you read",
+            },
+            "assignee": {"type": "string", "description": "list: cards assigned to them"},
+            "label": {"type": "string", "description": "list: cards with this label"},
+            "text": {"type": "string", "description": "list: cards whose text has every word"},
+            "archived": {"type": "boolean", "description": "list: the archive instead"},
+            "cursor": {"type": "string", "description": "list: the page after this cursor"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": board_cards.MAX_LIMIT},
+            **_RUN,
+            "conversationId": {"type": "string", "description": "recorded in the write's source"},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    },
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     token: ApiToken
@@ -165,6 +224,17 @@ def _knowledge(action: str, call: Call) -> Any:
     )
 
 
+def _board(action: str, call: Call) -> Any:
+    arguments = {name: value for name, value in call.arguments.items() if value is not None}
+    return board_cards.board_action(
+        action=action,
+        user=call.token.user,
+        project_id=call.common["project_id"],
+        arguments=arguments,
+        provenance=call.provenance(),
+    )
+
+
 _KNOWLEDGE_WRITES: Final = frozenset({"create", "edit", "delete"})
 _TOOLS: Final[dict[str, Tool]] = {
     "knowledge_documents": Tool(
@@ -176,6 +246,11 @@ _TOOLS: Final[dict[str, Tool]] = {
         _knowledge,
     ),
     "kv_store": Tool(KV_STORE, {"get": False, "set": True}, _kv),
+    "board_cards": Tool(
+        BOARD_CARDS,
+        {action: action in board_cards.WRITES for action in board_cards.ACTIONS},
+        _board,
+    ),
 }
 assert all(
     tool.schema["inputSchema"]["properties"]["action"]["enum"] == list(tool.actions)

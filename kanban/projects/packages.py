@@ -486,7 +486,7 @@ def database_changes_replaced(project: Project, package: Package) -> list[dict[s
     type, and each relationship declaration dropped or changed."""
     last = _last_import(project)
     problems: list[dict[str, str]] = []
-    came_from, coming = _package_name(project.package_json), _package_name(package.text)
+    came_from, coming = package_name(project.package_json), package_name(package.text)
     if came_from is not None and came_from != coming:
         problems.append(
             {
@@ -522,7 +522,7 @@ def database_changes_replaced(project: Project, package: Package) -> list[dict[s
     return problems
 
 
-def _package_name(text: str) -> str | None:
+def package_name(text: str) -> str | None:
     """The npm ``name`` of a package.json text (None when there is none to compare)."""
     try:
         name = json.loads(text).get("name") if text else None

@@ -99,7 +99,7 @@ async def test_bob_lists_the_tools_and_uses_kv_with_his_run_and_his_conversation
     token = await token_for("bob", "--project", str(world["board"].id), "--expires", "1h")
     async with connect(live_server, token) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"knowledge_documents", "kv_store"}
+        assert set(tools) == {"knowledge_documents", "kv_store", "board_cards"}
         assert tools["kv_store"].input_schema["properties"]["action"]["enum"] == ["get", "set"]
 
         failed, written = await call(
@@ -337,3 +337,44 @@ def test_mcp_reads_the_bearer_header_as_rest_does(
         status, body = raw_post(live_server, ping, Authorization=header)
         assert status == 401 and body["error"]["code"] == -32001, header
     assert raw_post(live_server, ping, Authorization=f"bearer {token}")[0] == 200
+
+
+async def test_kv_store_writes_over_the_revision_it_read_or_says_conflict_with_the_current(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = await token_for("bob", "--project", str(world["board"].id))
+    async with connect(live_server, token) as client:
+        _, first = await call(
+            client, "kv_store", action="set", key="k", value=1, expectedRevision=None
+        )
+        failed, refused = await call(
+            client, "kv_store", action="set", key="k", value=2, expectedRevision=None
+        )
+        assert failed and refused["code"] == "conflict"
+        assert refused["current"] == {"found": True, "value": 1, "revision": first["revision"]}
+        failed, written = await call(
+            client, "kv_store", action="set", key="k", value=2, expectedRevision=first["revision"]
+        )
+        assert not failed
+        failed, stale = await call(
+            client, "kv_store", action="set", key="k", value=3, expectedRevision=first["revision"]
+        )
+        assert failed and stale["current"]["value"] == 2
+        got = await call(client, "kv_store", action="get", key="k")
+        assert got == (False, {"found": True, "value": 2, "revision": written["revision"]})
+
+
+async def test_board_cards_refuses_a_project_whose_plugin_is_not_the_board(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    token = await token_for("bob", "--project", str(world["board"].id))
+    async with connect(live_server, token) as client:
+        failed, refused = await call(client, "board_cards", action="list")
+        assert failed and refused["code"] == "invalid_argument"
+        assert "not the built-in Board" in refused["message"]
+        failed, refused = await call(client, "board_cards", action="list", alias="inventory")
+        assert failed and refused == {
+            "code": "invalid_argument",
+            "message": "board_cards takes no 'alias'",
+            "field": "alias",
+        }

@@ -1,0 +1,176 @@
+"""The Board plugin's key layout in its project's KV, as bridge_js/plugins/board/app.js
+documents it, and the shapes its cards take:
+
+    board:columns   [{id, title, wip}]
+    board:cards     [cardId, ...]          the index: a card is on the board when listed
+    card:<id>       {id, title, description, assignee, assignees, labels, due, column,
+                     rank, item, archived}; {id, deleted: true} once deleted for good
+
+Anyone who may write can store anything under these keys, so every read is normalised the
+way the plugin normalises it (``normalizeCard``), and every field an agent gives is checked
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from kanban.data.board.ranks import DEFAULT_RANK, is_rank
+from storage.errors import invalid_argument
+
+COLUMNS_KEY: Final = "board:columns"
+INDEX_KEY: Final = "board:cards"
+CARD_PREFIX: Final = "card:"
+#: The npm name of the built-in Board's package (bridge_js/plugins/board/package.json):
+#: board_cards keeps this plugin's layout and no other.
+BOARD_PACKAGE: Final = "kanban-board-plugin"
+
+MAX_TEXT: Final = 200
+MAX_DESCRIPTION: Final = 4000
+MAX_LABELS: Final = 12
+MAX_LABEL: Final = 40
+MAX_ASSIGNEES: Final = 10
+_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: The fields an agent may set on a card, and the Board dialog's names for them.
+EDITABLE: Final = ("title", "description", "labels", "assignees", "due")
+
+
+def card_key(card_id: str) -> str:
+    return CARD_PREFIX + card_id
+
+
+def is_id(value: object) -> bool:
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
+def _text(value: object, limit: int) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def normalize_index(value: object) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return list(dict.fromkeys(item for item in value if is_id(item)))
+
+
+def normalize_columns(value: object) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        return []
+    seen: set[str] = set()
+    columns = []
+    for column in value:
+        if not isinstance(column, dict) or not is_id(column.get("id")) or column["id"] in seen:
+            continue
+        seen.add(column["id"])
+        wip = column.get("wip")
+        wip = min(wip, 999) if type(wip) is int and wip > 0 else 0
+        columns.append(
+            {
+                "id": column["id"],
+                "title": _text(column.get("title"), MAX_TEXT) or column["id"],
+                "wip": wip,
+            }
+        )
+    return columns
+
+
+def _labels(value: object) -> list[str]:
+    labels: list[str] = []
+    seen: set[str] = set()
+    for raw in value if isinstance(value, list) else []:
+        label = raw.strip()[:MAX_LABEL] if isinstance(raw, str) else ""
+        if label and label.casefold() not in seen and len(labels) < MAX_LABELS:
+            seen.add(label.casefold())
+            labels.append(label)
+    return labels
+
+
+def _assignees(value: dict[str, Any]) -> list[str]:
+    raw = value.get("assignees")
+    names = raw if isinstance(raw, list) else [value.get("assignee")]
+    found = [name.strip()[:MAX_TEXT] for name in names if isinstance(name, str) and name.strip()]
+    return list(dict.fromkeys(found))[:MAX_ASSIGNEES]
+
+
+def normalize_card(card_id: str, value: object) -> dict[str, Any] | None:
+    """A card as the Board shows it, or None when the key holds no card (absent, deleted
+    for good, or not an object)."""
+    if not isinstance(value, dict) or value.get("deleted"):
+        return None
+    assignees = _assignees(value)
+    return {
+        "id": card_id,
+        "title": _text(value.get("title"), MAX_TEXT) or "Untitled",
+        "description": _text(value.get("description"), MAX_DESCRIPTION),
+        "assignees": assignees,
+        "labels": _labels(value.get("labels")),
+        "due": value["due"]
+        if isinstance(value.get("due"), str) and _DATE.fullmatch(value["due"])
+        else None,
+        "column": value["column"] if isinstance(value.get("column"), str) else "",
+        "rank": value["rank"] if is_rank(value.get("rank")) else DEFAULT_RANK,
+        "item": value["item"][:200]
+        if isinstance(value.get("item"), str) and value["item"]
+        else None,
+        "archived": value.get("archived") is True,
+    }
+
+
+def stored_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """What a change of the given (checked) fields writes: ``assignees`` beside the
+    plugin's single ``assignee`` (its first), which Boards without several assignees show."""
+    stored = dict(fields)
+    if "assignees" in stored:
+        stored["assignee"] = stored["assignees"][0] if stored["assignees"] else ""
+    return stored
+
+
+# --- what an agent gives ------------------------------------------------------------------
+
+
+def check_title(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_argument("a card needs a title", field="title")
+    if len(value) > MAX_TEXT:
+        raise invalid_argument(f"a title is at most {MAX_TEXT} characters", field="title")
+    return value.strip()
+
+
+def check_fields(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The card fields among ``arguments``, each checked: a wrong one is refused, never
+    cut or dropped."""
+    fields: dict[str, Any] = {}
+    if "title" in arguments:
+        fields["title"] = check_title(arguments["title"])
+    if "description" in arguments:
+        description = arguments["description"]
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+            raise invalid_argument(
+                f"a description is text of at most {MAX_DESCRIPTION} characters",
+                field="description",
+            )
+        fields["description"] = description
+    if "labels" in arguments:
+        labels = arguments["labels"]
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise invalid_argument("labels is a list of strings", field="labels")
+        if len(labels) > MAX_LABELS or any(len(x) > MAX_LABEL or not x.strip() for x in labels):
+            raise invalid_argument(
+                f"at most {MAX_LABELS} labels of 1 to {MAX_LABEL} characters", field="labels"
+            )
+        fields["labels"] = _labels(labels)
+    if "assignees" in arguments:
+        names = arguments["assignees"]
+        if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
+            raise invalid_argument("assignees is a list of usernames", field="assignees")
+        if len(names) > MAX_ASSIGNEES:
+            raise invalid_argument(f"at most {MAX_ASSIGNEES} assignees", field="assignees")
+        fields["assignees"] = list(dict.fromkeys(names))
+    if "due" in arguments:
+        due = arguments["due"]
+        if due is not None and not (isinstance(due, str) and _DATE.fullmatch(due)):
+            raise invalid_argument("due is a date YYYY-MM-DD or null", field="due")
+        fields["due"] = due
+    return fields

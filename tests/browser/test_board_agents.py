@@ -1,0 +1,118 @@
+"""People and agents writing one Board at the same moment: bob adds cards in his browser
+while two agents add ten cards each through ``board_cards`` (the official MCP client), and
+a third agent's bare ``kv_store`` set of the index from a stale read is refused. Nothing is
+lost: every card is in the database and on every open Board."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from kanban.data.kv import project_kv_get
+from tests.browser.boards import Demo, Person, demo, open_board
+from tests.live import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["demo", "open_board"]
+
+AGENT_CARDS = 10
+BOB_CARDS = 5
+
+
+def token(username: str, project_id: Any) -> str:
+    out = io.StringIO()
+    call_command("create_token", username, "--project", str(project_id), stdout=out)
+    return out.getvalue().strip().splitlines()[-1]
+
+
+async def agent(server: LiveServer, plaintext: str, name: str, start: threading.Event) -> list[str]:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {plaintext}"})
+    added = []
+    async with http, Client(streamable_http_client(f"{server.url}/mcp/", http_client=http)) as c:
+        await asyncio.to_thread(start.wait)
+        for n in range(AGENT_CARDS):
+            result = await c.call_tool(
+                "board_cards", {"action": "add", "title": f"{name} {n}", "column": "todo"}
+            )
+            assert not result.is_error, result.content
+            added.append(json.loads(result.content[0].text)["id"])  # type: ignore[union-attr]
+    return added
+
+
+async def stale_index_write(server: LiveServer, plaintext: str, revision: str) -> Any:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {plaintext}"})
+    async with http, Client(streamable_http_client(f"{server.url}/mcp/", http_client=http)) as c:
+        result = await c.call_tool(
+            "kv_store",
+            {"action": "set", "key": "board:cards", "value": [], "expectedRevision": revision},
+        )
+        return result.is_error, json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+def in_thread(run: Callable[[], Any]) -> Any:
+    """Run an asyncio client beside Playwright's sync API, whose own loop holds this thread."""
+    out: list[Any] = []
+    thread = threading.Thread(target=lambda: out.append(run()))
+    thread.start()
+    thread.join(timeout=30)
+    return out[0]
+
+
+def test_bob_and_two_agents_add_cards_at_once_and_a_stale_index_write_is_refused(
+    demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
+) -> None:
+    alice, bob = open_board("alice"), open_board("bob")
+    stale = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:cards")
+    assert stale is not None
+    tokens = [token(name, demo.board.id) for name in ("bob", "alice", "bob")]
+
+    start = threading.Event()
+    results: dict[str, list[str]] = {}
+
+    def run_agent(name: str, plaintext: str) -> None:
+        results[name] = asyncio.run(agent(live_server, plaintext, name, start))
+
+    threads = [
+        threading.Thread(target=run_agent, args=(name, plaintext))
+        for name, plaintext in (("agent-a", tokens[0]), ("agent-b", tokens[1]))
+    ]
+    for thread in threads:
+        thread.start()
+    start.set()
+    for n in range(BOB_CARDS):  # bob's own Board adds as its dialog does, while the agents run
+        bob.frame.evaluate(
+            "(n) => BoardApp.createCard({title: 'bob ' + n, description: '', assignee: '',"
+            " labels: [], due: null, item: null, column: 'doing'})",
+            n,
+        )
+    for thread in threads:
+        thread.join(timeout=60)
+    failed, refused = in_thread(
+        lambda: asyncio.run(stale_index_write(live_server, tokens[2], stale.revision))
+    )
+    assert failed and refused["code"] == "conflict", refused
+
+    bob.wait_for("boardDebug.state.pending === 0")
+    agents = results["agent-a"] + results["agent-b"]
+    assert len(agents) == 2 * AGENT_CARDS
+    titles = {f"bob {n}" for n in range(BOB_CARDS)} | {
+        f"{name} {n}" for name in ("agent-a", "agent-b") for n in range(AGENT_CARDS)
+    }
+    expected = 5 + BOB_CARDS + 2 * AGENT_CARDS
+    index = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:cards")
+    assert index is not None and len(index.value) == expected
+    assert set(agents) <= set(index.value)
+    for person in (alice, bob):
+        person.wait_for(f"boardDebug.state.cards.length === {expected}", timeout=15)
+        shown = set(person.frame.evaluate("boardDebug.state.cards.map((c) => c.title)"))
+        assert titles <= shown
