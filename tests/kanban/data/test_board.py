@@ -306,6 +306,8 @@ def test_ranks_are_the_boards_own(tmp_path: Path) -> None:
         f"const pairs = {json.dumps(RANK_PAIRS)};"
         "console.log(JSON.stringify(pairs.map(([a, b]) => core.rankBetween(a, b))));"
     )
-    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True
+    )
     assert json.loads(out.stdout) == [rank_between(a, b) for a, b in RANK_PAIRS]
     assert rank_for_placement(["a", "a", "b"], 1) == rank_between("a", "b")
