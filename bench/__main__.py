@@ -24,7 +24,7 @@ from pathlib import Path
 from bench import env
 from bench.stats import Figure
 
-MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4")
+MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5")
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,12 @@ class Plan:
     b7_clients: tuple[int, ...]
     b8_calls: int
     u1_cards: int
-    u2_viewers: int
+    u2_viewers: tuple[int, ...]
     u2_writes: int
     u4_seconds: float
     u4_rate: float
+    u5_seconds: float
+    u5_viewers: int
 
 
 FULL = Plan(
@@ -58,10 +60,12 @@ FULL = Plan(
     b7_clients=(1, 4, 16),
     b8_calls=2000,
     u1_cards=1000,
-    u2_viewers=100,
+    u2_viewers=(100, 1000),
     u2_writes=10,
-    u4_seconds=30.0,
+    u4_seconds=10.0,
     u4_rate=10.0,
+    u5_seconds=20.0,
+    u5_viewers=100,
 )
 QUICK = Plan(
     rounds=2,
@@ -75,10 +79,12 @@ QUICK = Plan(
     b7_clients=(4,),
     b8_calls=200,
     u1_cards=1000,
-    u2_viewers=10,
+    u2_viewers=(10,),
     u2_writes=2,
     u4_seconds=3.0,
     u4_rate=5.0,
+    u5_seconds=3.0,
+    u5_viewers=10,
 )
 
 
@@ -149,6 +155,7 @@ def main(argv: list[str]) -> int:
         "U4": lambda: board_bench.u4(
             seconds=plan.u4_seconds, rate=plan.u4_rate, viewers=plan.u2_viewers, scene=scene
         ),
+        "U5": lambda: board_bench.u5(seconds=plan.u5_seconds, viewers=plan.u5_viewers, scene=scene),
     }
     figures: list[Figure] = []
     errors: dict[str, str] = {}

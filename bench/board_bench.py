@@ -2,12 +2,19 @@
 
 - U1: first full render of a 1,000-card Board in headless Chromium (navigation to the
   1,000th card in the page).
-- U2: one card written elsewhere, until every viewer has read it again: simulated viewers
-  that behave like the Board (``watch``, then ``getMany`` of the keys an event names), plus
-  one real Chromium Board; p50 and p99 over all viewers and writes; missed changes.
-- U3: bridge requests the real Board sends per change made elsewhere.
+- U2: one card moved elsewhere, until every viewer has it: simulated viewers that send what
+  the real Board sends (bench/viewers.py, pinned by tests/browser/test_board_sync.py), in
+  processes of their own, plus one real Chromium Board; at 100 and 1,000 viewers; p50 and
+  p99 over all viewers and moves; missed changes.
+- U3: bridge reads the real Board sends per move made elsewhere (0: the move was pushed).
 - U4: sustained card moves for a while with the viewers watching: every viewer converges
-  to the database's state; p99 write -> seen.
+  to the database's state; p99 write -> seen; at 100 and 1,000 viewers.
+- U5: one card added per second (the card, then the index, as the Board writes them) with
+  100 viewers and a Chromium Board: add -> shown on every viewer, p50 and p99; reads and
+  keys read per viewer per add.
+
+Each viewer figure notes the client's CPU beside it: on two cores, 1,000 viewers can be
+what limits the run.
 
 Absolute times for this machine; no baseline runs the same Board elsewhere, so these are
 not ratios.
@@ -16,20 +23,18 @@ not ratios.
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection
-
 from bench import env
-from bench.bridge_bench import Wire, close_all, open_bridge, open_many
+from bench.bridge_bench import Wire, close_all, open_bridge
 from bench.env import Scene, Server
 from bench.sdk_bench import CHROMIUM, CHROMIUM_ARGS
 from bench.stats import Figure, at_most, percentile
+from bench.viewers import Target, ViewerPool
 
 CARDS = 1000
 
@@ -48,36 +53,6 @@ def board_scene(scene: Scene, cards: int) -> Scene:
     membership_set(user=alice, project=board, role="owner")
     board_fill(project_id=board.id, cards=cards, user=alice)
     return Scene(board_id=board.id, user_id=scene.user_id, cookie=scene.cookie)
-
-
-@dataclass
-class Viewer:
-    """A simulated Board: watches every key, re-reads what an event names."""
-
-    socket: ClientConnection
-    ids: Any = field(default_factory=lambda: iter(range(1, 1 << 30)))
-    #: key -> revision this viewer last read, and when it read it
-    seen: dict[str, tuple[str, float]] = field(default_factory=dict)
-    missed: int = 0
-
-    async def start(self) -> None:
-        await self.socket.send(json.dumps({"v": 1, "id": next(self.ids), "op": "watch"}))
-
-    async def run(self) -> None:
-        async for text in self.socket:
-            frame = json.loads(text)
-            if frame.get("event") == "changes" and frame["changes"]:
-                keys = [c["key"] for c in frame["changes"]]
-                rid = next(self.ids)
-                await self.socket.send(
-                    json.dumps({"v": 1, "id": rid, "op": "getMany", "value": keys})
-                )
-            elif frame.get("ok") and isinstance(frame.get("result"), list):
-                now = time.perf_counter()
-                for result in frame["result"]:
-                    if result.get("found"):
-                        key = result["value"].get("id")
-                        self.seen[f"card:{key}"] = (result["revision"], now)
 
 
 def _chromium_board(server: Server, scene: Scene) -> Any:
@@ -119,14 +94,17 @@ def u1(*, rounds: int, cards: int, scene: Scene) -> list[Figure]:
     ]
 
 
-async def _viewers(server: Server, scene: Scene, count: int) -> tuple[list[Viewer], list[Any]]:
-    sockets = await open_many(count, lambda: open_bridge(server, scene))
-    viewers = [Viewer(s) for s in sockets]
-    for viewer in viewers:
-        await viewer.start()
-    tasks = [asyncio.create_task(v.run()) for v in viewers]
-    await asyncio.sleep(0.5)  # every watch is in place
-    return viewers, tasks
+def _pool(server: Server, board: Scene, count: int, *, appearing: bool = False) -> ViewerPool:
+    """``count`` simulated Boards (bench/viewers.py) in processes of their own: one per 250
+    viewers, at most as many as the machine has cores, so the client is not the limit."""
+    target = Target(
+        ws_url=f"{server.ws_url}/ws/boards/{board.board_id}/",
+        origin=server.url,
+        cookie=board.cookie,
+        track_appearing=appearing,
+    )
+    processes = max(1, min(os.cpu_count() or 1, -(-count // 250)))
+    return ViewerPool([target] * count, processes)
 
 
 def _card(board: Scene, card_id: str) -> dict[str, Any]:
@@ -140,20 +118,11 @@ def _card(board: Scene, card_id: str) -> dict[str, Any]:
     return dict(entry.value)
 
 
-async def _write_and_wait(
-    writer: Wire, viewers: list[Viewer], key: str, value: Any, timeout: float = 10.0
-) -> tuple[list[float], int]:
-    """One write; how long each viewer took to read its new revision, and how many never did."""
-    started = time.perf_counter()
-    reply = await writer.call("set", key=key, value=value)
-    revision = reply["result"]["revision"]
-    deadline = started + timeout
-    while time.perf_counter() < deadline:
-        if all(v.seen.get(key, ("", 0))[0] == revision for v in viewers):
-            break
-        await asyncio.sleep(0.005)
-    lags = [v.seen[key][1] - started for v in viewers if v.seen.get(key, ("",))[0] == revision]
-    return lags, len(viewers) - len(lags)
+def _move(card: dict[str, Any]) -> dict[str, Any]:
+    """What the Board writes for a move: the card with its new column and rank."""
+    columns = [c for c in ("todo", "doing", "done") if c != card.get("column")]
+    rank = "".join(random.choice("abcdefghijklmnopqrstuvwxy") for _ in range(6)) + "z"
+    return {**card, "column": random.choice(columns), "rank": rank}
 
 
 class RealBoard:
@@ -181,108 +150,145 @@ class RealBoard:
     def _settle(self) -> None:
         self.page.wait_for_timeout(300)  # Playwright hands over events while it waits
 
+    def _cards(self) -> int:
+        frame = self.page.frame(url=lambda url: "/plugins/" in url)
+        assert frame is not None
+        return int(frame.evaluate("boardDebug.state.cards.length"))
+
+    def reads_since(self, start: int) -> list[str]:
+        return [f for f in self.frames[start:] if '"op":"get' in f.replace(" ", "")]
+
     def _close(self) -> None:
         self.browser.close()
         self.playwright.stop()
 
 
+def _lags(report: dict[str, Any], written: dict[str, tuple[str, float]]) -> tuple[list[float], int]:
+    """Write -> seen for every viewer and key at the key's last written revision, and how
+    many (viewer, key) never got there."""
+    lags, diverged = [], 0
+    for seen in report["seen"]:
+        for key, (revision, at) in written.items():
+            got = seen.get(key)
+            if got is None or got[0] != revision:
+                diverged += 1
+            else:
+                lags.append(got[1] - at)
+    return lags, diverged
+
+
+def _client_note(viewers: int, cpu: float, seconds: float) -> str:
+    return (
+        f"{viewers} viewers in their own processes; client CPU {cpu:.1f} s in {seconds:.1f} s"
+        f" ({100 * cpu / max(seconds, 1e-9) / (os.cpu_count() or 1):.0f}% of the machine)"
+    )
+
+
 async def _u2(*, rounds: int, viewers: int, writes: int, board: Scene) -> list[Figure]:
     p50s, p99s, missed_total = [], [], 0
     sent_per_change: list[float] = []
+    label = f"@{viewers}"
     with env.daphne() as server:
         real = RealBoard(server, board)
         await real.run(real._open)
-        frames = real.frames
+        pool = await asyncio.to_thread(_pool, server, board, viewers)
         try:
-            crowd, tasks = await _viewers(server, board, viewers)
             writer = Wire(await open_bridge(server, board))
             card_ids = [f"g{n:05d}" for n in range(CARDS - 5)]
+            cpu_before, wall = pool.report([])["cpu"], time.monotonic()
             for _ in range(rounds):
-                lags: list[float] = []
-                for n in range(writes):
-                    card_id = random.choice(card_ids)
-                    card = await asyncio.to_thread(_card, board, card_id)
-                    card["title"] = f"Moved {n} at {time.time():.3f}"
-                    before = len(frames)
-                    got, missed = await _write_and_wait(writer, crowd, f"card:{card_id}", card)
-                    lags += got
-                    missed_total += missed
+                written: dict[str, tuple[str, float]] = {}
+                for card_id in random.sample(card_ids, writes):
+                    card = _move(await asyncio.to_thread(_card, board, card_id))
+                    before = len(real.frames)
+                    started = time.monotonic()
+                    reply = await writer.call("set", key=f"card:{card_id}", value=card)
+                    written[f"card:{card_id}"] = (reply["result"]["revision"], started)
                     await real.run(real._settle)  # the real Board's reads are in by now
-                    reads = [f for f in frames[before:] if '"op":"get' in f.replace(" ", "")]
-                    sent_per_change.append(len(reads))
+                    sent_per_change.append(len(real.reads_since(before)))
+                await asyncio.sleep(1.0)
+                report = await asyncio.to_thread(pool.report, list(written))
+                lags, missed = _lags(report, written)
+                missed_total += missed
                 p50s.append(percentile(lags, 0.5) * 1000)
                 p99s.append(percentile(lags, 0.99) * 1000)
-            await close_all([v.socket for v in crowd] + [writer.socket])
-            for task in tasks:
-                task.cancel()
+            cpu = report["cpu"] - cpu_before
+            await close_all([writer.socket])
         finally:
+            await asyncio.to_thread(pool.close)
             await real.run(real._close)
-    note = f"{viewers} websocket viewers + 1 Chromium Board, {CARDS} cards"
+    note = (
+        _client_note(viewers, cpu, time.monotonic() - wall) + f", +1 Chromium Board, {CARDS} cards"
+    )
     return [
         Figure(
-            "U2 write->seen p50",
-            "one card written, until every viewer read it",
+            f"U2 write->seen p50 {label}",
+            "one card moved, until every viewer has it",
             "ms",
             None,
             p50s,
             note,
         ),
-        Figure("U2 write->seen p99", "the same, 99th percentile", "ms", at_most(250), p99s),
         Figure(
-            "U2 missed",
-            "viewers that never read a write within 10 s",
+            f"U2 write->seen p99 {label}", "the same, 99th percentile", "ms", at_most(250), p99s
+        ),
+        Figure(
+            f"U2 missed {label}",
+            "viewers that never had a move",
             "changes",
             at_most(0),
             [missed_total],
         ),
         Figure(
-            "U3 reads/change",
-            "bridge reads the real Board sends per card changed elsewhere",
+            f"U3 reads/change {label}",
+            "bridge reads the real Board sends per card moved elsewhere",
             "requests",
-            at_most(2),
+            at_most(0),
             [max(sent_per_change)],
-            note=f"median {sorted(sent_per_change)[len(sent_per_change) // 2]}",
         ),
     ]
 
 
-def u2(*, rounds: int, viewers: int, writes: int, scene: Scene) -> list[Figure]:
+def u2(*, rounds: int, viewers: tuple[int, ...], writes: int, scene: Scene) -> list[Figure]:
     board = board_scene(scene, CARDS)
-    return asyncio.run(_u2(rounds=rounds, viewers=viewers, writes=writes, board=board))
+    figures: list[Figure] = []
+    for count in viewers:
+        figures += asyncio.run(_u2(rounds=rounds, viewers=count, writes=writes, board=board))
+    return figures
 
 
 async def _u4(*, seconds: float, rate: float, viewers: int, board: Scene) -> list[Figure]:
+    label = f"@{viewers}"
     with env.daphne() as server:
-        crowd, tasks = await _viewers(server, board, viewers)
-        writer = Wire(await open_bridge(server, board))
-        card_ids = [f"g{n:05d}" for n in range(CARDS - 5)]
-        written: dict[str, tuple[str, float]] = {}
-        end = time.perf_counter() + seconds
-        columns = ("todo", "doing", "done")
-        while time.perf_counter() < end:
-            started = time.perf_counter()
-            card_id = random.choice(card_ids)
-            card = await asyncio.to_thread(_card, board, card_id)
-            card["column"] = random.choice(columns)
-            reply = await writer.call("set", key=f"card:{card_id}", value=card)
-            written[f"card:{card_id}"] = (reply["result"]["revision"], started)
-            await asyncio.sleep(max(0.0, 1 / rate - (time.perf_counter() - started)))
-        await asyncio.sleep(2.0)  # the last events land
-        lags, diverged = [], 0
-        for viewer in crowd:
-            for key, (revision, at) in written.items():
-                seen = viewer.seen.get(key)
-                if seen is None or seen[0] != revision:
-                    diverged += 1
-                else:
-                    lags.append(seen[1] - at)
-        await close_all([v.socket for v in crowd] + [writer.socket])
-        for task in tasks:
-            task.cancel()
-    note = f"{rate:g} moves/s for {seconds:g} s, {viewers} viewers, {len(written)} keys"
+        pool = await asyncio.to_thread(_pool, server, board, viewers)
+        try:
+            writer = Wire(await open_bridge(server, board))
+            card_ids = [f"g{n:05d}" for n in range(CARDS - 5)]
+            written: dict[str, tuple[str, float]] = {}
+            cpu_before, wall = pool.report([])["cpu"], time.monotonic()
+            end = time.monotonic() + seconds
+            moves = 0
+            while time.monotonic() < end:
+                started = time.monotonic()
+                card_id = random.choice(card_ids)
+                card = _move(await asyncio.to_thread(_card, board, card_id))
+                reply = await writer.call("set", key=f"card:{card_id}", value=card)
+                written[f"card:{card_id}"] = (reply["result"]["revision"], started)
+                moves += 1
+                await asyncio.sleep(max(0.0, 1 / rate - (time.monotonic() - started)))
+            await asyncio.sleep(3.0)  # the last events land
+            report = await asyncio.to_thread(pool.report, list(written))
+            lags, diverged = _lags(report, written)
+            await close_all([writer.socket])
+        finally:
+            await asyncio.to_thread(pool.close)
+    note = (
+        f"{moves} moves in {seconds:g} s (asked {rate:g}/s), {len(written)} keys; "
+        + _client_note(viewers, report["cpu"] - cpu_before, time.monotonic() - wall)
+    )
     return [
         Figure(
-            "U4 diverged",
+            f"U4 diverged {label}",
             "viewer keys not at the database's last revision",
             "keys",
             at_most(0),
@@ -290,15 +296,138 @@ async def _u4(*, seconds: float, rate: float, viewers: int, board: Scene) -> lis
             note,
         ),
         Figure(
-            "U4 write->seen p99",
+            f"U4 write->seen p99 {label}",
             "sustained moves, 99th percentile",
             "ms",
             at_most(500),
-            [percentile(lags, 0.99) * 1000],
+            [percentile(lags, 0.99) * 1000] if lags else [float("inf")],
         ),
     ]
 
 
-def u4(*, seconds: float, rate: float, viewers: int, scene: Scene) -> list[Figure]:
+def u4(*, seconds: float, rate: float, viewers: tuple[int, ...], scene: Scene) -> list[Figure]:
     board = board_scene(scene, CARDS)
-    return asyncio.run(_u4(seconds=seconds, rate=rate, viewers=viewers, board=board))
+    figures: list[Figure] = []
+    for count in viewers:
+        figures += asyncio.run(_u4(seconds=seconds, rate=rate, viewers=count, board=board))
+    return figures
+
+
+async def _add_card(writer: Wire, n: int) -> str:
+    """What the Board writes for an add: the card (only if absent), then the index with its
+    id appended, compare-and-set on the index's revision."""
+    card_id = f"u5{n:04d}{random.randrange(36**4):04x}"
+    card = {
+        "id": card_id,
+        "title": f"Added {n}",
+        "description": "",
+        "assignee": "",
+        "labels": [],
+        "due": None,
+        "column": "todo",
+        "rank": f"z{n:04d}",
+        "item": None,
+    }
+    await writer.call("set", key=f"card:{card_id}", value=card, expectedRevision=None)
+    while True:
+        index = (await writer.call("get", key="board:cards"))["result"]
+        try:
+            await writer.call(
+                "set",
+                key="board:cards",
+                value=[*index["value"], card_id],
+                expectedRevision=index["revision"],
+            )
+            return card_id
+        except RuntimeError as refused:
+            if "conflict" not in str(refused):
+                raise
+
+
+async def _u5(*, seconds: float, viewers: int, board: Scene) -> list[Figure]:
+    with env.daphne() as server:
+        real = RealBoard(server, board)
+        await real.run(real._open)
+        pool = await asyncio.to_thread(_pool, server, board, viewers, appearing=True)
+        try:
+            writer = Wire(await open_bridge(server, board))
+            loaded = pool.report([])
+            first_frame = len(real.frames)
+            cpu_before, wall = loaded["cpu"], time.monotonic()
+            added: dict[str, float] = {}
+            n = 0
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                started = time.monotonic()
+                added[await _add_card(writer, n)] = started
+                n += 1
+                await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
+            await asyncio.sleep(2.0)
+            report = await asyncio.to_thread(pool.report, [], list(added))
+            await real.run(real._settle)
+            shown = await real.run(real._cards)
+            board_reads = len(real.reads_since(first_frame))
+            await close_all([writer.socket])
+        finally:
+            await asyncio.to_thread(pool.close)
+            await real.run(real._close)
+    lags, never = [], 0
+    for appeared in report["appeared"]:
+        for card_id, at in added.items():
+            if appeared.get(card_id) is None:
+                never += 1
+            else:
+                lags.append(appeared[card_id] - at)
+    requests = [
+        (after - before) / len(added)
+        for after, before in zip(report["requests"], loaded["requests"], strict=True)
+    ]
+    keys = [
+        (after - before) / len(added)
+        for after, before in zip(report["keys_read"], loaded["keys_read"], strict=True)
+    ]
+    note = (
+        f"{len(added)} adds, 1/s, on {CARDS} cards; the Chromium Board shows {shown} cards and"
+        f" sent {board_reads} reads; "
+        + _client_note(viewers, report["cpu"] - cpu_before, time.monotonic() - wall)
+    )
+    return [
+        Figure(
+            "U5 add->seen p50",
+            "one card added, until every viewer shows it",
+            "ms",
+            None,
+            [percentile(lags, 0.5) * 1000] if lags else [float("inf")],
+            note,
+        ),
+        Figure(
+            "U5 add->seen p99",
+            "the same, 99th percentile",
+            "ms",
+            at_most(250),
+            [percentile(lags, 0.99) * 1000] if lags else [float("inf")],
+        ),
+        Figure("U5 never seen", "(viewer, card) pairs never shown", "cards", at_most(0), [never]),
+        Figure(
+            "U5 requests/add",
+            "reads per viewer per add (the most of any viewer)",
+            "requests",
+            at_most(0),
+            [max(requests)],
+        ),
+        Figure(
+            "U5 keys read/add", "keys read per viewer per add (the most)", "keys", None, [max(keys)]
+        ),
+        Figure(
+            "U5 Chromium reads/add",
+            "reads the real Board sent per add",
+            "requests",
+            at_most(0),
+            [board_reads / len(added)],
+        ),
+    ]
+
+
+def u5(*, seconds: float, viewers: int, scene: Scene) -> list[Figure]:
+    board = board_scene(scene, CARDS)
+    return asyncio.run(_u5(seconds=seconds, viewers=viewers, board=board))

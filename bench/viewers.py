@@ -1,0 +1,291 @@
+"""Simulated Board viewers that send what the real Board sends, for every kind of change.
+
+``BoardViewer`` is a Python port of the Board plugin's sync (bridge_js/plugins/board/
+board-sync.js with ``BoardCore.createStore``): it watches every key, reads the whole board
+once (``getMany`` of the columns and the index, then the cards in batches of 256), applies
+each change event's pushed values in order, and reads only what came without a value or
+what an index change names that it neither holds nor was sent; a ``resync`` reads
+everything again. tests/browser/test_board_sync.py pins that it sends the same reads as the
+real Board in Chromium, kind by kind.
+
+``ViewerPool`` runs many of them in processes of their own, so that with 1,000 viewers on
+two cores the client is not what is measured; it reports their CPU time beside the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import resource
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+COLUMNS_KEY = "board:columns"
+INDEX_KEY = "board:cards"
+READ_BATCH = 256
+
+
+def is_board_key(key: str) -> bool:
+    return key in (COLUMNS_KEY, INDEX_KEY) or key.startswith("card:")
+
+
+def index_ids(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return list(dict.fromkeys(v for v in value if isinstance(v, str)))
+
+
+def is_card(value: Any) -> bool:
+    return isinstance(value, dict) and not value.get("deleted")
+
+
+@dataclass
+class BoardViewer:
+    socket: ClientConnection
+    #: key -> its value as this viewer holds it (None: absent)
+    values: dict[str, Any] = field(default_factory=dict)
+    #: key -> (revision, when it was applied), for the keys it was sent or read
+    seen: dict[str, tuple[str, float]] = field(default_factory=dict)
+    #: card id -> when it first was on this viewer's board
+    appeared: dict[str, float] = field(default_factory=dict)
+    requests: int = 0
+    keys_read: int = 0
+    loads: int = 0
+    #: every read this viewer sent, as (op, keys) (the pin test compares them)
+    reads: list[tuple[str, list[str]]] = field(default_factory=list)
+    track_appearing: bool = False
+    _next_id: int = 0
+    _replies: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    _events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+
+    async def _call(self, op: str, **fields: Any) -> Any:
+        self._next_id += 1
+        rid = self._next_id
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._replies[rid] = future
+        await self.socket.send(json.dumps({"v": 1, "id": rid, "op": op, **fields}))
+        return await future
+
+    async def _read(self, keys: list[str]) -> None:
+        """The keys' values, READ_BATCH per request, the requests in parallel."""
+        batches = [keys[i : i + READ_BATCH] for i in range(0, len(keys), READ_BATCH)]
+        for batch in batches:
+            self.reads.append(("getMany", batch))
+        self.requests += len(batches)
+        self.keys_read += len(keys)
+        results = await asyncio.gather(*(self._call("getMany", value=b) for b in batches))
+        now = time.monotonic()
+        for batch, reply in zip(batches, results, strict=True):
+            for key, result in zip(batch, reply["result"], strict=True):
+                self.values[key] = result.get("value") if result.get("found") else None
+                if result.get("found"):
+                    self.seen[key] = (result["revision"], now)
+
+    def _missing(self) -> list[str]:
+        ids = index_ids(self.values.get(INDEX_KEY))
+        return [f"card:{i}" for i in ids if f"card:{i}" not in self.values]
+
+    async def load(self) -> None:
+        """Watch first, then read everything (as the Board does on its first load)."""
+        self.loads += 1
+        self.values.clear()
+        await self._read([COLUMNS_KEY, INDEX_KEY])
+        await self._read(self._missing())
+        self._note_appeared(time.monotonic())
+
+    def _note_appeared(self, now: float) -> None:
+        if not self.track_appearing:
+            return
+        for card_id in index_ids(self.values.get(INDEX_KEY)):
+            if card_id not in self.appeared and is_card(self.values.get(f"card:{card_id}")):
+                self.appeared[card_id] = now
+
+    async def apply(self, changes: Iterable[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        unread = []
+        for change in changes:
+            key = change["key"]
+            if not is_board_key(key):
+                continue
+            if change.get("deleted") is True:
+                self.values[key] = None
+                self.seen[key] = (change["revision"], now)
+            elif "value" in change:
+                self.values[key] = change["value"]
+                self.seen[key] = (change["revision"], now)
+            else:
+                unread.append(key)
+        wanted = list(dict.fromkeys([*unread, *self._missing()]))
+        if wanted:
+            await self._read(wanted)
+        self._note_appeared(time.monotonic())
+
+    async def start(self) -> None:
+        self._receiver = asyncio.create_task(self._receive())
+        await self._call("watch")
+        await self.load()
+        self._applier = asyncio.create_task(self._apply_events())
+
+    async def _receive(self) -> None:
+        async for text in self.socket:
+            frame = json.loads(text)
+            if "id" in frame and "ok" in frame:
+                future = self._replies.pop(frame["id"], None)
+                if future is not None and not future.done():
+                    future.set_result(frame)
+            elif frame.get("event") == "changes":
+                self._events.put_nowait(frame)
+
+    async def _apply_events(self) -> None:
+        # One event after another: an event's read never lets a later one go first, and
+        # events that came during the first load wait for it.
+        while True:
+            frame = await self._events.get()
+            if frame.get("resync"):
+                await self.load()
+            else:
+                await self.apply(frame["changes"])
+
+    def stop(self) -> None:
+        for task in (getattr(self, "_receiver", None), getattr(self, "_applier", None)):
+            if task is not None:
+                task.cancel()
+
+
+async def open_viewer(url: str, cookie: str, origin: str) -> ClientConnection:
+    socket = await connect(
+        url,
+        additional_headers=[("Cookie", cookie)],
+        origin=origin,  # type: ignore[arg-type]
+        compression=None,
+        max_queue=None,
+        open_timeout=120,
+        ping_interval=None,
+    )
+    opening = json.loads(await socket.recv())
+    if opening.get("event") != "context":
+        raise RuntimeError(f"the bridge opened with {opening}, not its context")
+    return socket
+
+
+# --- many viewers in processes of their own ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    ws_url: str
+    origin: str
+    cookie: str
+    track_appearing: bool = False
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _serve(targets: list[Target], conn: Any) -> None:
+    viewers: list[BoardViewer] = []
+    for start in range(0, len(targets), 50):
+        chunk = targets[start : start + 50]
+        sockets = await asyncio.gather(*(open_viewer(t.ws_url, t.cookie, t.origin) for t in chunk))
+        viewers += [
+            BoardViewer(socket=s, track_appearing=t.track_appearing)
+            for s, t in zip(sockets, chunk, strict=True)
+        ]
+    await asyncio.gather(*(v.start() for v in viewers))
+    loop = asyncio.get_running_loop()
+    conn.send(("ready", len(viewers)))
+    while True:
+        command, argument = await loop.run_in_executor(None, conn.recv)
+        if command == "report":
+            keys: list[str] = argument["keys"]
+            cards: list[str] = argument.get("cards", [])
+            conn.send(
+                (
+                    "report",
+                    {
+                        "seen": [{k: v.seen.get(k) for k in keys} for v in viewers],
+                        "appeared": [{c: v.appeared.get(c) for c in cards} for v in viewers],
+                        "requests": [v.requests for v in viewers],
+                        "keys_read": [v.keys_read for v in viewers],
+                        "loads": [v.loads for v in viewers],
+                        "cpu": _cpu_seconds(),
+                    },
+                )
+            )
+        elif command == "stop":
+            for viewer in viewers:
+                viewer.stop()
+            await asyncio.gather(*(v.socket.close() for v in viewers), return_exceptions=True)
+            conn.send(("stopped", None))
+            return
+
+
+def _process(targets: list[Target], conn: Any) -> None:
+    import resource as limits
+
+    soft, hard = limits.getrlimit(limits.RLIMIT_NOFILE)
+    limits.setrlimit(limits.RLIMIT_NOFILE, (min(max(soft, 4096), hard), hard))
+    asyncio.run(_serve(targets, conn))
+
+
+class ViewerPool:
+    """``count`` Board viewers spread over ``processes`` processes."""
+
+    def __init__(self, targets: list[Target], processes: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.pipes = []
+        self.processes = []
+        for n in range(processes):
+            mine = targets[n::processes]
+            if not mine:
+                continue
+            parent, child = context.Pipe()
+            process = context.Process(target=_process, args=(mine, child), daemon=True)
+            process.start()
+            self.pipes.append(parent)
+            self.processes.append(process)
+        self.count = 0
+        for pipe in self.pipes:
+            if not pipe.poll(300):
+                raise RuntimeError("a viewer process did not get ready within 300 s")
+            kind, count = pipe.recv()
+            assert kind == "ready"
+            self.count += count
+
+    def report(self, keys: list[str], cards: list[str] | None = None) -> dict[str, Any]:
+        for pipe in self.pipes:
+            pipe.send(("report", {"keys": keys, "cards": cards or []}))
+        merged: dict[str, Any] = {
+            "seen": [],
+            "appeared": [],
+            "requests": [],
+            "keys_read": [],
+            "loads": [],
+            "cpu": 0.0,
+        }
+        for pipe in self.pipes:
+            _, part = pipe.recv()
+            for name in ("seen", "appeared", "requests", "keys_read", "loads"):
+                merged[name] += part[name]
+            merged["cpu"] += part["cpu"]
+        return merged
+
+    def close(self) -> None:
+        for pipe in self.pipes:
+            try:
+                pipe.send(("stop", None))
+                if pipe.poll(30):
+                    pipe.recv()
+            except (BrokenPipeError, EOFError):
+                pass
+        for process in self.processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
