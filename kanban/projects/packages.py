@@ -10,6 +10,7 @@ Neither direction ever touches KV.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import mimetypes
@@ -255,21 +256,14 @@ def read_package(folder: Path) -> Package:
     """Read and validate a package folder without touching the database. Raises
     ``invalid_argument`` listing every problem with its JSON path (or file path)."""
     problems = _Problems()
-    manifest = folder / PACKAGE_FILE
     if not folder.is_dir():
         problems.add(str(folder), "is not a folder")
         raise problems.error()
-    if manifest.is_symlink():
-        problems.add(PACKAGE_FILE, "is a link")
-        raise problems.error()
-    if not manifest.is_file():
-        problems.add(PACKAGE_FILE, "is missing")
-        raise problems.error()
-    if manifest.stat().st_size > MAX_PACKAGE_JSON_BYTES:
-        problems.add(PACKAGE_FILE, f"is larger than {MAX_PACKAGE_JSON_BYTES} bytes")
+    raw = _read_manifest(folder, problems)
+    if raw is None:
         raise problems.error()
     try:
-        text = manifest.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
         document = jsoncodec.decode(text)
     except (UnicodeDecodeError, KanbanError) as error:
         problems.add(PACKAGE_FILE, str(error))
@@ -320,6 +314,29 @@ def read_package(folder: Path) -> Package:
     )
 
 
+def _read_manifest(folder: Path, problems: _Problems) -> bytes | None:
+    """package.json's bytes, opened without following a link (as every plugin file is)."""
+    try:
+        descriptor = os.open(folder / PACKAGE_FILE, _FILE_FLAGS)
+    except FileNotFoundError:
+        problems.add(PACKAGE_FILE, "is missing")
+        return None
+    except OSError:
+        what = "is a link" if (folder / PACKAGE_FILE).is_symlink() else "cannot be read"
+        problems.add(PACKAGE_FILE, what)
+        return None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        problems.add(PACKAGE_FILE, "is not a regular file")
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        raw = file.read(MAX_PACKAGE_JSON_BYTES + 1)
+    if len(raw) > MAX_PACKAGE_JSON_BYTES:
+        problems.add(PACKAGE_FILE, f"is larger than {MAX_PACKAGE_JSON_BYTES} bytes")
+        return None
+    return raw
+
+
 def _object_at(
     parent: object, path: tuple[str, ...], problems: _Problems, *, required: bool = True
 ) -> dict[str, Any] | None:
@@ -353,54 +370,93 @@ def _checked(check: Any, raw: object, field: str, problems: _Problems) -> Any:
         return None
 
 
+#: A folder or a file below the package, opened relative to its parent's descriptor and
+#: never through a link: a folder swapped for a link while the import runs cannot lead it
+#: outside the package (the walk holds descriptors, not paths).
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
 def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[PluginSource, ...]:
     """Every file in the entry's folder and below. Hidden files and folders (``.git``,
     ``.DS_Store``) are left out; links and special files are refused."""
     entry_parent = PurePosixPath(entry).parent
-    folder = folder.resolve()
-    base = folder.joinpath(*entry_parent.parts)
-    if _through_link(folder, entry_parent.parts):
-        problems.add("steamHarness.kanban.entry", f"folder {str(entry_parent)!r} is a link")
+    try:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        problems.add(str(folder), "is not a folder")
         return ()
-    if not base.is_dir():
-        problems.add("steamHarness.kanban.entry", f"folder {str(entry_parent)!r} is missing")
+    try:
+        base = _open_folder(root, entry_parent.parts, problems)
+        if base is None:
+            return ()
+        try:
+            sources = _walk(base, PurePosixPath(*entry_parent.parts), entry_parent, problems)
+        finally:
+            os.close(base)
+    finally:
+        os.close(root)
+    if sources is None:
         return ()
+    if entry not in {source.path for source in sources}:
+        problems.add("steamHarness.kanban.entry", f"entry file {entry!r} is missing")
+    return tuple(sources)
+
+
+def _open_folder(root: int, parts: tuple[str, ...], problems: _Problems) -> int | None:
+    """A descriptor of the entry's folder, reached from the package's one part at a time
+    without following a link (a link to ../../outside would lead out of the package)."""
+    current = os.dup(root)
+    for depth, part in enumerate(parts):
+        try:
+            below = os.open(part, _DIR_FLAGS, dir_fd=current)
+        except OSError as error:
+            os.close(current)
+            what = "is a link" if _is_link(root, parts[: depth + 1]) else "is missing"
+            if error.errno == errno.ENOTDIR and what == "is missing":
+                what = "is not a folder"
+            problems.add("steamHarness.kanban.entry", f"folder {'/'.join(parts)!r} {what}")
+            return None
+        os.close(current)
+        current = below
+    return current
+
+
+def _is_link(root: int, parts: tuple[str, ...]) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat("/".join(parts), dir_fd=root).st_mode)
+    except OSError:
+        return False
+
+
+def _walk(
+    base: int, prefix: PurePosixPath, entry_parent: PurePosixPath, problems: _Problems
+) -> list[PluginSource] | None:
     sources: list[PluginSource] = []
     total = 0
-    for current, dirnames, filenames in os.walk(base, followlinks=False):
-        here = Path(current)
-        for dirname in list(dirnames):
-            if dirname.startswith(".") or (here / dirname).is_symlink():
-                dirnames.remove(dirname)
-                if not dirname.startswith("."):
-                    problems.add(_relative(folder, here / dirname), "links are not imported")
-        dirnames.sort()
+    for current, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=base, follow_symlinks=False):
+        here = prefix.joinpath(*PurePosixPath(current).parts)
+        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
         for filename in sorted(filenames):
-            file_path = here / filename
-            relative = _relative(folder, file_path)
+            relative = (here / filename).as_posix()
             if filename.startswith(".") or relative == PACKAGE_FILE:
-                continue
-            info = file_path.lstat()
-            if not stat.S_ISREG(info.st_mode):
-                problems.add(relative, "only regular files are imported (no links)")
                 continue
             try:
                 check_plugin_path(relative)
             except KanbanError as error:
                 problems.add(relative, error.message)
                 continue
-            if info.st_size > MAX_PLUGIN_FILE_BYTES:
-                problems.add(relative, f"is larger than {MAX_PLUGIN_FILE_BYTES} bytes")
+            content = _read_file(dir_fd, filename, relative, problems)
+            if content is None:
                 continue
-            total += info.st_size
+            total += len(content)
             if len(sources) >= MAX_PLUGIN_FILES or total > MAX_PLUGIN_TOTAL_BYTES:
                 problems.add(
                     str(entry_parent),
                     f"a plugin is at most {MAX_PLUGIN_FILES} files and "
                     f"{MAX_PLUGIN_TOTAL_BYTES} bytes",
                 )
-                return ()
-            content = _read_regular_file(file_path)
+                return None
             sources.append(
                 PluginSource(
                     path=relative,
@@ -409,32 +465,28 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
                     sha256=hashlib.sha256(content).hexdigest(),
                 )
             )
-    if entry not in {source.path for source in sources}:
-        problems.add("steamHarness.kanban.entry", f"entry file {entry!r} is missing")
-    return tuple(sources)
+    return sources
 
 
-def _through_link(folder: Path, parts: tuple[str, ...]) -> bool:
-    """Whether any folder from ``folder`` down along ``parts`` is a link. Checking only the
-    last one let ``link -> ../../outside`` with an entry of ``link/x/index.html`` import
-    files from outside the package."""
-    current = folder
-    for part in parts:
-        current = current / part
-        if current.is_symlink():
-            return True
-    return not current.resolve().is_relative_to(folder)
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The file's bytes, refusing a link swapped in after the walk looked at it."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+def _read_file(dir_fd: int, name: str, relative: str, problems: _Problems) -> bytes | None:
+    """A regular file's bytes, opened by its folder's descriptor and never through a link
+    (a link to a folder is no folder here: ``fwalk`` lists it as a file, and it is refused);
+    what it is, and its size, are read from the opened file itself."""
+    try:
+        descriptor = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        problems.add(relative, "only regular files are imported (no links)")
+        return None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        problems.add(relative, "only regular files are imported (no links)")
+        return None
     with os.fdopen(descriptor, "rb") as file:
-        return file.read()
-
-
-def _relative(folder: Path, path: Path) -> str:
-    return path.relative_to(folder).as_posix()
+        content = file.read(MAX_PLUGIN_FILE_BYTES + 1)
+    if len(content) > MAX_PLUGIN_FILE_BYTES:
+        problems.add(relative, f"is larger than {MAX_PLUGIN_FILE_BYTES} bytes")
+        return None
+    return content
 
 
 def project_import(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from kanban.projects.packages import (
     plugin_file_read,
     project_export,
     project_import,
+    read_package,
 )
 from storage import engine
 from storage.errors import KanbanError
@@ -521,6 +523,49 @@ def test_an_entry_reached_through_a_linked_folder_is_refused_and_serves_nothing(
     }
     assert not Project.objects.filter(id=SHOP).exists()
     assert client.get(f"/plugins/{SHOP}/{link}/secretdir/secret.txt").status_code == 404
+
+
+def test_a_folder_swapped_for_a_link_while_importing_never_reads_outside_files(
+    tmp_path: Path,
+) -> None:
+    """The red team's race: a subfolder swapped back and forth between a real folder and a
+    link to an outside folder, as fast as possible, while the package is read. A check of
+    each path before opening it loses the race now and then; the walk on descriptors never
+    does."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET outside the package")
+    folder = write_package(tmp_path / "shop", package_json(), PLUGIN_FILES)
+    sub, real, link = (folder / "dist" / name for name in ("sub", "sub-real", "sub-link"))
+    sub.mkdir()
+    (sub / "secret.txt").write_text("harmless")
+    os.symlink(outside, link)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():  # each rename is atomic; sub is a folder, then a link
+            os.rename(sub, real)
+            os.rename(link, sub)
+            os.rename(sub, link)
+            os.rename(real, sub)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    leaked = crashed = 0
+    try:
+        for _ in range(1500):  # the old walk leaked about once in a thousand reads
+            try:
+                package = read_package(folder)
+            except KanbanError:
+                continue  # a swap can make a read refuse, saying why; it must never leak
+            except OSError:
+                crashed += 1  # nor crash (import_project --watch died of this)
+                continue
+            leaked += any(b"SECRET" in source.content for source in package.files)
+    finally:
+        stop.set()
+        swapper.join()
+    assert (leaked, crashed) == (0, 0)
 
 
 def test_a_linked_package_json_is_refused(tmp_path: Path) -> None:
