@@ -103,7 +103,9 @@ def _pool(server: Server, board: Scene, count: int, *, appearing: bool = False) 
         cookie=board.cookie,
         track_appearing=appearing,
     )
-    processes = max(1, min(os.cpu_count() or 1, -(-count // 250)))
+    processes = int(os.environ.get("KANBAN_BENCH_VIEWER_PROCESSES", "0")) or max(
+        1, min(os.cpu_count() or 1, -(-count // 250))
+    )
     return ViewerPool([target] * count, processes)
 
 

@@ -15,6 +15,7 @@ two cores the client is not what is measured; it reports their CPU time beside t
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import multiprocessing
 import resource
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidHandshake
 
 COLUMNS_KEY = "board:columns"
 INDEX_KEY = "board:cards"
@@ -157,16 +159,26 @@ class BoardViewer:
                 task.cancel()
 
 
-async def open_viewer(url: str, cookie: str, origin: str) -> ClientConnection:
-    socket = await connect(
-        url,
-        additional_headers=[("Cookie", cookie)],
-        origin=origin,  # type: ignore[arg-type]
-        compression=None,
-        max_queue=None,
-        open_timeout=120,
-        ping_interval=None,
-    )
+async def open_viewer(url: str, cookie: str, origin: str, attempts: int = 5) -> ClientConnection:
+    """A bridge socket past its opening context. While hundreds of viewers load a board at
+    once the worker may not accept within daphne's connect timeout; a Board's host then
+    tries again, and so does this, a few times, after a pause."""
+    for attempt in range(attempts):
+        try:
+            socket = await connect(
+                url,
+                additional_headers=[("Cookie", cookie)],
+                origin=origin,  # type: ignore[arg-type]
+                compression=None,
+                max_queue=None,
+                open_timeout=120,
+                ping_interval=None,
+            )
+            break
+        except (OSError, InvalidHandshake):
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(1 + attempt)
     opening = json.loads(await socket.recv())
     if opening.get("event") != "context":
         raise RuntimeError(f"the bridge opened with {opening}, not its context")
@@ -199,6 +211,11 @@ async def _serve(targets: list[Target], conn: Any) -> None:
             for s, t in zip(sockets, chunk, strict=True)
         ]
     await asyncio.gather(*(v.start() for v in viewers))
+    # Hundreds of loaded boards are millions of objects; a full collection over them pauses
+    # this process for hundreds of milliseconds, which would be the client's lag, not the
+    # server's. What the load made is kept out of the collector's generations.
+    gc.collect()
+    gc.freeze()
     loop = asyncio.get_running_loop()
     conn.send(("ready", len(viewers)))
     while True:

@@ -199,13 +199,22 @@ class Hub:
 
     async def _watch_layer(self) -> None:
         beat = 0
+        self.beat_seen = time.monotonic()  # the watch starts now, however late it started
         while True:
             if not self.layer_ok:
                 await asyncio.sleep(RECOVER_RETRY_SECONDS)
                 await self._recover()
                 continue
+            slept = time.monotonic()
             await asyncio.sleep(HEARTBEAT_SECONDS)
-            if time.monotonic() - self.beat_seen > HEARTBEAT_TIMEOUT:
+            late = time.monotonic() - slept - HEARTBEAT_SECONDS
+            if late > HEARTBEAT_SECONDS:
+                # This loop was too busy to run us on time (a thousand boards loading at
+                # once), so it was too busy to hear the beat too: that is no sign of the
+                # layer. Taking it for one resynced every socket, whose reloads kept the loop
+                # busy: a resync storm. Time starts again once the loop keeps up.
+                self.beat_seen = max(self.beat_seen, time.monotonic() - HEARTBEAT_SECONDS)
+            elif time.monotonic() - self.beat_seen > HEARTBEAT_TIMEOUT:
                 self._layer_failed("heartbeat lost")
                 continue
             beat += 1

@@ -5,6 +5,7 @@ subscription to re-read (``revision: "resync"``), after re-checking its access."
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -206,5 +207,25 @@ async def test_a_subscription_that_comes_while_the_last_one_leaves_keeps_the_hub
             hub.subscribe(Subscription(coming, "inventory", target, ALL, ALL)),
         )
         assert hub.channel in layer.groups[project_group(target)], "still hears the target"
+    finally:
+        await stop(hub)
+
+
+async def test_a_loop_too_busy_to_hear_the_heartbeat_is_not_a_lost_layer(fast: None) -> None:
+    """A worker whose loop is saturated (many boards loading at once) hears its beats late;
+    taking that for a lost layer resyncs every socket, and their reloads keep the loop
+    saturated. Only beats missing while the loop keeps up mean the layer is gone."""
+    layer = FlakyLayer()
+    hub = await started_hub(layer)
+    socket, target = FakeSocket(hub), uuid4()
+    await subscribed(hub, socket, target)
+    try:
+        for _ in range(5):
+            time.sleep(0.3)  # the loop blocked past the heartbeat timeout, five times over
+            await asyncio.sleep(0.05)
+        assert hub.layer_ok and hub.recoveries == 0 and socket.sent == []
+        layer.restart_empty()  # and a real loss is still noticed once the loop keeps up
+        await wait_for(lambda: any('"resync"' in text for text in socket.sent))
+        assert hub.recoveries == 1
     finally:
         await stop(hub)
