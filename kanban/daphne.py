@@ -16,7 +16,6 @@ import sys
 
 from daphne.cli import CommandLineInterface
 
-
 #: Daphne answers a handshake the application has not accepted within its connect timeout
 #: (5 s by default) with 403, the very answer of a refusal: a board whose host then
 #: believes it lost access. Under load an accept is slow, not refused; it gets a minute.
