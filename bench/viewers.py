@@ -24,8 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import InvalidHandshake
+from bench.wsclient import Link, open_link
 
 COLUMNS_KEY = "board:columns"
 INDEX_KEY = "board:cards"
@@ -48,7 +47,7 @@ def is_card(value: Any) -> bool:
 
 @dataclass
 class BoardViewer:
-    socket: ClientConnection
+    link: Link
     #: key -> its value as this viewer holds it (None: absent)
     values: dict[str, Any] = field(default_factory=dict)
     #: key -> (revision, when it was applied), for the keys it was sent or read
@@ -70,8 +69,18 @@ class BoardViewer:
         rid = self._next_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._replies[rid] = future
-        await self.socket.send(json.dumps({"v": 1, "id": rid, "op": op, **fields}))
+        self.link.send(json.dumps({"v": 1, "id": rid, "op": op, **fields}))
         return await future
+
+    def hear(self, text: str) -> None:
+        """One message from the server (the link calls this, in order)."""
+        frame = json.loads(text)
+        if "id" in frame and "ok" in frame:
+            future = self._replies.pop(frame["id"], None)
+            if future is not None and not future.done():
+                future.set_result(frame)
+        elif frame.get("event") == "changes":
+            self._events.put_nowait(frame)
 
     async def _read(self, keys: list[str]) -> None:
         """The keys' values, READ_BATCH per request, the requests in parallel."""
@@ -128,20 +137,9 @@ class BoardViewer:
         self._note_appeared(time.monotonic())
 
     async def start(self) -> None:
-        self._receiver = asyncio.create_task(self._receive())
         await self._call("watch")
         await self.load()
         self._applier = asyncio.create_task(self._apply_events())
-
-    async def _receive(self) -> None:
-        async for text in self.socket:
-            frame = json.loads(text)
-            if "id" in frame and "ok" in frame:
-                future = self._replies.pop(frame["id"], None)
-                if future is not None and not future.done():
-                    future.set_result(frame)
-            elif frame.get("event") == "changes":
-                self._events.put_nowait(frame)
 
     async def _apply_events(self) -> None:
         # One event after another: an event's read never lets a later one go first, and
@@ -154,35 +152,44 @@ class BoardViewer:
                 await self.apply(frame["changes"])
 
     def stop(self) -> None:
-        for task in (getattr(self, "_receiver", None), getattr(self, "_applier", None)):
-            if task is not None:
-                task.cancel()
+        applier = getattr(self, "_applier", None)
+        if applier is not None:
+            applier.cancel()
+        self.link.close()
 
 
-async def open_viewer(url: str, cookie: str, origin: str, attempts: int = 5) -> ClientConnection:
-    """A bridge socket past its opening context. While hundreds of viewers load a board at
-    once the worker may not accept within daphne's connect timeout; a Board's host then
-    tries again, and so does this, a few times, after a pause."""
+async def open_viewer(
+    url: str, cookie: str, origin: str, *, track_appearing: bool = False, attempts: int = 5
+) -> BoardViewer:
+    """A viewer whose socket is open and past its opening context event, not yet started.
+    A worker busy with many loads may accept late; like a Board's host, this tries again a
+    few times, after a pause."""
     for attempt in range(attempts):
         try:
-            socket = await connect(
-                url,
-                additional_headers=[("Cookie", cookie)],
-                origin=origin,  # type: ignore[arg-type]
-                compression=None,
-                max_queue=None,
-                open_timeout=120,
-                ping_interval=None,
-            )
-            break
-        except (OSError, InvalidHandshake):
+            return await _open_once(url, cookie, origin, track_appearing)
+        except (OSError, TimeoutError):
             if attempt == attempts - 1:
                 raise
             await asyncio.sleep(1 + attempt)
-    opening = json.loads(await socket.recv())
-    if opening.get("event") != "context":
-        raise RuntimeError(f"the bridge opened with {opening}, not its context")
-    return socket
+    raise AssertionError("unreachable")
+
+
+async def _open_once(url: str, cookie: str, origin: str, track_appearing: bool) -> BoardViewer:
+    opening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    started: list[BoardViewer] = []
+
+    def hear(text: str) -> None:
+        if started:
+            started[0].hear(text)
+        elif not opening.done():
+            opening.set_result(text)
+
+    link = await open_link(url, cookie=cookie, origin=origin, on_text=hear)
+    first = json.loads(await asyncio.wait_for(opening, 120))
+    if first.get("event") != "context":
+        raise RuntimeError(f"the bridge opened with {first}, not its context")
+    started.append(BoardViewer(link=link, track_appearing=track_appearing))
+    return started[0]
 
 
 # --- many viewers in processes of their own ----------------------------------------------
@@ -205,11 +212,12 @@ async def _serve(targets: list[Target], conn: Any) -> None:
     viewers: list[BoardViewer] = []
     for start in range(0, len(targets), 50):
         chunk = targets[start : start + 50]
-        sockets = await asyncio.gather(*(open_viewer(t.ws_url, t.cookie, t.origin) for t in chunk))
-        viewers += [
-            BoardViewer(socket=s, track_appearing=t.track_appearing)
-            for s, t in zip(sockets, chunk, strict=True)
-        ]
+        viewers += await asyncio.gather(
+            *(
+                open_viewer(t.ws_url, t.cookie, t.origin, track_appearing=t.track_appearing)
+                for t in chunk
+            )
+        )
     await asyncio.gather(*(v.start() for v in viewers))
     # Hundreds of loaded boards are millions of objects; a full collection over them pauses
     # this process for hundreds of milliseconds, which would be the client's lag, not the
@@ -239,7 +247,6 @@ async def _serve(targets: list[Target], conn: Any) -> None:
         elif command == "stop":
             for viewer in viewers:
                 viewer.stop()
-            await asyncio.gather(*(v.socket.close() for v in viewers), return_exceptions=True)
             conn.send(("stopped", None))
             return
 

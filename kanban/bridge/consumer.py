@@ -98,6 +98,37 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             self.context = context
             await self.reply(frames.context_event(context))
 
+    def write_frame(self, frame: bytes) -> bool:
+        """Seam: an event's frame, encoded once by the hub, written straight to the
+        connection under daphne. Daphne hands a socket ``send = partial(server.handle_reply,
+        protocol)``, whose ``protocol`` is autobahn's websocket over a Twisted TCP
+        ``transport``. For each of 1,000 sockets, autobahn framing the same text again, and
+        Twisted registering and unregistering the socket with the event loop around one
+        ``send``, were most of a fan-out. So while autobahn has nothing queued and Twisted
+        nothing buffered, the frame goes to the socket itself; whatever the kernel does not
+        take at once is left to Twisted to buffer and finish, in order. Anything else
+        (another server, a test's communicator, a closing socket) answers False and the
+        frame goes the ASGI way. Pinned in tests/kanban/bridge/test_seams.py."""
+        protocol = getattr(self.base_send, "args", (None,))[0]
+        if getattr(protocol, "state", None) != getattr(protocol, "STATE_OPEN", object()):
+            return False
+        if getattr(protocol, "send_queue", True):
+            return False  # autobahn holds frames back: ours must come after them
+        transport = getattr(protocol, "transport", None)
+        if transport is None or not transport.connected or transport._writeDisconnected:
+            return False
+        sent = 0
+        if not transport._tempDataBuffer and transport.offset >= len(transport.dataBuffer):
+            try:
+                sent = transport.socket.send(frame)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                return False  # the peer is gone; the ASGI way reports it as usual
+        if sent < len(frame):
+            transport.write(frame[sent:])
+        return True
+
     async def send_text(self, text: str) -> None:
         # Seam: straight to the server's send. The hub calls this once per subscriber per
         # event, and Channels' two ``send`` layers above it were a sixth of each fan-out

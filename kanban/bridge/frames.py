@@ -184,3 +184,17 @@ def context_event(context: dict[str, Any]) -> dict[str, Any]:
 def reload_event() -> dict[str, Any]:
     """Host-only: the plugin's files changed; the host reloads the iframe."""
     return {"v": PROTOCOL_VERSION, "event": "reload"}
+
+
+def server_frame(text: str) -> bytes:
+    """``text`` as one final, unmasked websocket text frame (RFC 6455 section 5.2), as a
+    server sends it: built once per event and written to every socket that hears it."""
+    payload = text.encode("utf-8")
+    size = len(payload)
+    if size < 126:
+        header = bytes((0x81, size))
+    elif size < 1 << 16:
+        header = bytes((0x81, 126)) + size.to_bytes(2, "big")
+    else:
+        header = bytes((0x81, 127)) + size.to_bytes(8, "big")
+    return header + payload

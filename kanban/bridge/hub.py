@@ -52,9 +52,11 @@ GROUP_REFRESH_SECONDS = 3600.0
 #: How often a hub on the in-memory layer looks for re-imported plugins of its open boards.
 PLUGIN_POLL_SECONDS = 1.0
 #: How often a hub on a cross-process layer sends itself a heartbeat through its own group,
-#: and how long one may take to come back before the layer counts as down.
+#: and how long one may take to come back before the layer counts as down. Only a layer that
+#: restarted empty, without a single call failing, is found by the heartbeat alone; taking a
+#: busy worker's late beat for that resyncs every socket at once, so the wait is generous.
 HEARTBEAT_SECONDS = 1.0
-HEARTBEAT_TIMEOUT = 3.0
+HEARTBEAT_TIMEOUT = 10.0
 #: How soon a hub retries a failed layer before it can rejoin its groups.
 RECOVER_RETRY_SECONDS = 0.5
 #: The revision a subscription hears when events may have been lost: re-read everything.
@@ -97,6 +99,11 @@ class Socket(Protocol):
     consumer_id: UUID
 
     async def send_text(self, text: str) -> None: ...
+
+    def write_frame(self, frame: bytes) -> bool:
+        """Write an encoded frame straight to the connection; False when this socket
+        cannot (then ``send_text`` sends it)."""
+        ...
 
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None: ...
 
@@ -215,13 +222,36 @@ class Hub:
                 # busy: a resync storm. Time starts again once the loop keeps up.
                 self.beat_seen = max(self.beat_seen, time.monotonic() - HEARTBEAT_SECONDS)
             elif time.monotonic() - self.beat_seen > HEARTBEAT_TIMEOUT:
-                self._layer_failed("heartbeat lost")
-                continue
+                kept = await self._beat_group_kept()
+                if kept:  # slow, not lost: the layer still holds this hub's groups
+                    self.beat_seen = time.monotonic()
+                else:
+                    self._layer_failed("heartbeat lost" if kept is None else "groups forgotten")
+                    continue
             beat += 1
             await self._layer_call(
                 self.layer.group_send(self.beat_group, {"type": "hub.beat", "beat": beat}),
                 "heartbeat",
             )
+
+    async def _beat_group_kept(self) -> bool | None:
+        """Whether the layer still holds this hub in its own beat group: True for a layer
+        that is only slow (its beats late behind a busy worker), False for one that
+        restarted empty, None when it cannot say (or fails to answer).
+
+        Seam: channels_redis keeps a group as a sorted set of channel names under
+        ``layer._group_key(group)``, on the shard ``layer.consistent_hash(group)``; this reads
+        that set's one member. Pinned in tests/kanban/bridge/test_scale_out.py."""
+        key_of = getattr(self.layer, "_group_key", None)
+        if key_of is None or self.channel is None:
+            return None
+        try:
+            connection = self.layer.connection(self.layer.consistent_hash(self.beat_group))
+            return await connection.zscore(key_of(self.beat_group), self.channel) is not None
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            return None
 
     async def _recover(self) -> None:
         try:
@@ -437,11 +467,17 @@ class Hub:
 async def _send_each(sends: Iterable[tuple[Socket, str]]) -> None:
     """Send each text in turn. An ASGI websocket send only hands the frame to the server
     (daphne writes it into the connection's buffer), so awaiting one never waits on its peer;
-    a task per subscriber (``gather``) cost a third of a 1,000-socket fan-out. One failing
+    a task per subscriber (``gather``) cost a third of a 1,000-socket fan-out. A text going
+    to many sockets is framed once and written to each connection as it is. One failing
     socket must not stop the others."""
+    framed: dict[str, bytes] = {}
     for socket, text in sends:
         try:
-            await socket.send_text(text)
+            frame = framed.get(text)
+            if frame is None:
+                frame = framed[text] = frames.server_frame(text)
+            if not socket.write_frame(frame):
+                await socket.send_text(text)
         except Exception:
             logger.debug("send to a closing socket failed", exc_info=True)
 

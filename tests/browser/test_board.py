@@ -22,7 +22,7 @@ from kanban.access.relationships import declarations_of, relationship_declare, r
 from kanban.data.configurations import configuration_active, configuration_create
 from kanban.data.demo import STOCK
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
-from tests.browser.boards import Demo, FrameLog, Person, demo, open_board
+from tests.browser.demo_board import Demo, FrameLog, Person, demo, open_board
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
 

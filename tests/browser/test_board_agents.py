@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from kanban.data.kv import project_kv_get
-from tests.browser.boards import Demo, Person, demo, open_board
+from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

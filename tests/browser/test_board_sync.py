@@ -22,7 +22,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from bench.viewers import BoardViewer, open_viewer
-from tests.browser.boards import Demo, FrameLog, Person, demo, open_board
+from tests.browser.demo_board import Demo, FrameLog, Person, demo, open_board
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -109,7 +109,7 @@ class SimulatedViewer:
         self.viewer: BoardViewer = self._run(self._open(url, cookie, server.url))
 
     async def _open(self, url: str, cookie: str, origin: str) -> BoardViewer:
-        viewer = BoardViewer(socket=await open_viewer(url, cookie, origin))
+        viewer = await open_viewer(url, cookie, origin)
         await viewer.start()
         return viewer
 
@@ -124,8 +124,7 @@ class SimulatedViewer:
             time.sleep(0.02)
 
     def close(self) -> None:
-        self.viewer.stop()
-        self._run(self.viewer.socket.close())
+        self.loop.call_soon_threadsafe(self.viewer.stop)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 

@@ -75,6 +75,9 @@ class FakeSocket:
     async def send_text(self, text: str) -> None:
         self.sent.append(text)
 
+    def write_frame(self, frame: bytes) -> bool:
+        return False
+
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         self.rechecks += 1
         for sub in subscriptions:

@@ -159,3 +159,27 @@ async def test_an_access_change_on_one_process_invalidates_subscribers_on_every_
     finally:
         for socket in sockets:
             await socket.close()
+
+
+async def test_a_late_heartbeat_asks_redis_whether_the_hubs_groups_are_still_there(
+    redis_layer: dict[str, str],
+) -> None:
+    """The hub's seam into channels_redis: a late beat is told apart from a Redis that
+    restarted empty by reading the hub's own member of its beat group."""
+    from channels.layers import channel_layers
+
+    from kanban.bridge.hub import Hub
+
+    channel_layers.backends.clear()  # the layer of the patched settings
+    hub = Hub()
+    try:
+        await hub._ensure_started()
+        assert await hub._beat_group_kept() is True
+        client = redis.Redis.from_url(REDIS_URL)
+        client.delete(hub.layer._group_key(hub.beat_group))  # what an empty restart leaves
+        assert await hub._beat_group_kept() is False
+    finally:
+        for task in hub._tasks:
+            task.cancel()
+        await asyncio.gather(*hub._tasks, return_exceptions=True)
+        channel_layers.backends.clear()

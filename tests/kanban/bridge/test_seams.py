@@ -8,6 +8,10 @@ Each shortcut is one named place in the code:
   channel of its own (events reach sockets through the process's hub);
 - ``BridgeConsumer.send_text`` sends straight to ``base_send`` the message Channels'
   ``send(text_data=...)`` would;
+- ``BridgeConsumer.write_frame`` writes the hub's pre-built event frame to daphne's
+  connection itself (autobahn's protocol over Twisted's TCP connection), sending what the
+  kernel takes and leaving the rest to Twisted, and declines whenever either library holds
+  something back;
 - ``kanban.bridge.auth.session_user`` reads the user through ``django.contrib.auth.get_user``
   (tests/kanban/bridge/test_auth.py pins that a changed password ends the session);
 - ``DATABASES["default"]["OPTIONS"]["prepare_threshold"]`` undoes Django's default of no
@@ -80,3 +84,106 @@ async def test_send_text_sends_what_channels_send_would() -> None:
     await ours.send_text('{"v":1}')
 
     assert sent["ours"] == sent["channels"] == [{"type": "websocket.send", "text": '{"v":1}'}]
+
+
+class FakeTwistedTransport:
+    """What ``write_frame`` reads of Twisted's TCP connection (twisted.internet.tcp)."""
+
+    def __init__(self, takes: int) -> None:
+        self.connected, self._writeDisconnected = True, False
+        self._tempDataBuffer: list[bytes] = []
+        self.dataBuffer, self.offset = b"", 0
+        self.takes = takes
+        self.socket = self
+        self.on_wire: list[bytes] = []
+        self.buffered: list[bytes] = []
+
+    def send(self, data: bytes) -> int:
+        self.on_wire.append(data[: self.takes])
+        return min(self.takes, len(data))
+
+    def write(self, data: bytes) -> None:
+        self.buffered.append(data)
+        self._tempDataBuffer.append(data)
+
+
+class FakeAutobahnProtocol:
+    STATE_OPEN, STATE_CLOSING = 3, 4
+
+    def __init__(self, transport: FakeTwistedTransport) -> None:
+        self.state = self.STATE_OPEN
+        self.send_queue: list[Any] = []
+        self.transport = transport
+
+
+def consumer_on(protocol: Any) -> BridgeConsumer:
+    from functools import partial
+
+    consumer = BridgeConsumer()
+    consumer.base_send = partial(lambda protocol, message: None, protocol)
+    return consumer
+
+
+def test_write_frame_sends_what_the_kernel_takes_and_leaves_the_rest_to_twisted_in_order() -> None:
+    transport = FakeTwistedTransport(takes=5)
+    consumer = consumer_on(FakeAutobahnProtocol(transport))
+    assert consumer.write_frame(b"0123456789")
+    assert (transport.on_wire, transport.buffered) == ([b"01234"], [b"56789"])
+    # Twisted now holds bytes: the next frame must queue behind them, never overtake.
+    assert consumer.write_frame(b"abc")
+    assert (transport.on_wire, transport.buffered) == ([b"01234"], [b"56789", b"abc"])
+
+
+def test_write_frame_declines_when_autobahn_queues_or_the_socket_closes() -> None:
+    for change in ("queued", "closing", "disconnected", "not daphne"):
+        transport = FakeTwistedTransport(takes=100)
+        protocol = FakeAutobahnProtocol(transport)
+        if change == "queued":
+            protocol.send_queue.append((b"held", False))
+        elif change == "closing":
+            protocol.state = protocol.STATE_CLOSING
+        elif change == "disconnected":
+            transport.connected = False
+        consumer = consumer_on(protocol) if change != "not daphne" else BridgeConsumer()
+        if change == "not daphne":
+
+            async def asgi_send(message: Any) -> None: ...
+
+            consumer.base_send = asgi_send
+        assert consumer.write_frame(b"frame") is False, change
+        assert transport.on_wire == transport.buffered == []
+
+
+def test_the_libraries_still_have_what_write_frame_reads() -> None:
+    """daphne hands the socket ``partial(server.handle_reply, protocol)``; its protocol is
+    autobahn's, over Twisted's TCP connection."""
+    import inspect
+
+    from autobahn.websocket.protocol import WebSocketProtocol
+    from daphne.server import Server
+    from twisted.internet import abstract, tcp
+
+    assert "send=partial(self.handle_reply, protocol)" in inspect.getsource(
+        Server.create_application
+    )
+    assert isinstance(WebSocketProtocol.STATE_OPEN, int)
+    assert "self.send_queue" in inspect.getsource(WebSocketProtocol.sendData)
+    descriptor = inspect.getsource(abstract.FileDescriptor)
+    for name in ("self._tempDataBuffer", "self.dataBuffer", "self.offset", "_writeDisconnected"):
+        assert name in descriptor, name
+    assert "self.socket" in inspect.getsource(tcp.Connection)
+
+
+def test_a_server_frame_is_what_autobahn_frames() -> None:
+    from kanban.bridge.frames import server_frame
+
+    for size in (0, 5, 125, 126, 65535, 65536, 200_000):
+        text = "é" * (size // 2) + "x" * (size % 2)
+        payload = text.encode()
+        if len(payload) < 126:
+            header = bytes((0x81, len(payload)))
+        elif len(payload) < 65536:
+            header = bytes((0x81, 126)) + len(payload).to_bytes(2, "big")
+        else:
+            header = bytes((0x81, 127)) + len(payload).to_bytes(8, "big")
+        assert server_frame(text) == header + payload
