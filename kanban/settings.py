@@ -320,6 +320,8 @@ KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH
 # there too): at most this many versions per key, none older than this many days.
 KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
 KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
+# Boards one person may own (archived ones included) before creating another is refused.
+KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 LOGGING = {

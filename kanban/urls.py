@@ -13,6 +13,7 @@ urlpatterns = [
     path("boards/new", dashboard.board_new, name="board-new"),
     path("boards/<uuid:project_id>/members/", dashboard.members, name="board-members"),
     path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
+    path("boards/<uuid:project_id>/delete", dashboard.board_delete, name="board-delete"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("boards/<uuid:project_id>/", views.board, name="board"),

@@ -19,7 +19,7 @@ from kanban.api.schema import json_body
 from kanban.models import Role
 from kanban.projects.board_templates import Template, board_create
 from kanban.projects.dashboard import Listed, Sort, project_listed, projects_listed
-from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive
+from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive, project_delete_by_owner
 from storage.errors import invalid_argument
 
 TAGS = ["projects"]
@@ -147,7 +147,7 @@ class ProjectListView(APIView):
 
 
 class ProjectView(APIView):
-    http_method_names = ["get", "patch", "options"]
+    http_method_names = ["get", "patch", "delete", "options"]
 
     @extend_schema(operation_id="project_get", tags=TAGS, responses={200: ONE, **ERRORS})
     def get(self, request: Request, project_id: Any) -> Response:
@@ -165,6 +165,19 @@ class ProjectView(APIView):
         body = check_body(request.data, allowed=("archived",), required=("archived",))
         project_archive(actor=request.user, project_id=project_id, archived=body["archived"])
         return Response(render_project(project_listed(user=request.user, project_id=project_id)))
+
+    @extend_schema(
+        operation_id="project_delete",
+        tags=TAGS,
+        description="An owner deletes the project for good: its KV, Knowledge, history, "
+        "configurations and memberships go with it, in one transaction, and its open boards "
+        "close.",
+        request=None,
+        responses={204: None, **ERRORS},
+    )
+    def delete(self, request: Request, project_id: Any) -> Response:
+        project_delete_by_owner(actor=request.user, project_id=project_id)
+        return Response(status=204)
 
 
 class MemberListView(APIView):

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from kanban.access.memberships import membership_set
-from kanban.models import Project, ProjectType, Role
+from kanban.models import Membership, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, project_create
 from kanban.projects.packages import (
     PACKAGE_FILE,
@@ -29,7 +30,7 @@ from kanban.projects.packages import (
     read_package,
 )
 from kanban.projects.plugin_workflow import skeleton_files
-from storage.errors import invalid_argument
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 PLUGINS: Final = Path(settings.BASE_DIR) / "bridge_js" / "plugins"
 
@@ -59,11 +60,13 @@ def check_template(template: object) -> Template:
 
 def board_create(*, user: Any, name: object, template: object) -> Project:
     """A new kanban project named ``name`` from ``template``, owned by ``user``. Raises
-    ``invalid_argument`` (writing nothing) for a bad name or an unknown template."""
+    ``invalid_argument`` (writing nothing) for a bad name or an unknown template, and
+    ``too_large`` for a person who owns ``KANBAN_MAX_BOARDS_PER_USER`` projects already."""
     checked_name, checked_template = check_project_name(name), check_template(template)
     project_id = uuid.uuid4()
     package_json, entry, files = _template_package(checked_template, checked_name, project_id)
     with transaction.atomic():
+        check_board_quota(user=user)
         project = project_create(
             name=checked_name, type=ProjectType.KANBAN, project_id=project_id, kanban_entry=entry
         )
@@ -72,6 +75,24 @@ def board_create(*, user: Any, name: object, template: object) -> Project:
         plugin_files_replace(project=project, files=files)
         membership_set(user=user, project=project, role=Role.OWNER)
     return project
+
+
+def check_board_quota(*, user: Any) -> None:
+    """At most ``KANBAN_MAX_BOARDS_PER_USER`` owned projects per person, archived ones
+    included (an administrator has no such limit). Counted under a lock on the person's
+    row, so creations at the same moment cannot each find room for one more."""
+    if getattr(user, "is_superuser", False):
+        return
+    limit = settings.KANBAN_MAX_BOARDS_PER_USER
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    owned = Membership.objects.filter(user_id=user.pk, role=Role.OWNER).count()
+    if owned >= limit:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"you own {owned} boards, the most one person may; delete one, or hand one "
+            "over to another owner, to make another",
+            limit=limit,
+        )
 
 
 def _template_package(

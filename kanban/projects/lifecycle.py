@@ -80,6 +80,15 @@ def project_archive(*, actor: Any, project_id: UUID, archived: bool) -> Project:
     return project
 
 
+def project_delete_by_owner(*, actor: Any, project_id: UUID) -> None:
+    """An owner deletes the project for good: everything ``project_delete`` removes goes,
+    and its open boards close (4403) as their sockets re-check."""
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="deleting a board"
+    )
+    project_delete(project=project)
+
+
 def project_delete(*, project: Project) -> None:
     """Delete the project with its memberships, declarations, plugin files and all its
     data (KV, PersistentValue, Knowledge), in one transaction: a project re-created or

@@ -23,7 +23,7 @@ from kanban.models import Role
 from kanban.projects import boards
 from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
 from kanban.projects.dashboard import Listed, Sort, projects_listed
-from kanban.projects.lifecycle import project_archive
+from kanban.projects.lifecycle import project_archive, project_delete_by_owner
 from storage.errors import ErrorCode, KanbanError
 
 #: How many avatars a tile shows before "+N".
@@ -84,6 +84,7 @@ def _dashboard(
         demo=not settings.PRODUCTION and demo_is_loaded(),
         templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
         form=form,
+        deleted=request.GET.get("deleted", ""),
         **extra,
     )
     return render(request, "kanban/dashboard.html", context, status=status)
@@ -126,10 +127,7 @@ def board_archive(request: HttpRequest, project_id: UUID) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
-    try:
-        project = boards.access_board(user=request.user, project_id=project_id)
-    except KanbanError as refused_page:
-        raise _page_error(refused_page) from None
+    project = _board_or_404(request, project_id)
     error = None
     if request.method == "POST":
         username = request.POST.get("username", "")
@@ -137,9 +135,22 @@ def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
         try:
             member_set(actor=request.user, project_id=project.id, username=username, role=role)
         except KanbanError as refused:
-            error = {"username": username, "message": refused.message}
+            error = {"username": username, "role": role, "message": refused.message}
         else:
             return redirect(reverse("board-members", args=[project.id]) + "?changed=" + username)
+    return _members_page(request, project, error=error)
+
+
+def _board_or_404(request: HttpRequest, project_id: UUID) -> Any:
+    try:
+        return boards.access_board(user=request.user, project_id=project_id)
+    except KanbanError as refused_page:
+        raise _page_error(refused_page) from None
+
+
+def _members_page(
+    request: HttpRequest, project: Any, *, error: Any = None, delete_error: str | None = None
+) -> HttpResponse:
     listed = members_list(user=request.user, project_id=project.id)
     mine = next((m.role for m in listed if m.user_id == request.user.pk), None)
     owner = mine == Role.OWNER or bool(getattr(request.user, "is_superuser", False))
@@ -149,10 +160,27 @@ def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
         "owner": owner,
         "roles": [Role.GUEST, Role.DEVELOPER, Role.OWNER],
         "error": error,
+        "delete_error": delete_error,
         "changed": request.GET.get("changed", ""),
         "archived": project.archived_at is not None,
     }
-    return render(request, "kanban/members.html", context, status=400 if error else 200)
+    refused = error is not None or delete_error is not None
+    return render(request, "kanban/members.html", context, status=400 if refused else 200)
+
+
+@login_required
+@require_POST
+def board_delete(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    """An owner deletes the board for good, having typed its name to confirm."""
+    project = _board_or_404(request, project_id)
+    if request.POST.get("confirm", "") != project.name:
+        message = f"Type the board's name, {project.name}, exactly, to delete it."
+        return _members_page(request, project, delete_error=message)
+    try:
+        project_delete_by_owner(actor=request.user, project_id=project.id)
+    except KanbanError as refused:
+        raise _page_error(refused) from None
+    return redirect(reverse("dashboard") + "?deleted=" + project.name)
 
 
 def _page_error(error: KanbanError) -> Exception:

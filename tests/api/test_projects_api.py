@@ -237,3 +237,67 @@ def test_the_schema_describes_the_project_endpoints(people: People) -> None:
     body = paths["/api/v1/projects/"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]["properties"]["template"]["enum"] == ["board", "inventory", "blank"]
     assert {"put", "delete"} <= set(paths["/api/v1/projects/{project_id}/members/{username}"])
+
+
+# --- how many, and deleting -----------------------------------------------------------------
+
+
+def test_one_person_owns_at_most_kanban_max_boards_per_user_archived_ones_included(
+    people: People, settings: Any
+) -> None:
+    settings.KANBAN_MAX_BOARDS_PER_USER = 3
+    dave = client_for(people.dave)  # a person with no role anywhere
+    made = [create(dave, f"Board {n}")["projectId"] for n in range(3)]
+    send(dave, "patch", f"{PROJECTS}{made[0]}/", {"archived": True})
+    refused = assert_error(
+        send(dave, "post", PROJECTS, {"name": "One more", "template": "board"}), 413, "too_large"
+    )
+    assert refused["limit"] == 3 and "delete one" in refused["message"]
+    assert Project.objects.filter(name="One more").count() == 0, "nothing written"
+    # Deleting one makes room; a superuser has no such limit.
+    assert send(dave, "delete", f"{PROJECTS}{made[1]}/").status_code == 204
+    create(dave, "One more")
+    people.alice.is_superuser = True
+    people.alice.save()
+    alice = client_for(people.alice)
+    for n in range(4):
+        create(alice, f"Admin's {n}")
+
+
+def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
+    people: People,
+) -> None:
+    from kanban.data.configurations import configuration_create
+    from kanban.data.knowledge import project_knowledge_create
+    from kanban.models import Configuration
+    from storage import engine
+    from storage.namespaces import project_root
+
+    alice, bob = client_for(people.alice), client_for(people.bob)
+    project_id = create(alice, "Doomed")["projectId"]
+    send(alice, "put", f"{PROJECTS}{project_id}/members/bob", {"role": "developer"})
+    source = Provenance(via="api")
+    project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=1, provenance=source)
+    project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=2, provenance=source)
+    project_knowledge_create(
+        user=people.bob, project_id=project_id, title="Notes", markdown="# x", provenance=source
+    )
+    configuration_create(user=people.bob, project_id=project_id, name="Mine", values={})
+
+    assert_error(send(bob, "delete", f"{PROJECTS}{project_id}/"), 403, "forbidden")
+    assert_error(
+        send(client_for(people.dave), "delete", f"{PROJECTS}{project_id}/"), 404, "not_found"
+    )
+    assert send(alice, "delete", f"{PROJECTS}{project_id}/").status_code == 204
+
+    assert not Project.objects.filter(pk=project_id).exists()
+    assert not Membership.objects.filter(project_id=project_id).exists()
+    assert not Configuration.objects.filter(project_id=project_id).exists()
+    root = project_root(project_id)
+    with engine.driver_cursor("default") as (dialect, cursor):
+        mark = dialect.placeholder
+        for table in ("scalar_values", "list_values", "value_history"):
+            sql = f"SELECT count(*) FROM {table} WHERE namespace >= {mark} AND namespace < {mark}"
+            cursor.execute(sql, (root, root[:-1] + "/"))  # every dataset of the project
+            assert cursor.fetchone()[0] == 0, table
+    assert_error(alice.get(f"{PROJECTS}{project_id}/"), 404, "not_found")

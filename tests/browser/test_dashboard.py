@@ -204,3 +204,30 @@ def test_search_sort_and_the_archive_on_a_390_pixel_phone(
     alice.goto(f"/boards/{kitchen.id}/members/")
     assert alice.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     screenshot(alice, "members-phone")
+
+
+def test_alice_deletes_a_board_after_typing_its_name_and_bobs_open_board_ends(
+    people: dict[str, User], signed_in: Callable[..., Page]
+) -> None:
+    from kanban.access.memberships import membership_set
+    from kanban.projects.board_templates import board_create
+
+    project = board_create(user=people["alice"], name="Old plans", template="board")
+    membership_set(user=people["bob"], project=project, role="developer")
+    bob = signed_in("bob")
+    open_board_from_dashboard(bob, "Old plans")
+    alice = signed_in("alice")
+    alice.goto(f"/boards/{project.id}/members/")
+
+    confirm = alice.get_by_label(re.compile("Type the board's name"))
+    confirm.fill("old plans")  # not exactly its name: refused, nothing deleted
+    alice.get_by_role("button", name="Delete board").click()
+    expect(alice.get_by_test_id("delete-error")).to_contain_text("exactly")
+    assert Project.objects.filter(pk=project.id).exists()
+
+    alice.get_by_label(re.compile("Type the board's name")).fill("Old plans")
+    alice.get_by_role("button", name="Delete board").click()
+    expect(alice.get_by_test_id("deleted-status")).to_contain_text("Old plans")
+    expect(alice.get_by_role("link", name="Old plans", exact=True)).to_have_count(0)
+    assert not Project.objects.filter(pk=project.id).exists()
+    expect(bob.get_by_test_id("board-ended")).to_be_visible(timeout=2_000)

@@ -514,6 +514,21 @@ async def test_removing_a_membership_ends_access_and_closes_the_socket_for_good(
     assert closed == {"type": "websocket.close", "code": 4403}
 
 
+async def test_an_owner_deleting_the_board_closes_its_open_sockets_for_good(
+    bob_on_board: Bridge, world: dict[str, Any]
+) -> None:
+    from kanban.projects.lifecycle import project_delete_by_owner
+
+    await bob_on_board.call("watch")
+    await database_sync_to_async(project_delete_by_owner)(
+        actor=world["alice"], project_id=world["board"].id
+    )
+    event = await bob_on_board.event()
+    assert (event["event"], event["code"]) == ("invalidated", "not_found")
+    closed = await bob_on_board.communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4403}
+
+
 async def test_deactivating_a_user_invalidates_and_closes_their_sockets(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:

@@ -3,6 +3,8 @@ the same UUID, even a different one, inherited the deleted project's KV)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kanban.projects.lifecycle import project_create, project_delete
@@ -31,3 +33,42 @@ def test_deleting_a_project_erases_its_datasets_and_no_one_elses() -> None:
     again = project_create(name="Someone else's", project_id=doomed_id)
     assert kv_get(dataset=Dataset(again.id), key="k") is None, "nothing is inherited"
     assert not knowledge_list(project_id=again.id).documents
+
+
+@pytest.mark.django_db(transaction=True)
+def test_creations_at_the_same_moment_cannot_each_find_room_under_the_board_limit(
+    settings: Any,
+) -> None:
+    """The count is taken under a lock on the person's row: eight creations at once by one
+    person with room for three make three boards, not eight."""
+    import threading
+
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+
+    from kanban.models import Membership
+    from kanban.projects.board_templates import board_create
+    from storage.errors import KanbanError
+
+    settings.KANBAN_MAX_BOARDS_PER_USER = 3
+    dave = get_user_model().objects.create_user("dave")
+    outcomes: list[str] = []
+    start = threading.Barrier(8)
+
+    def make(n: int) -> None:
+        try:
+            start.wait()
+            board_create(user=dave, name=f"Board {n}", template="blank")
+            outcomes.append("made")
+        except KanbanError as error:
+            outcomes.append(str(error.code))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=make, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["made"] * 3 + ["too_large"] * 5
+    assert Membership.objects.filter(user=dave, role="owner").count() == 3
