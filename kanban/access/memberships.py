@@ -131,6 +131,10 @@ def member_set(*, actor: Any, project_id: UUID, username: object, role: object) 
     )
     if not isinstance(username, str) or not username:
         raise invalid_argument("username must be a non-empty string", field="username")
+    if not username.isprintable():
+        # No username holds one (kanban.accounts.users.check_username), and PostgreSQL
+        # would refuse a NUL in the lookup itself: a bad request, not a server fault.
+        raise invalid_argument("a username has no control characters", field="username")
     member = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
     if member is None:
         raise KanbanError(ErrorCode.NOT_FOUND, f"no user {username!r}", field="username")

@@ -2,7 +2,7 @@
 
 The runtime writes cumulative totals, and only totals, into the project's KV under
 ``USAGE_KEY`` (and, for a conversation, into that conversation's KV under the same
-key): a JSON object of non-negative integers named by ``FIELDS``. The server keeps no
+key): a JSON object of non-negative integers (below 2^53) named by ``FIELDS``. The server keeps no
 system-wide record of its own: the system total is the sum of the project totals, computed
 when asked. A stored value that is not such an object counts as zero and is reported, so a
 runtime's mistake is visible instead of silently lost.
@@ -19,6 +19,9 @@ from kanban.models import Project
 from storage import kv
 
 USAGE_KEY: Final = "steamHarness.tokenUsage"
+#: The largest counter believed: past it no sum stays exact in a JSON number (2^53), and a
+#: runtime cannot have counted that many tokens; a larger one counts zero and is flagged.
+MAX_COUNT: Final = 2**53 - 1
 #: The runtime's counters, by their names in the stored object (and the admin's labels).
 FIELDS: Final = {
     "inputTokens": "Input",
@@ -52,7 +55,7 @@ def usage_from_value(value: Any) -> Usage:
     totals, malformed = {}, False
     for name in FIELDS:
         count = value.get(name, 0)
-        if type(count) is not int or count < 0:
+        if type(count) is not int or not 0 <= count <= MAX_COUNT:
             count, malformed = 0, True
         totals[name] = count
     return Usage(totals=totals, malformed=malformed)

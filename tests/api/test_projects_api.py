@@ -301,3 +301,16 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
             cursor.execute(sql, (root, root[:-1] + "/"))  # every dataset of the project
             assert cursor.fetchone()[0] == 0, table
     assert_error(alice.get(f"{PROJECTS}{project_id}/"), 404, "not_found")
+
+
+@pytest.mark.parametrize("username", ["bob\x00", "\x00", "bo\x1fb", "bob\u200b\x1b"])
+def test_a_username_with_a_control_character_is_a_bad_request_not_a_server_fault(
+    people: People, username: str
+) -> None:
+    """A NUL reached PostgreSQL and came back as 503 unavailable, which tells a client to
+    retry (#24 Low 10)."""
+    alice = client_for(people.alice)
+    project_id = create(alice)["projectId"]
+    where = f"{PROJECTS}{project_id}/members/{username}"
+    refused = assert_error(send(alice, "put", where, {"role": "guest"}), 400, "invalid_argument")
+    assert refused["field"] == "username"

@@ -701,3 +701,37 @@ def test_a_bad_dump_loads_nothing(using: str) -> None:
         dump.load(io.StringIO(text), replace=True, using=using)
     assert engine.get_value(value("app.state", "survivor"), using=using) is not None
     assert engine.get_value(value("n", "k"), using=using) is None
+
+
+def test_a_dump_whose_header_understates_its_records_still_never_reuses_a_revision(
+    using: str,
+) -> None:
+    """The loader raises the sequence past every record's seq, not only the header's
+    ``lastSeq`` (a hand-edited or truncated header)."""
+    text = (
+        '{"format": "kanban-storage", "version": 1, "lastSeq": 1}\n'
+        '{"kind":"value","op":"set","namespace":"n","key":"k","seq":500,'
+        '"writtenAt":"2026-01-01T00:00:00+00:00","value":1}\n'
+        '{"kind":"list","op":"append","namespace":"n","key":"l","seq":700,"value":2}\n'
+    )
+    fresh_store(using)
+    dump.load(io.StringIO(text), using=using)
+    assert put(using, value("n", "after"), 1) > 700
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        {"op": "set", "namespace": "n", "key": "k", "value": 1},
+        ("set", "n", "k", 1),
+        None,
+    ],
+)
+def test_commit_refuses_a_write_not_built_by_storage_writes_and_writes_nothing(
+    using: str, write: Any
+) -> None:
+    kept = value("app.state", "kept")
+    with pytest.raises(KanbanError) as excinfo:
+        engine.commit([set_value(kept, 1), write], using=using)
+    assert error_code(excinfo) == ErrorCode.INVALID_ARGUMENT
+    assert engine.get_value(kept, using=using) is None
