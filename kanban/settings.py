@@ -142,6 +142,9 @@ def plugin_origin_from_env(name: str) -> str:
 # platforms isolate apps: even a browser that ignored the sandbox would run them where no
 # session cookie is sent. That host serves only plugin files and static files.
 KANBAN_PLUGIN_ORIGIN = plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN")
+# The hosts the boards themselves are served from: the plugin host, if it is a name of its
+# own, serves plugin and static files on any port and nothing else.
+KANBAN_MAIN_HOSTS = list(ALLOWED_HOSTS)
 if KANBAN_PLUGIN_ORIGIN:
     ALLOWED_HOSTS = [*ALLOWED_HOSTS, urlsplit(KANBAN_PLUGIN_ORIGIN).hostname or ""]
 

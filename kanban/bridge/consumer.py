@@ -45,8 +45,18 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
             await in_thread(boards.access_board)(user=user, project_id=self.consumer_id)
-        except (KanbanError, ValueError):
+        except ValueError:
             await self.close()  # before accept: the handshake is refused with 403
+            return
+        except KanbanError:
+            # Accepted only to be closed with a code a page can read: a refused handshake
+            # reaches a browser as 1006, like a network fault, and a host that lost access
+            # while reconnecting would keep trying forever. 4401: sign in; 4403: no access.
+            signed_in = bool(getattr(user, "is_authenticated", False))
+            await self.accept()
+            await self.close(
+                code=frames.CLOSE_FORBIDDEN if signed_in else frames.CLOSE_UNAUTHENTICATED
+            )
             return
         except DatabaseError:
             # Not a refusal: an exhausted pool or a database restart. Say so, so the client

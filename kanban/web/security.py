@@ -8,11 +8,13 @@ plugin folder and the SDK, and may open no connection at all: the bridge is thei
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 from urllib.parse import urlsplit
 from uuid import UUID
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotFound
+from django.http.request import split_domain_port, validate_host
 
 SDK_PATH = "/static/bridge/kanban.js"
 PLUGIN_PREFIX = "/plugins/"
@@ -29,6 +31,29 @@ def plugin_url(project_id: UUID, entry: str) -> str:
 
 def _plugin_host() -> str:
     return urlsplit(settings.KANBAN_PLUGIN_ORIGIN).netloc
+
+
+DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def _normal_host(host: str, scheme: str) -> tuple[str, int]:
+    """A Host as one name and port: lower case, no trailing dot (``localhost.`` is
+    ``localhost`` to a resolver), the scheme's default port when none is given."""
+    domain, port = split_domain_port(host)
+    return domain.rstrip(".").lower(), int(port) if port.isdecimal() else DEFAULT_PORTS[scheme]
+
+
+def on_plugin_host(request: HttpRequest) -> bool:
+    """Whether the request came to the plugin origin's host. A name of its own (one none
+    of the boards' hosts match) is the plugin host on any port and however spelled; a name
+    the boards share (``localhost`` in development) only with the plugin origin's port."""
+    plugin = urlsplit(settings.KANBAN_PLUGIN_ORIGIN)
+    name, port = _normal_host(plugin.netloc, plugin.scheme)
+    asked_name, asked_port = _normal_host(request.get_host(), plugin.scheme)
+    if asked_name != name:
+        return False
+    shared = validate_host(name, settings.KANBAN_MAIN_HOSTS)
+    return asked_port == port or not shared
 
 
 def _board_hosts() -> str:
@@ -143,10 +168,10 @@ class PluginOriginMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if settings.KANBAN_PLUGIN_ORIGIN:
-            on_plugin_host = request.get_host().lower() == _plugin_host()
+            plugin_host = on_plugin_host(request)
             path = request.path
             plugin_file = path.startswith(PLUGIN_PREFIX)
             static = path.startswith(str(settings.STATIC_URL))
-            if plugin_file != on_plugin_host and not (on_plugin_host and static):
+            if plugin_file != plugin_host and not (plugin_host and static):
                 return HttpResponseNotFound(b"Not Found\n", content_type="text/plain")
         return self.get_response(request)

@@ -101,7 +101,11 @@ async def open_bridge(project: Project, user: Any, *, headers: list[Any] | None 
     )
     connected, code = await communicator.connect(timeout=CONNECT_TIMEOUT)
     if connected:
-        await opening_context(communicator)
+        first = await communicator.receive_output(timeout=CONNECT_TIMEOUT)
+        if first["type"] == "websocket.close":
+            # Refused after the handshake, with a code the page can read (4401, 4403).
+            return communicator, False, first.get("code")
+        assert json.loads(first["text"])["event"] == "context", first
     return communicator, connected, code
 
 

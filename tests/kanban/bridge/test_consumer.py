@@ -131,13 +131,16 @@ async def test_a_member_connects_and_an_outsider_or_anonymous_is_refused(
     communicator, connected, _ = await open_bridge(world["board"], world["charlie"])
     assert connected, "guests may open a board"
     await communicator.disconnect()
-    _, connected, _ = await open_bridge(world["board"], world["dave"])
-    assert not connected
+    # Refused with a code the page can read (a refused handshake is 1006 to a browser):
+    # 4403 for a person who may not open the board, 4401 for nobody signed in.
+    _, connected, code = await open_bridge(world["board"], world["dave"])
+    assert (connected, code) == (False, 4403)
     anonymous = WebsocketCommunicator(
         application, f"/ws/boards/{world['board'].id}/", [ORIGIN, HOST]
     )
     connected, _ = await anonymous.connect(timeout=CONNECT_TIMEOUT)
-    assert not connected
+    closed = await anonymous.receive_output(timeout=CONNECT_TIMEOUT)
+    assert closed == {"type": "websocket.close", "code": 4401}
 
 
 @pytest.mark.parametrize(

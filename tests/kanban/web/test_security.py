@@ -53,7 +53,8 @@ def alice(board: Project) -> Client:
 @pytest.fixture
 def separate_origin(settings: Any) -> None:
     settings.KANBAN_PLUGIN_ORIGIN = PLUGIN_ORIGIN
-    settings.ALLOWED_HOSTS = ["testserver", ".example.com", "plugins.testserver", "[::1]"]
+    settings.KANBAN_MAIN_HOSTS = ["testserver", ".example.com", "[::1]"]
+    settings.ALLOWED_HOSTS = [*settings.KANBAN_MAIN_HOSTS, "plugins.testserver"]
 
 
 def test_a_plugin_page_loaded_as_the_tabs_page_is_refused(board: Project) -> None:
@@ -128,6 +129,35 @@ def test_the_plugin_host_serves_nothing_but_plugin_and_static_files(
     alice.defaults["HTTP_HOST"] = "plugins.testserver:8001"
     assert alice.get(path).status_code == 404
     assert alice.get("/static/bridge/kanban.js").status_code == 200
+
+
+@pytest.mark.usefixtures("separate_origin")
+@pytest.mark.parametrize(
+    "host", ["plugins.testserver.:8001", "PLUGINS.testserver", "plugins.testserver:1"]
+)
+def test_the_plugin_host_however_spelled_and_on_any_port_serves_no_login(
+    host: str, alice: Client
+) -> None:
+    """A name of its own is the plugin host on every port and with a trailing dot: none
+    of them may serve the login page and its CSRF cookie (#24 Low 7)."""
+    alice.defaults["HTTP_HOST"] = host
+    response = alice.get("/accounts/login/")
+    assert response.status_code == 404 and "csrftoken" not in response.cookies
+
+
+def test_a_plugin_origin_on_a_name_the_boards_share_is_told_apart_by_its_port(
+    settings: Any, alice: Client
+) -> None:
+    settings.KANBAN_PLUGIN_ORIGIN = "http://localhost:18505"
+    settings.KANBAN_MAIN_HOSTS = ["localhost", "testserver"]
+    settings.ALLOWED_HOSTS = ["localhost", "testserver"]
+    for host, login in (
+        ("localhost:18505", 404),
+        ("localhost.:18505", 404),
+        ("localhost:8000", 200),
+    ):
+        alice.defaults["HTTP_HOST"] = host
+        assert alice.get("/accounts/login/").status_code == login, host
 
 
 @pytest.mark.parametrize(
