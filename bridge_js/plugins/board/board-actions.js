@@ -83,10 +83,13 @@
     return mark;
   }
 
+  // An event that came while the write was out may still be reading what it named: the
+  // change stays on top until that read is in, so the card never shows its old place.
   async function settle(id, mark, fn) {
     try {
       return await fn();
     } finally {
+      await B.caughtUp();
       if (overlays.get(id) === mark) overlays.delete(id);
     }
   }

@@ -141,6 +141,8 @@
   }
 
   const seen = (key) => store.seen(key);
+  // Resolves once every event that came so far is applied, its reads included.
+  const caughtUp = () => applying;
 
   // --- inventory ---------------------------------------------------------------------------------
   // Stock lines for the items the cards name: read once per item, then kept current from the
@@ -229,5 +231,5 @@
     else viewTimer = setTimeout(save, 400);
   }
 
-  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, redraw, load, onBoardChanges, applyView, wrote, seen, refreshStock, onStockChanges, stockSeen, wroteStock, resetStock, readInventoryItems, dropPendingView, setView });
+  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, redraw, load, onBoardChanges, applyView, wrote, seen, caughtUp, refreshStock, onStockChanges, stockSeen, wroteStock, resetStock, readInventoryItems, dropPendingView, setView });
 })(window.BoardApp);
