@@ -13,7 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from kanban.access.decision import Op, access_project_data
-from kanban.access.memberships import display_name, members_of, role_of
+from kanban.access.memberships import display_name, members_of, membership_role
 from kanban.access.relationships import declarations_of
 from kanban.models import Project
 from storage.errors import ErrorCode, KanbanError
@@ -28,16 +28,17 @@ _RELATED_CAN = {
 
 
 def plugin_context(*, user: Any, project_id: UUID) -> dict[str, Any]:
-    """``{user: {id, username, displayName}, role, can: {read, write}, members: [{id,
+    """``{user: {id, username, displayName}, role, staff, can: {read, write}, members: [{id,
     username, displayName, role}], related: {alias: {status: "confirmed" | "pending", can:
-    {read, write, knowledgeRead, knowledgeWrite}}}}``. ``members`` are the project's (whom a
-    card can be assigned to), by display name; every member may see them.
+    {read, write, knowledgeRead, knowledgeWrite}}}}``. ``role`` is the user's membership
+    (null for an administrator who holds none: ``staff`` says they may act as an owner
+    anyway), as the members list shows it. ``members`` are the project's (whom a card can
+    be assigned to), by display name; every member may see them.
 
     Raises what ``access_project_data`` raises when the user may not open the project."""
     access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.GET, key=None)
     project = Project.objects.get(pk=project_id)
-    role = role_of(user=user, project=project)
-    assert role is not None  # the access decision above let the user in
+    role = membership_role(user=user, project=project)
     members = [
         {
             "id": member.user_id,
@@ -49,7 +50,8 @@ def plugin_context(*, user: Any, project_id: UUID) -> dict[str, Any]:
     ]
     return {
         "user": _person(user),
-        "role": str(role),
+        "role": None if role is None else str(role),
+        "staff": bool(getattr(user, "is_superuser", False)),
         "can": {"read": True, "write": _allowed(user, project_id, None, Op.SET)},
         "members": members,
         "related": {

@@ -51,9 +51,15 @@ def membership_set(*, user: AbstractBaseUser, project: Project, role: Role | str
 
 
 def role_of(*, user: AbstractBaseUser, project: Project) -> Role | None:
-    """The user's role in the project (superusers act as owners of every project)."""
+    """The role the user acts with in the project (superusers act as owners of every
+    project)."""
     if getattr(user, "is_superuser", False):
         return Role.OWNER
+    return membership_role(user=user, project=project)
+
+
+def membership_role(*, user: AbstractBaseUser, project: Project) -> Role | None:
+    """The role the user's membership names, as the members list shows it (None: none)."""
     role = (
         Membership.objects.filter(user_id=user.pk, project=project)
         .values_list("role", flat=True)

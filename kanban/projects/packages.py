@@ -26,6 +26,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 
+from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
     Declaration,
     declaration_from_json,
@@ -34,7 +35,7 @@ from kanban.access.relationships import (
     format_path,
     relationships_set,
 )
-from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType
+from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
 from kanban.projects.plugin_events import publish_plugin_changed
 from storage import jsoncodec
@@ -474,6 +475,9 @@ def _read_file(dir_fd: int, name: str, relative: str, problems: _Problems) -> by
     what it is, and its size, are read from the opened file itself."""
     try:
         descriptor = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        problems.add(relative, "vanished while it was read")
+        return None
     except OSError:
         problems.add(relative, "only regular files are imported (no links)")
         return None
@@ -490,12 +494,16 @@ def _read_file(dir_fd: int, name: str, relative: str, problems: _Problems) -> by
 
 
 def project_import(
-    *, path: str | os.PathLike[str], replace_database_changes: bool = False
+    *,
+    path: str | os.PathLike[str],
+    replace_database_changes: bool = False,
+    owner: Any | None = None,
 ) -> Project:
     """Create or update the project a package describes: name, type, entry, declarations
-    and plugin files, in one transaction. Memberships and KV are left alone. An invalid
-    package raises ``invalid_argument`` (every problem in ``details["problems"]``) and
-    changes nothing.
+    and plugin files, in one transaction. KV is left alone, and memberships too, but that a
+    project the import creates gets ``owner`` (when given) as its owner, so it never starts
+    ownerless. An invalid package raises ``invalid_argument`` (every problem in
+    ``details["problems"]``) and changes nothing.
 
     An update never silently undoes what was changed in the database (admin, REST) since
     the last import: it raises ``conflict`` naming each such change the package would
@@ -514,10 +522,13 @@ def project_import(
                     "database since the last import",
                     problems=problems,
                 )
+        created = project is None
         if project is None:
             project = project_create(
                 name=package.name, type=package.type, project_id=package.project_id
             )
+        if created and owner is not None:
+            membership_set(user=owner, project=project, role=Role.OWNER)
         project.name = package.name
         project.type = package.type
         project.kanban_entry = package.kanban_entry

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from django.conf import settings
 
@@ -116,11 +116,17 @@ def package_snapshot(folder: Path) -> Snapshot:
     return found
 
 
-def _attempt(folder: Path, replace: bool) -> WatchImport:
+def _attempt(folder: Path, replace: bool, owner: Any | None) -> WatchImport:
     try:
-        return WatchImport(project=project_import(path=folder, replace_database_changes=replace))
+        project = project_import(path=folder, replace_database_changes=replace, owner=owner)
+        return WatchImport(project=project)
     except KanbanError as error:
         return WatchImport(project=None, error=error)
+    except OSError as error:
+        # An editor's temporary file vanished, or a folder moved, while the import read the
+        # package: report it and keep watching; the next change is tried again.
+        changed = invalid_argument(f"the package changed while it was read ({error.strerror})")
+        return WatchImport(project=None, error=changed)
 
 
 def project_import_watch(
@@ -130,6 +136,7 @@ def project_import_watch(
     interval: float = WATCH_INTERVAL,
     wait: Callable[[float], None] = time.sleep,
     replace_database_changes: bool = False,
+    owner: Any | None = None,
 ) -> Iterator[WatchImport]:
     """Import the package now, then look at its files every ``interval`` seconds and import
     it again after any change (a file added, removed or saved), yielding every attempt.
@@ -139,7 +146,7 @@ def project_import_watch(
     forever); ``wait`` is how the time between two looks passes."""
     folder = Path(path)
     seen = package_snapshot(folder)
-    yield _attempt(folder, replace_database_changes)
+    yield _attempt(folder, replace_database_changes, owner)
     done = 0
     while polls is None or done < polls:
         wait(interval)
@@ -147,4 +154,4 @@ def project_import_watch(
         now = package_snapshot(folder)
         if now != seen:
             seen = now
-            yield _attempt(folder, replace_database_changes)
+            yield _attempt(folder, replace_database_changes, owner)

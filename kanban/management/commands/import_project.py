@@ -3,12 +3,14 @@ folder; with ``--watch``, again after every change to its files."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from kanban.management.owners import NO_OWNER, resolve_owner
 from kanban.models import Project
-from kanban.projects.packages import project_import
+from kanban.projects.packages import project_import, read_package
 from kanban.projects.plugin_workflow import WATCH_INTERVAL, project_import_watch
 from storage.errors import ErrorCode, KanbanError
 
@@ -30,6 +32,14 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help=(
+                "who owns the project when this import creates it (default: the only "
+                "superuser, else asked); an existing project's members are left alone"
+            ),
+        )
+        parser.add_argument(
             "--replace-database-changes",
             action="store_true",
             help=(
@@ -43,9 +53,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
         replace = options["replace_database_changes"]
+        owner = self.owner_if_new(path, options["owner"])
         if not options["watch"]:
             try:
-                project = project_import(path=path, replace_database_changes=replace)
+                project = project_import(path=path, replace_database_changes=replace, owner=owner)
             except KanbanError as error:
                 self.report_problems(error)
                 if error.code == ErrorCode.CONFLICT:
@@ -55,10 +66,14 @@ class Command(BaseCommand):
                     )
                 raise CommandError(f"{path}: nothing imported") from None
             self.report_import(project)
+            self.warn_ownerless(project, owner)
             return
         self.stdout.write(f"Watching {path} for changes (Ctrl+C stops).")
         try:
-            for attempt in project_import_watch(path=path, replace_database_changes=replace):
+            watching = project_import_watch(
+                path=path, replace_database_changes=replace, owner=owner
+            )
+            for attempt in watching:
                 if attempt.error is not None:
                     self.report_problems(attempt.error)
                     self.stderr.write(f"{path}: nothing imported; still watching")
@@ -66,6 +81,21 @@ class Command(BaseCommand):
                     self.report_import(attempt.project)
         except KeyboardInterrupt:
             self.stdout.write("Stopped watching.")
+
+    def owner_if_new(self, path: str, username: str | None) -> Any:
+        """The owner a project this import creates gets; None when it exists already (or
+        the package cannot be read: the import says why)."""
+        try:
+            project_id = read_package(Path(path)).project_id
+        except (KanbanError, OSError):
+            return None
+        if Project.objects.filter(pk=project_id).exists():
+            return None
+        return resolve_owner(username)
+
+    def warn_ownerless(self, project: Project, owner: Any) -> None:
+        if owner is None and not project.memberships.filter(role="owner").exists():
+            self.stderr.write(NO_OWNER.format(project_id=project.id))
 
     def report_import(self, project: Project) -> None:
         relationships = project.relationships.count()

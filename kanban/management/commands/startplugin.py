@@ -6,7 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.projects.packages import read_package
+from kanban.management.owners import NO_OWNER, resolve_owner
+from kanban.projects.packages import project_import
 from kanban.projects.plugin_workflow import plugin_start
 from storage.errors import KanbanError
 
@@ -14,23 +15,33 @@ from storage.errors import KanbanError
 class Command(BaseCommand):
     help = (
         "Write a new kanban plugin package (package.json with a fresh project id, index.html, "
-        "app.js, style.css, README.md) into DIR, default ./NAME, which must be missing or empty."
+        "app.js, style.css, README.md) into DIR, default ./NAME, which must be missing or "
+        "empty, and create its project, owned by --owner."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the plugin's (and project's) name")
         parser.add_argument("dir", nargs="?", help="the folder to write (default: ./NAME)")
+        parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help="who owns the new project (default: the only superuser, else asked)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        owner = resolve_owner(options["owner"])
         try:
             folder = plugin_start(name=options["name"], path=options["dir"])
+            project = project_import(path=folder, owner=owner)
         except KanbanError as error:
             raise CommandError(error.message) from None
-        project_id = read_package(folder).project_id
+        owned = f"owned by {owner.get_username()}" if owner is not None else "with no owner yet"
         self.stdout.write(
-            f"Created the plugin {options['name']!r} in {folder} (project {project_id}).\n"
+            f"Created the plugin {options['name']!r} in {folder}: project {project.id}, "
+            f"{owned}.\n"
             "Next:\n"
             f"  python manage.py import_project {folder} --watch\n"
-            f"  python manage.py membership YOUR_USERNAME {project_id} developer\n"
-            f"  open /boards/{project_id}/"
+            f"  open /boards/{project.id}/"
         )
+        if owner is None:
+            self.stderr.write(NO_OWNER.format(project_id=project.id))

@@ -40,6 +40,7 @@ def test_a_guest_is_told_they_may_read_and_not_write(alice: AbstractUser, board:
     assert context == {
         "user": {"id": alice.pk, "username": "alice", "displayName": "Alice Liddell"},
         "role": "guest",
+        "staff": False,
         "can": {"read": True, "write": False},
         "members": [
             {"id": alice.pk, "username": "alice", "displayName": "Alice Liddell", "role": "guest"}
@@ -128,3 +129,20 @@ def test_a_related_grant_is_only_as_good_as_the_users_roles_on_both_sides(
         "knowledgeRead": True,
         "knowledgeWrite": False,
     }
+
+
+def test_an_administrator_is_told_the_membership_they_hold_and_that_they_are_staff(
+    make_project: MakeProject,
+) -> None:
+    """The context's role is the one the members list shows: a superuser who holds no
+    membership is no made-up owner (#27.3), though they may act as one."""
+    from django.contrib.auth import get_user_model
+
+    board = make_project("Board")
+    admin = get_user_model().objects.create_superuser("root")
+    context = plugin_context(user=admin, project_id=board.id)
+    assert (context["role"], context["staff"], context["can"]["write"]) == (None, True, True)
+    membership_set(user=admin, project=board, role="developer")
+    context = plugin_context(user=admin, project_id=board.id)
+    assert (context["role"], context["staff"]) == ("developer", True)
+    assert {m["username"]: m["role"] for m in context["members"]}["root"] == "developer"

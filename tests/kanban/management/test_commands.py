@@ -211,3 +211,33 @@ def test_manage_py_exits_non_zero_on_an_invalid_package(tmp_path: Path) -> None:
         "steamHarness.projectInfo.projectId: projectId 'not-a-uuid' is not a UUID",
         "steamHarness.projectInfo.name: name must be a non-empty string",
     ]
+
+
+def test_the_readme_plugin_steps_end_with_the_runner_as_owner_and_a_matching_context(
+    tmp_path: Path,
+) -> None:
+    """startplugin then import_project, as the README gives them, on a database whose one
+    superuser is alice: the new board has her as its owner, and the plugin's context says
+    the role the members list shows (#27.3)."""
+    from django.contrib.auth import get_user_model
+
+    from kanban.access.context import plugin_context
+    from kanban.access.memberships import members_of
+    from kanban.models import Project
+
+    alice = get_user_model().objects.create_superuser("alice")
+    bob = get_user_model().objects.create_user("bob")
+    folder = tmp_path / "my-counter"
+    assert manage("startplugin", "My counter", str(folder)) == 0
+    assert manage("import_project", str(folder)) == 0
+    project = Project.objects.get(name="My counter")
+    members = {member.username: member.role for member in members_of(project=project)}
+    assert members == {"alice": "owner"}
+    context = plugin_context(user=alice, project_id=project.id)
+    assert (context["role"], context["staff"]) == ("owner", True)
+
+    assert manage("startplugin", "Bob's", str(tmp_path / "bobs"), "--owner", "bob") == 0
+    bobs = Project.objects.get(name="Bob's")
+    assert {m.username: m.role for m in members_of(project=bobs)} == {"bob": "owner"}
+    assert plugin_context(user=bob, project_id=bobs.id)["role"] == "owner"
+    assert manage("startplugin", "Nobody's", str(tmp_path / "x"), "--owner", "mallory") == 1

@@ -104,9 +104,10 @@ def test_startplugin_defaults_to_a_folder_named_after_the_plugin(
     monkeypatch.chdir(tmp_path)
     call_command("startplugin", "counter")
     project_id = read_package(tmp_path / "counter").project_id
-    out = capsys.readouterr().out
-    assert "import_project counter --watch" in out
-    assert f"membership YOUR_USERNAME {project_id} developer" in out
+    printed = capsys.readouterr()
+    assert "import_project counter --watch" in printed.out
+    # Nobody to default to (no superuser, no terminal): it says how to give it an owner.
+    assert f"membership USERNAME {project_id} owner" in printed.err
     with pytest.raises(CommandError, match="is not empty"):
         call_command("startplugin", "counter")
     with pytest.raises(CommandError, match="cannot be a folder name"):
