@@ -182,7 +182,11 @@ export type Role = "guest" | "developer" | "owner";
  * could learn by trying. Before `ready`, `user` and `role` are null and `can` is empty. */
 export interface Context {
   readonly user: { readonly id: number; readonly username: string; readonly displayName: string } | null;
+  /** The role the user's membership names, as the members list shows it; null for an
+   * administrator without one (then `staff` is true and they may act as an owner). */
   readonly role: Role | null;
+  /** An administrator of the server: may act as an owner of every board. */
+  readonly staff?: boolean;
   /** Guests read; developers and owners also write (KV and Knowledge alike). */
   readonly can: { readonly read?: boolean; readonly write?: boolean };
   /** The project's members, by display name: whom a card can be assigned to. */
