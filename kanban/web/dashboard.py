@@ -5,14 +5,14 @@ Plain forms that work without JavaScript; each view parses, calls one service an
 
 from __future__ import annotations
 
+import functools
 import zlib
 from typing import Any
 from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -24,7 +24,37 @@ from kanban.projects import boards
 from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
 from kanban.projects.dashboard import Listed, Sort, projects_listed
 from kanban.projects.lifecycle import project_archive, project_delete_by_owner
+from kanban.web.views import board_not_found
 from storage.errors import ErrorCode, KanbanError
+
+
+class _PageRefused(Exception):
+    """A page's refusal: a non-member learns nothing (404), a member is told why (403),
+    on the product's own pages, in development too (``refusals_rendered``)."""
+
+    def __init__(self, error: KanbanError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+    def response(self, request: HttpRequest) -> HttpResponse:
+        if self.error.code == ErrorCode.FORBIDDEN:
+            return render(request, "403.html", {"message": self.error.message}, status=403)
+        return board_not_found(request)
+
+
+def refusals_rendered(view: Any) -> Any:
+    """The view, with a refusal it raises answered by the product's 404 or 403 page."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response: HttpResponse = view(request, *args, **kwargs)
+        except _PageRefused as refused:
+            return refused.response(request)
+        return response
+
+    return wrapped
+
 
 #: How many avatars a tile shows before "+N".
 TILE_AVATARS = 5
@@ -115,17 +145,19 @@ def archive(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@refusals_rendered
 def board_archive(request: HttpRequest, project_id: UUID) -> HttpResponse:
     archived = request.POST.get("archived") == "true"
     try:
         project_archive(actor=request.user, project_id=project_id, archived=archived)
     except KanbanError as error:
-        raise _page_error(error) from None
+        raise _PageRefused(error) from None
     return redirect("dashboard")
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@refusals_rendered
 def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
     project = _board_or_404(request, project_id)
     error = None
@@ -145,7 +177,7 @@ def _board_or_404(request: HttpRequest, project_id: UUID) -> Any:
     try:
         return boards.access_board(user=request.user, project_id=project_id)
     except KanbanError as refused_page:
-        raise _page_error(refused_page) from None
+        raise _PageRefused(refused_page) from None
 
 
 def _members_page(
@@ -170,6 +202,7 @@ def _members_page(
 
 @login_required
 @require_POST
+@refusals_rendered
 def board_delete(request: HttpRequest, project_id: UUID) -> HttpResponse:
     """An owner deletes the board for good, having typed its name to confirm."""
     project = _board_or_404(request, project_id)
@@ -179,12 +212,5 @@ def board_delete(request: HttpRequest, project_id: UUID) -> HttpResponse:
     try:
         project_delete_by_owner(actor=request.user, project_id=project.id)
     except KanbanError as refused:
-        raise _page_error(refused) from None
+        raise _PageRefused(refused) from None
     return redirect(reverse("dashboard") + "?deleted=" + project.name)
-
-
-def _page_error(error: KanbanError) -> Exception:
-    """A page's refusal: a non-member learns nothing (404), a member is told why (403)."""
-    if error.code == ErrorCode.FORBIDDEN:
-        return PermissionDenied(error.message)
-    return Http404(error.message)

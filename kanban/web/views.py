@@ -24,7 +24,7 @@ from kanban.web.security import (
     plugin_top_level_refusal,
     plugin_url,
 )
-from storage.errors import ErrorCode, KanbanError
+from storage.errors import KanbanError
 
 
 @require_GET
@@ -52,10 +52,10 @@ def favicon(request: HttpRequest) -> HttpResponse:
 def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
     try:
         project = boards.access_board(user=request.user, project_id=project_id)
-    except KanbanError as error:
-        if error.code == ErrorCode.FORBIDDEN:
-            raise Http404("no such board") from None
-        raise Http404(error.message) from None
+    except KanbanError:
+        # The product's own page, in development too (Django's debug 404 would list every
+        # URL pattern to a person just removed from the board).
+        return board_not_found(request)
     active = configurations.configuration_active(user=request.user, project_id=project.id)
     context = {
         "project": project,
@@ -74,6 +74,12 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
     response = render(request, "kanban/board.html", context)
     response["Content-Security-Policy"] = host_csp(request)
     return response
+
+
+def board_not_found(request: HttpRequest) -> HttpResponse:
+    """No board here that this person may open (gone, or never theirs): one answer for
+    both, so nobody learns which boards exist."""
+    return render(request, "404.html", {"board": True}, status=404)
 
 
 @require_GET

@@ -31,6 +31,8 @@
       const notice = document.getElementById("board-ended");
       for (const title of notice.querySelectorAll("[data-reason]")) title.hidden = title.dataset.reason !== reason;
       notice.hidden = false;
+      // The board's configurations are gone with it: no New, Duplicate or picker to offer.
+      document.getElementById("config-picker").hidden = true;
       statusEl.textContent = reason === "forbidden" ? "No access" : "Signed out";
     },
     // textContent only: the message is the plugin's text.

@@ -75,3 +75,26 @@ def test_the_favicon_is_the_static_icon(client: Client) -> None:
     assert response["Location"].endswith("/kanban/favicon.svg")
     page = client.get("/accounts/login/").content.decode()
     assert 'rel="icon"' in page
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_board_you_cannot_open_is_the_products_own_404_page_even_in_development(
+    settings: Any, debug: bool
+) -> None:
+    """Django's debug 404 page lists every URL pattern; a person just removed from a board
+    reloading it must see the product's page instead (#27.5)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from kanban.projects.lifecycle import project_create
+
+    settings.DEBUG = debug
+    board = project_create(name="Secret")
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("mallory"))
+    for path in (f"/boards/{board.id}/", f"/boards/{board.id}/members/"):
+        response = client.get(path)
+        page = response.content.decode()
+        assert response.status_code == 404, path
+        assert 'data-testid="not-found"' in page and "URLconf" not in page, path
+        assert "Secret" not in page, "nothing says the board exists"
