@@ -26,7 +26,7 @@ export function createHost(env) {
   // socket sends it again when it opens and whenever it changes. `onPluginError` hears the
   // plugin page's uncaught errors ({message, at}); `onEnded(reason)` hears that the server
   // ended the connection for good.
-  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, onEnded, limits }) {
+  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, onEnded, onReload, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
@@ -171,7 +171,9 @@ export function createHost(env) {
         setContext(f.context);
       } else if (f.event === "reload") {
         // The plugin's files were re-imported: load the new ones. The plugin never sees
-        // this event; its new document says hello and replaces the channel.
+        // this event; its new document says hello and replaces the channel. What the old
+        // document failed with is the page's to forget (onReload).
+        if (onReload) onReload();
         iframe.src = iframe.src;
       }
     };

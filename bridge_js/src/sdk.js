@@ -215,6 +215,8 @@ export function createKanban(env) {
   const failures = [];
   let report = (f) => failures.push(f);
   env.addEventListener("error", (e) => report({ v: V, event: "error", message: e.message, at: e.filename + ":" + e.lineno }));
+  // A rejection nobody handled (an SDK typo inside an async handler) is as much a failure.
+  env.addEventListener("unhandledrejection", (e) => report({ v: V, event: "error", message: "Unhandled rejection: " + (e.reason?.message ?? e.reason), at: ":" }));
 
   pluginHandshake(
     env,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -40,3 +42,33 @@ def test_a_syntax_error_in_a_plugin_shows_an_error_panel_with_the_console_messag
     panel.get_by_role("button", name="Hide").click()
     expect(panel).to_be_hidden()
     assert missing_icon == [], "no 404s, the favicon's included"
+
+
+def test_an_unhandled_rejection_shows_too_and_the_panel_clears_when_the_plugin_is_fixed(
+    new_context: Callable[..., BrowserContext], live_server: LiveServer, tmp_path: Path
+) -> None:
+    """An SDK typo inside an async handler rejects a promise nobody catches: the board says
+    so as for an uncaught error. Once the developer fixes it and it is imported again, the
+    reloaded plugin starts with an empty panel (#27.4)."""
+    package = tmp_path / "async_broken"
+    shutil.copytree(PLUGINS / "async_broken", package)
+    broken = project_import(path=package)
+    alice = User.objects.create_user("alice")
+    membership_set(user=alice, project=broken, role="developer")
+    context = new_context(base_url=live_server.url)
+    log_in_by_cookie(context, alice, live_server.url)
+    page = context.new_page()
+    page.goto(f"/boards/{broken.id}/")
+
+    panel = page.get_by_test_id("plugin-error")
+    expect(panel).to_be_visible()
+    expect(panel).to_contain_text("Unhandled rejection")
+    expect(panel).to_contain_text("getValu is not a function")
+
+    app = package / "app.js"
+    app.write_text(app.read_text().replace("getValu(", "getValue("))
+    project_import(path=package)  # as import_project --watch does after the save
+    expect(page.frame_locator("#plugin-frame").locator("#state")).to_have_text(
+        "started", timeout=10_000
+    )
+    expect(panel).to_be_hidden()

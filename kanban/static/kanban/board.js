@@ -35,6 +35,11 @@
       document.getElementById("config-picker").hidden = true;
       statusEl.textContent = reason === "forbidden" ? "No access" : "Signed out";
     },
+    // The plugin's files were imported again: its new document starts with no errors.
+    onReload() {
+      errorText.textContent = "";
+      errorPanel.hidden = true;
+    },
     // textContent only: the message is the plugin's text.
     onPluginError({ message, at }) {
       // The browser hides the text of an error from a script loaded without `crossorigin`.
