@@ -23,7 +23,10 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
 #: Files copied from the skeleton, with ``__PLUGIN_*__`` and ``__PROJECT_ID__`` filled in.
-SKELETON_FILES: Final = ("index.html", "app.js", "style.css", "README.md")
+SKELETON_FILES: Final = ("index.html", "app.js", "style.css", "README.md", "tsconfig.json")
+#: The SDK's types, as built (bridge_js/dist), beside the skeleton's code: ``tsc -p .`` in a
+#: new plugin folder checks app.js against them with no edits and no install of the SDK.
+SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "kanban.d.ts"
 WATCH_INTERVAL: Final = 0.5
 
 
@@ -53,7 +56,10 @@ def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
             "kanban": {"entry": DEFAULT_KANBAN_ENTRY},
         },
     }
-    files = {PACKAGE_FILE: json.dumps(package, indent=2, ensure_ascii=False) + "\n"}
+    files = {
+        PACKAGE_FILE: json.dumps(package, indent=2, ensure_ascii=False) + "\n",
+        "kanban.d.ts": SDK_TYPES.read_text(encoding="utf-8"),
+    }
     for filename in SKELETON_FILES:
         template = (SKELETON / filename).read_text(encoding="utf-8")
         title = html.escape(name) if filename.endswith(".html") else name

@@ -74,3 +74,29 @@ def test_the_bundles_are_served_from_the_bridge_static_prefix() -> None:
     ]
     for name in ("kanban.js", "host.js", "kanban.d.ts"):
         assert (BRIDGE / "dist" / name).is_file(), name
+
+
+def test_a_new_plugin_type_checks_strictly_against_the_sdk_with_no_edits(tmp_path: Path) -> None:
+    """``startplugin``'s skeleton ships a tsconfig.json (checkJs, strict) and the SDK's
+    declarations: ``npx tsc -p .`` in the new folder passes as it is (#27.1)."""
+    import uuid
+
+    from kanban.projects.plugin_workflow import skeleton_files
+
+    tsc = BRIDGE / "node_modules" / ".bin" / "tsc"
+    node_or_skip()
+    if not tsc.exists():
+        missing("typescript is not installed: run `npm ci` in bridge_js")
+    for name, text in skeleton_files(name="My counter", project_id=uuid.uuid4()).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    checked = subprocess.run(
+        [str(tsc), "-p", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # Not vacuous: the same check refuses the skeleton's old `values.step > 0` unnarrowed.
+    app = tmp_path / "app.js"
+    app.write_text(app.read_text().replace('typeof wanted === "number" && ', ""))
+    failed = subprocess.run(
+        [str(tsc), "-p", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert failed.returncode != 0 and "app.js" in failed.stdout

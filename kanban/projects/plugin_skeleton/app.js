@@ -1,16 +1,19 @@
 // __PLUGIN_NAME__: a counter kept in this board's KV, live for everyone who has it open.
 // Everything goes through window.steamHarnessKanban (the SDK loaded by index.html).
+// Checked by TypeScript against the SDK's types: `npx tsc -p .` (tsconfig.json, kanban.d.ts).
 (function () {
   "use strict";
 
   const kanban = window.steamHarnessKanban;
   const KEY = "counter";
-  const byId = (id) => document.getElementById(id);
+  /** @param {string} id */
+  const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
-  // Each configuration may set its own step in its values, e.g. {"step": 5}.
+  // Each configuration may set its own step in its values, e.g. {"step": 5}. Anything else
+  // (a string, a fraction) means the default: values are whatever a user saved.
   function step() {
     const wanted = kanban.getConfiguration().values.step;
-    return Number.isSafeInteger(wanted) && wanted > 0 ? wanted : 1;
+    return typeof wanted === "number" && Number.isSafeInteger(wanted) && wanted > 0 ? wanted : 1;
   }
 
   function showConfiguration() {
@@ -18,12 +21,15 @@
     byId("step").textContent = String(step());
   }
 
+  /** @param {unknown} count */
   function show(count) {
     byId("count").textContent = String(typeof count === "number" ? count : 0);
   }
 
+  /** @param {unknown} err */
   function showError(err) {
-    // The SDK logs every failed call to the console with its code and a hint, too.
+    // The SDK logs every failed call to the console with its code, too.
+    if (!(err instanceof kanban.BridgeError)) throw err; // a bug here, not a refusal
     byId("message").textContent = err.code === "forbidden" ? "Read only: your role cannot change this board." : err.code + ": " + err.message;
   }
 

@@ -52,8 +52,10 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
         "README.md",
         "app.js",
         "index.html",
+        "kanban.d.ts",
         "package.json",
         "style.css",
+        "tsconfig.json",
     ]
     document = json.loads((folder / "package.json").read_text())
     info = document["steamHarness"]["projectInfo"]
@@ -77,7 +79,9 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
         "README.md",
         "app.js",
         "index.html",
+        "kanban.d.ts",
         "style.css",
+        "tsconfig.json",
     }
 
 
