@@ -3,7 +3,9 @@
 // terser (both pinned in package.json; `npm ci` in bridge_js installs them):
 //   dist/kanban.js  -> window.steamHarnessKanban (the plugin SDK)
 //   dist/host.js    -> window.KanbanHost (the board page relay)
-// and copies types/kanban.d.ts next to the SDK. The bundles have no runtime dependency.
+// and copies types/kanban.d.ts next to the SDK; dist/testing.mjs is the plugin test host
+// (testing/host.mjs) with the SDK inside, one ES module. The bundles have no runtime
+// dependency.
 // It also copies plugins/shared/plugin-kit.js into each built-in plugin's folder: a package
 // is imported from its own folder alone, and the copies must never drift from the source.
 //   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
@@ -89,7 +91,25 @@ export async function build({ minify: shorten = true } = {}) {
     out[file] = shorten ? await minify(terser, code) : code;
   }
   for (const [file, from] of Object.entries(COPIES)) out[file] = readFileSync(from, "utf8");
+  out["testing.mjs"] = await testingModule(esbuild);
   return out;
+}
+
+// The plugin test host (testing/host.mjs) with the SDK in it, as one ES module of its own:
+// a plugin's folder imports it from there (startplugin copies it in), nothing installed.
+async function testingModule(esbuild) {
+  const result = await esbuild.build({
+    entryPoints: [join(ROOT, "testing", "host.mjs")],
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: "esm",
+    target: TARGET,
+    charset: "utf8",
+    legalComments: "none",
+    write: false,
+    logLevel: "silent",
+  });
+  return BANNER + "\n" + result.outputFiles[0].text;
 }
 
 async function main(argv) {

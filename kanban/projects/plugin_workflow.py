@@ -23,10 +23,20 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
 #: Files copied from the skeleton, with ``__PLUGIN_*__`` and ``__PROJECT_ID__`` filled in.
-SKELETON_FILES: Final = ("index.html", "app.js", "style.css", "README.md", "tsconfig.json")
+SKELETON_FILES: Final = (
+    "index.html",
+    "app.js",
+    "style.css",
+    "README.md",
+    "tsconfig.json",
+    "app.test.mjs",
+)
 #: The SDK's types, as built (bridge_js/dist), beside the skeleton's code: ``tsc -p .`` in a
 #: new plugin folder checks app.js against them with no edits and no install of the SDK.
 SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "kanban.d.ts"
+#: The plugin test host with the SDK inside (bridge_js/testing/host.mjs, built), which the
+#: skeleton's own test imports from its folder: ``node --test`` runs it with no server.
+TEST_HOST: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "testing.mjs"
 WATCH_INTERVAL: Final = 0.5
 
 
@@ -59,6 +69,7 @@ def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
     files = {
         PACKAGE_FILE: json.dumps(package, indent=2, ensure_ascii=False) + "\n",
         "kanban.d.ts": SDK_TYPES.read_text(encoding="utf-8"),
+        "kanban-testing.mjs": TEST_HOST.read_text(encoding="utf-8"),
     }
     for filename in SKELETON_FILES:
         template = (SKELETON / filename).read_text(encoding="utf-8")

@@ -76,9 +76,12 @@ def test_the_bundles_are_served_from_the_bridge_static_prefix() -> None:
         assert (BRIDGE / "dist" / name).is_file(), name
 
 
-def test_a_new_plugin_type_checks_strictly_against_the_sdk_with_no_edits(tmp_path: Path) -> None:
+def test_a_new_plugin_type_checks_strictly_and_passes_its_own_tests_with_no_edits(
+    tmp_path: Path,
+) -> None:
     """``startplugin``'s skeleton ships a tsconfig.json (checkJs, strict) and the SDK's
-    declarations: ``npx tsc -p .`` in the new folder passes as it is (#27.1)."""
+    declarations: ``npx tsc -p .`` in the new folder passes as it is (#27.1); and its own
+    test, on the plugin test host with no server, passes under ``node --test`` (#27.2)."""
     import uuid
 
     from kanban.projects.plugin_workflow import skeleton_files
@@ -93,6 +96,10 @@ def test_a_new_plugin_type_checks_strictly_against_the_sdk_with_no_edits(tmp_pat
         [str(tsc), "-p", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = subprocess.run(
+        [node_or_skip(), "--test"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert tested.returncode == 0 and "# pass 2" in tested.stdout, tested.stdout + tested.stderr
     # Not vacuous: the same check refuses the skeleton's old `values.step > 0` unnarrowed.
     app = tmp_path / "app.js"
     app.write_text(app.read_text().replace('typeof wanted === "number" && ', ""))

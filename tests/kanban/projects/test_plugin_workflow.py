@@ -51,7 +51,9 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
     assert sorted(p.name for p in folder.iterdir()) == [
         "README.md",
         "app.js",
+        "app.test.mjs",
         "index.html",
+        "kanban-testing.mjs",
         "kanban.d.ts",
         "package.json",
         "style.css",
@@ -78,7 +80,9 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
     assert set(project.plugin_files.values_list("path", flat=True)) == {
         "README.md",
         "app.js",
+        "app.test.mjs",
         "index.html",
+        "kanban-testing.mjs",
         "kanban.d.ts",
         "style.css",
         "tsconfig.json",
