@@ -265,8 +265,13 @@ def read_package(folder: Path) -> Package:
         raise problems.error()
     try:
         text = raw.decode("utf-8")
+        json.loads(text)  # for the place of a syntax error: line and column, not an offset
         document = jsoncodec.decode(text)
-    except (UnicodeDecodeError, KanbanError) as error:
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno}, column {error.colno}"
+        problems.add(PACKAGE_FILE, f"is not JSON: {error.msg} at {where}")
+        raise problems.error() from None
+    except (UnicodeDecodeError, KanbanError, RecursionError) as error:
         problems.add(PACKAGE_FILE, str(error))
         raise problems.error() from None
 

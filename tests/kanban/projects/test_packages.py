@@ -443,11 +443,15 @@ def test_malformed_manifests_are_reported_where_they_go_wrong(
     assert not Project.objects.exists()
 
 
-def test_a_folder_without_valid_json_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text("{'not': json}")
+def test_a_folder_without_valid_json_is_refused_saying_the_line_and_column(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "package.json").write_text('{\n  "name": "x",\n  \'not\': json\n}')
     with pytest.raises(KanbanError) as caught:
         project_import(path=tmp_path)
-    assert caught.value.details["problems"][0]["path"] == "package.json"
+    (problem,) = caught.value.details["problems"]
+    assert problem["path"] == "package.json"
+    assert "line 3, column 3" in problem["message"], problem
 
     with pytest.raises(KanbanError) as caught:
         project_import(path=tmp_path / "missing")
