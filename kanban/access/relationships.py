@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from kanban.access.events import publish_access_changed
-from kanban.models import Project, Relationship
+from kanban.models import Membership, Project, Relationship, Role
 from storage.errors import KanbanError, invalid_argument
 from storage.limits import MAX_KEY_CHARS, SPEC
 
@@ -529,3 +529,40 @@ def relationship_statuses(
         )
         for target in wanted
     }
+
+
+def alias_for(name: str, taken: set[str]) -> str:
+    """An alias for a project named ``name``: its letters and digits, lower case, joined by
+    dashes (``Stock room`` is ``stock-room``), made unique among ``taken``."""
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    base = "-".join(words)[:56].strip("-")
+    if not base or not base[0].isalpha():
+        base = "project" + (f"-{base}" if base else "")
+    alias, n = base, 2
+    while alias in taken:
+        alias, n = f"{base}-{n}", n + 1
+    return alias
+
+
+def relationships_declare_back(*, actor: Any, project: Project) -> list[tuple[Project, str]]:
+    """For each project ``project`` declares that ``actor`` owns too and that does not point
+    back yet, declare ``project`` there, with the new relationship's default grant
+    (``read: all``, ``write: none``, seed 000): a relationship between two projects of one
+    owner is confirmed at once. A project someone else owns stays as it is, its side
+    pending until its own owner declares it. Returns (project, alias) of each written."""
+    written = []
+    for declaration in declarations_of(project):
+        other = Project.objects.filter(pk=declaration.project_id).first()
+        owner = (
+            getattr(actor, "is_superuser", False)
+            or Membership.objects.filter(user_id=actor.pk, project=other, role=Role.OWNER).exists()
+        )
+        if other is None or not owner:
+            continue
+        theirs = declarations_of(other)
+        if any(item.project_id == project.id for item in theirs):
+            continue
+        alias = alias_for(project.name, {item.alias for item in theirs})
+        relationship_declare(project=other, alias=alias, project_id=project.id, grant=Grant())
+        written.append((other, alias))
+    return written

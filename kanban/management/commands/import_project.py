@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from kanban.access.relationships import relationships_declare_back
 from kanban.management.owners import NO_OWNER, resolve_owner
 from kanban.models import Project
 from kanban.projects.packages import project_import, read_package
@@ -40,6 +41,15 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--declare-back",
+            action="store_true",
+            help=(
+                "for each related project the owner (--owner, or the default) owns too, "
+                "declare this one there (read all, write none), so the relationship is "
+                "confirmed at once; others stay pending until their owners declare it"
+            ),
+        )
+        parser.add_argument(
             "--replace-database-changes",
             action="store_true",
             help=(
@@ -67,6 +77,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{path}: nothing imported") from None
             self.report_import(project)
             self.warn_ownerless(project, owner)
+            if options["declare_back"]:
+                self.declare_back(project, owner or resolve_owner(options["owner"]))
             return
         self.stdout.write(f"Watching {path} for changes (Ctrl+C stops).")
         try:
@@ -92,6 +104,12 @@ class Command(BaseCommand):
         if Project.objects.filter(pk=project_id).exists():
             return None
         return resolve_owner(username)
+
+    def declare_back(self, project: Project, actor: Any) -> None:
+        if actor is None:
+            raise CommandError("--declare-back needs to know who you are: give --owner USERNAME")
+        for other, alias in relationships_declare_back(actor=actor, project=project):
+            self.stdout.write(f"Declared {project.name} back in {other.name} as {alias!r}")
 
     def warn_ownerless(self, project: Project, owner: Any) -> None:
         if owner is None and not project.memberships.filter(role="owner").exists():

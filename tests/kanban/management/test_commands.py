@@ -241,3 +241,50 @@ def test_the_readme_plugin_steps_end_with_the_runner_as_owner_and_a_matching_con
     assert {m.username: m.role for m in members_of(project=bobs)} == {"bob": "owner"}
     assert plugin_context(user=bob, project_id=bobs.id)["role"] == "owner"
     assert manage("startplugin", "Nobody's", str(tmp_path / "x"), "--owner", "mallory") == 1
+
+
+def test_declare_back_confirms_a_relationship_between_two_projects_of_one_owner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 000: "A new relationship writes explicit read: all and write: none on both
+    sides by default". With --declare-back the import writes the other side where the same
+    person owns it; where someone else does, it stays pending (#27.7)."""
+    from kanban.access.relationships import declarations_of, relationship_statuses
+
+    alice = get_user_model().objects.create_user("alice")
+    bob = get_user_model().objects.create_user("bob")
+    stock, ledger = (uuid.uuid4() for _ in range(2))
+    for project_id, name, owner in ((stock, "Stock room", alice), (ledger, "Ledger", bob)):
+        write_package(
+            tmp_path / name,
+            {"projectId": str(project_id), "name": name, "type": "kanban", "relatedProjects": []},
+        )
+        assert manage("import_project", str(tmp_path / name), "--owner", owner.username) == 0
+    board = write_package(
+        tmp_path / "board",
+        {
+            "projectId": str(uuid.uuid4()),
+            "name": "Board",
+            "type": "kanban",
+            "relatedProjects": [
+                {"alias": "stock", "projectId": str(stock)},
+                {"alias": "ledger", "projectId": str(ledger)},
+            ],
+        },
+    )
+    assert manage("import_project", str(board), "--owner", "alice", "--declare-back") == 0
+    assert "Declared Board back in Stock room as 'board'" in capsys.readouterr().out
+    project = Project.objects.get(name="Board")
+    (back,) = declarations_of(Project.objects.get(pk=stock))
+    assert (back.alias, back.project_id, back.grant.read.mode, back.grant.write.mode) == (
+        "board",
+        project.id,
+        "all",
+        "none",
+    )
+    assert declarations_of(Project.objects.get(pk=ledger)) == [], "bob's project: pending"
+    statuses = relationship_statuses(project_id=project.id, related_project_ids=[stock, ledger])
+    assert {key: str(value) for key, value in statuses.items()} == {
+        stock: "confirmed",
+        ledger: "pending",
+    }
