@@ -49,6 +49,26 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
     return value
 
 
+def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+    if not value >= minimum:  # also refuses nan
+        raise ImproperlyConfigured(f"{name}={value} is below {minimum}")
+    return value
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, "").strip().lower() or default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r} is none of {', '.join(choices)}")
+    return raw
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if not raw:
@@ -66,9 +86,6 @@ def database_from_url(url: str) -> dict[str, Any]:
     engine = database["ENGINE"]
     if engine == "django.db.backends.sqlite3":
         path = Path(database["NAME"])
-        # The embedded default must work from a fresh checkout: SQLite creates the file,
-        # not its folder.
-        path.parent.mkdir(parents=True, exist_ok=True)
         return {
             "ENGINE": "storage.sqlite_backend",  # Django's, creating the file owner-only
             "NAME": path,
@@ -93,7 +110,7 @@ def database_from_url(url: str) -> dict[str, Any]:
             "pool": {
                 "min_size": env_int("DATABASE_POOL_MIN", 2),
                 "max_size": env_int("DATABASE_POOL_MAX", 12, minimum=1),
-                "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT", "10")),
+                "timeout": env_float("DATABASE_POOL_TIMEOUT", 10.0, minimum=0.1),
             },
             # Django turns psycopg's prepared statements off, for transaction-mode poolers;
             # the storage engine's and the access decision's few statements run on every
@@ -107,7 +124,11 @@ def database_from_url(url: str) -> dict[str, Any]:
     }
 
 
-PRODUCTION = os.environ.get("KANBAN_MODE", "development").strip().lower() == "production"
+# Anything but these two stops the process: "prod" meaning development (DEBUG on, the fixed
+# key, demo data) would be the worst kind of typo.
+PRODUCTION = env_choice("KANBAN_MODE", "development", ("development", "production")) == (
+    "production"
+)
 
 if PRODUCTION:
     SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -118,6 +139,8 @@ else:
     SECRET_KEY = os.environ.get("SECRET_KEY") or "dev-insecure-kanban-key-do-not-use-in-production"
 
 DEBUG = env_bool("DEBUG", default=not PRODUCTION)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG shows tracebacks and settings to anyone: not in production")
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
@@ -242,8 +265,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/accounts/login/"
 AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
 # Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
-KANBAN_LOGIN_MAX_FAILURES = int(os.environ.get("KANBAN_LOGIN_MAX_FAILURES", "10"))
-KANBAN_LOGIN_WINDOW = int(os.environ.get("KANBAN_LOGIN_WINDOW", "900"))
+KANBAN_LOGIN_MAX_FAILURES = env_int("KANBAN_LOGIN_MAX_FAILURES", 10, minimum=1)
+KANBAN_LOGIN_WINDOW = env_int("KANBAN_LOGIN_WINDOW", 900, minimum=1)
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
@@ -259,7 +282,7 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(60 * 60 * 24 * 365)))
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
     if env_bool("KANBAN_BEHIND_TLS_PROXY", default=True):
@@ -299,9 +322,9 @@ SPECTACULAR_SETTINGS = {
 # of compact UTF-8 JSON, a Knowledge document's markdown at most this many bytes of UTF-8.
 # Every cap in front of them (request bodies, frames, the proxy's) is derived in
 # storage/limits.py.
-KANBAN_MAX_VALUE_BYTES = int(os.environ.get("KANBAN_MAX_VALUE_BYTES", limits.DEFAULT_VALUE_BYTES))
-KANBAN_MAX_DOCUMENT_BYTES = int(
-    os.environ.get("KANBAN_MAX_DOCUMENT_BYTES", limits.DEFAULT_DOCUMENT_BYTES)
+KANBAN_MAX_VALUE_BYTES = env_int("KANBAN_MAX_VALUE_BYTES", limits.DEFAULT_VALUE_BYTES, minimum=1)
+KANBAN_MAX_DOCUMENT_BYTES = env_int(
+    "KANBAN_MAX_DOCUMENT_BYTES", limits.DEFAULT_DOCUMENT_BYTES, minimum=1
 )
 # A Knowledge search reads documents one by one: it stops with too_large past this many
 # characters of markdown (4 documents at their limit), and one person runs at most this
@@ -309,13 +332,13 @@ KANBAN_MAX_DOCUMENT_BYTES = int(
 KANBAN_SEARCH_BUDGET_CHARS = env_int("KANBAN_SEARCH_BUDGET_CHARS", 32 * 2**20, minimum=1)
 KANBAN_SEARCHES_PER_USER = env_int("KANBAN_SEARCHES_PER_USER", 2, minimum=1)
 # The bridge websocket: per-connection message rate and burst.
-KANBAN_BRIDGE_RATE = float(os.environ.get("KANBAN_BRIDGE_RATE", "200"))
-KANBAN_BRIDGE_BURST = float(os.environ.get("KANBAN_BRIDGE_BURST", "400"))
+KANBAN_BRIDGE_RATE = env_float("KANBAN_BRIDGE_RATE", 200.0, minimum=0.001)
+KANBAN_BRIDGE_BURST = env_float("KANBAN_BRIDGE_BURST", 400.0, minimum=1.0)
 # One person's share of a worker, across all their sockets (kanban/bridge/quota.py): open
 # sockets, and a message rate and burst (0: four sockets' worth).
 KANBAN_SOCKETS_PER_USER = env_int("KANBAN_SOCKETS_PER_USER", 32, minimum=1)
-KANBAN_BRIDGE_USER_RATE = float(os.environ.get("KANBAN_BRIDGE_USER_RATE", "0"))
-KANBAN_BRIDGE_USER_BURST = float(os.environ.get("KANBAN_BRIDGE_USER_BURST", "0"))
+KANBAN_BRIDGE_USER_RATE = env_float("KANBAN_BRIDGE_USER_RATE", 0.0)
+KANBAN_BRIDGE_USER_BURST = env_float("KANBAN_BRIDGE_USER_BURST", 0.0)
 # A watch's change entry carries the new value when its JSON is at most this many bytes (a
 # viewer applies it without reading); larger values are named only. 0 pushes none.
 KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH_VALUE_BYTES)

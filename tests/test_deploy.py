@@ -56,6 +56,40 @@ def test_production_refuses_to_start_without_a_real_secret_key() -> None:
     assert "SECRET_KEY" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ({"KANBAN_MODE": "prod"}, "KANBAN_MODE"),
+        ({"DEBUG": "1"}, "DEBUG"),
+        ({"KANBAN_BRIDGE_RATE": "0"}, "KANBAN_BRIDGE_RATE"),
+        ({"KANBAN_BRIDGE_BURST": "nan"}, "KANBAN_BRIDGE_BURST"),
+        ({"KANBAN_LOGIN_MAX_FAILURES": "0"}, "KANBAN_LOGIN_MAX_FAILURES"),
+        ({"KANBAN_MAX_VALUE_BYTES": "-1"}, "KANBAN_MAX_VALUE_BYTES"),
+        ({"DATABASE_POOL_TIMEOUT": "soon"}, "DATABASE_POOL_TIMEOUT"),
+    ],
+)
+def test_nonsense_settings_stop_the_process_naming_the_variable(
+    extra: dict[str, str], named: str
+) -> None:
+    """A typo never quietly means something else: KANBAN_MODE=prod is no development mode
+    with the fixed key, production never runs with DEBUG, and a zero limit is refused."""
+    env = production_env(DATABASE_URL="postgres://u@127.0.0.1:1/never")
+    env.update(extra)
+    result = manage("check", env=env)
+    assert result.returncode != 0 and named in result.stderr, result.stderr[-2000:]
+
+
+def test_importing_the_settings_creates_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "not" / "yet" / "db.sqlite3"
+    code = (
+        "import os; os.environ['KANBAN_SQLITE_PATH'] = " + repr(str(target)) + "; "
+        "import kanban.settings"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert not target.parent.exists(), "the folder is made when a connection is, not before"
+
+
 def test_database_url_is_parsed_into_django_settings() -> None:
     parsed = database_from_url("postgres://kb:p%40ss@db.internal:6543/boards?sslmode=require")
     assert parsed["ENGINE"] == "django.db.backends.postgresql"
@@ -70,6 +104,10 @@ def test_an_sqlite_database_url_names_the_file(tmp_path: Path) -> None:
     assert parsed["ENGINE"] == "storage.sqlite_backend"
     assert parsed["NAME"] == tmp_path / "data" / "boards.sqlite3"
     assert parsed["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert not (tmp_path / "data").exists(), "parsing creates nothing"
+    from storage.sqlite_backend.base import create_owner_only
+
+    create_owner_only(str(parsed["NAME"]))  # what the backend does on its first connection
     assert (tmp_path / "data").is_dir(), "the folder is made; SQLite makes only the file"
 
 

@@ -21,6 +21,9 @@ def create_owner_only(path: str) -> None:
     mode: the operator chose it). In-memory databases have no file."""
     if path == ":memory:" or path.startswith("file:"):
         return
+    # The embedded default must work from a fresh checkout: SQLite creates the file, not its
+    # folder. Done here, when a connection is made, not when settings are imported.
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
     except FileExistsError:
