@@ -60,6 +60,8 @@ class BoardViewer:
     #: every read this viewer sent, as (op, keys) (the pin test compares them)
     reads: list[tuple[str, list[str]]] = field(default_factory=list)
     track_appearing: bool = False
+    started: bool = False
+    _busy: bool = False
     _next_id: int = 0
     _replies: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
     _events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
@@ -80,7 +82,42 @@ class BoardViewer:
             if future is not None and not future.done():
                 future.set_result(frame)
         elif frame.get("event") == "changes":
-            self._events.put_nowait(frame)
+            # The common case, every value pushed and nothing queued: applied at once, as the
+            # Board does, without a task hop (1,000 viewers on two cores are mostly this).
+            if self.started and self._events.empty() and not self._busy and self._all_pushed(frame):
+                self._apply_pushed(frame["changes"])
+            else:
+                self._events.put_nowait(frame)
+
+    def _all_pushed(self, frame: dict[str, Any]) -> bool:
+        if frame.get("resync"):
+            return False
+        for change in frame["changes"]:
+            if (
+                is_board_key(change["key"])
+                and "value" not in change
+                and change.get("deleted") is not True
+            ):
+                return False
+        return not self._missing_after(frame["changes"])
+
+    def _missing_after(self, changes: list[dict[str, Any]]) -> bool:
+        """Whether applying these changes leaves index ids without their card held."""
+        index = next((c for c in changes if c["key"] == INDEX_KEY), None)
+        if index is None:
+            return False
+        held = {c["key"] for c in changes} | set(self.values)
+        return any(f"card:{i}" not in held for i in index_ids(index.get("value")))
+
+    def _apply_pushed(self, changes: list[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        for change in changes:
+            if is_board_key(change["key"]):
+                self.values[change["key"]] = (
+                    None if change.get("deleted") is True else change["value"]
+                )
+                self.seen[change["key"]] = (change["revision"], now)
+        self._note_appeared(now)
 
     async def _read(self, keys: list[str]) -> None:
         """The keys' values, READ_BATCH per request, the requests in parallel."""
@@ -140,16 +177,21 @@ class BoardViewer:
         await self._call("watch")
         await self.load()
         self._applier = asyncio.create_task(self._apply_events())
+        self.started = True
 
     async def _apply_events(self) -> None:
         # One event after another: an event's read never lets a later one go first, and
         # events that came during the first load wait for it.
         while True:
             frame = await self._events.get()
-            if frame.get("resync"):
-                await self.load()
-            else:
-                await self.apply(frame["changes"])
+            self._busy = True
+            try:
+                if frame.get("resync"):
+                    await self.load()
+                else:
+                    await self.apply(frame["changes"])
+            finally:
+                self._busy = self._events.qsize() > 0
 
     def stop(self) -> None:
         applier = getattr(self, "_applier", None)

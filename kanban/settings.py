@@ -189,6 +189,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "kanban.observability.logs.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "kanban.web.security.DefaultContentSecurityPolicyMiddleware",
     "kanban.web.security.PluginOriginMiddleware",
@@ -350,10 +351,21 @@ KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
+# /metrics answers this bearer token only (404 while unset); see kanban/observability.
+KANBAN_METRICS_TOKEN = os.environ.get("KANBAN_METRICS_TOKEN", "")
+# "json": one JSON object per log line, with the request's or socket's id.
+KANBAN_LOG_FORMAT = env_choice("KANBAN_LOG_FORMAT", "text", ("text", "json"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "kanban.observability.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if KANBAN_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},

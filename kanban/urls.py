@@ -15,6 +15,7 @@ urlpatterns = [
     path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
     path("boards/<uuid:project_id>/delete", dashboard.board_delete, name="board-delete"),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("boards/<uuid:project_id>/", views.board, name="board"),
     path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),

@@ -19,6 +19,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
 
+from kanban.observability.metrics import LOGIN_LOCKS
 from storage import engine
 from storage.namespaces import failed_sign_ins
 from storage.writes import delete_value, set_value
@@ -70,6 +71,7 @@ class ThrottledModelBackend(ModelBackend):
         **kwargs: Any,
     ) -> Any:
         if login_locked(request, username):
+            LOGIN_LOCKS.inc()
             raise PermissionDenied("too many failed sign-ins")  # no other backend is tried
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is None:

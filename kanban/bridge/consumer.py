@@ -23,6 +23,8 @@ from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.quota import QUOTA, TokenBucket
 from kanban.bridge.threads import in_thread
 from kanban.data.limits import max_request_bytes
+from kanban.observability.logs import new_context_id
+from kanban.observability.metrics import FRAMES, SOCKETS
 from kanban.projects import boards
 from storage import jsoncodec
 from storage.addresses import check_text
@@ -41,6 +43,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
     channel_layer_alias = "kanban.bridge.consumer-has-no-channel"
 
     async def connect(self) -> None:
+        new_context_id("socket")  # what this socket does is logged under its own id
         user = self.scope.get("user")
         try:
             self.consumer_id = UUID(str(self.scope["url_route"]["kwargs"]["project_id"]))
@@ -69,6 +72,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await self._try_again_later()
             return
         self.counted = True
+        SOCKETS.inc()
         self.user = user
         self.user_id = user.pk
         self.page = f"/boards/{self.consumer_id}/"
@@ -98,6 +102,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "counted", False):
             QUOTA.close(self.user_id)
+            SOCKETS.dec()
             self.counted = False
         hub = getattr(self, "hub", None)
         if hub is not None:
@@ -162,10 +167,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             request = frames.check_frame(frame)
             result = await self.handle(request)
         except KanbanError as error:
+            FRAMES.labels(frames.op_of(frame), str(error.code)).inc()
             await self.reply(frames.reply_error(frames.request_id_of(frame), error))
             if error.code == ErrorCode.UNAUTHENTICATED:
                 await self.close(code=frames.CLOSE_UNAUTHENTICATED)
             return
+        FRAMES.labels(request.op, "ok").inc()
         await self.reply(frames.reply_ok(request.id, result))
 
     async def handle(self, request: frames.Request) -> Any:

@@ -72,6 +72,13 @@ def request_id_of(frame: Any) -> int | None:
     return None
 
 
+def op_of(frame: Any) -> str:
+    """The op a frame names, for counting: one of the known ops, or "invalid" (a metric's
+    labels must stay few, whatever a client sends)."""
+    op = frame.get("op") if isinstance(frame, dict) else None
+    return op if isinstance(op, str) and op in OPS else "invalid"
+
+
 def check_frame(frame: Any) -> Request:
     """Validate one decoded frame; raise ``invalid_argument`` naming the first problem."""
     if not isinstance(frame, dict):

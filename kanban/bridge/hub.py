@@ -41,6 +41,7 @@ from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_la
 from kanban.access.relationships import Rule
 from kanban.bridge import frames
 from kanban.bridge.frames import Change
+from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
 from kanban.projects.packages import plugin_versions
 from storage.knowledge_format import document_id_of
 
@@ -192,6 +193,7 @@ class Hub:
     def _layer_failed(self, what: str) -> None:
         if self.layer_ok:
             logger.warning("channel layer failed (%s); will resync subscribers", what)
+            LAYER_FAILURES.labels(what).inc()
         self.layer_ok = False
 
     async def _join_all(self) -> None:
@@ -263,6 +265,7 @@ class Hub:
         self.layer_ok = True
         self.beat_seen = time.monotonic()
         self.recoveries += 1
+        LAYER_RECOVERIES.inc()
         logger.warning("channel layer is back; resyncing %d sockets", len(self.sockets))
         self._hold_and_recheck({socket: [] for socket in self.sockets}, resync=True)
 
@@ -344,6 +347,8 @@ class Hub:
                 elif message.get("type") == "kv.changed":
                     changes = [Change(*change) for change in message["changes"]]
                     await self._deliver(UUID(message["project"]), changes)
+                    if "at" in message:
+                        DELIVERY.observe(max(0.0, time.time() - message["at"]))
                 elif message.get("type") == "access.changed":
                     self._access_changed(message.get("projects", ()), message.get("users", ()))
                 elif message.get("type") == "plugin.changed":
@@ -411,6 +416,7 @@ class Hub:
                     text = json.dumps(frames.revision_event(sub.alias, change.revision))
                     encoded[(sub.alias, change.revision)] = text
                 sends.append((sub.socket, text))
+        FANOUT.observe(len(sends))
         await _send_each(sends)
 
     def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
@@ -532,10 +538,14 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
 def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:
     """One layer message per committed write batch of one project: each change as a list
     (``Change``'s fields), filtered per subscription by the rule of its kind."""
-    _group_send(
-        project_group(project_id),
-        {"type": "kv.changed", "project": str(project_id), "changes": [list(c) for c in changes]},
-    )
+    message = {
+        "type": "kv.changed",
+        "project": str(project_id),
+        "changes": [list(c) for c in changes],
+        # Wall-clock (the workers are on one network): write -> delivered, per worker.
+        "at": time.time(),
+    }
+    _group_send(project_group(project_id), message)
 
 
 def publish_plugin_changed(project_id: UUID, version: str) -> None:

@@ -22,6 +22,7 @@ from kanban.data.board import cards as board_cards
 from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
 from kanban.models import ApiToken
+from kanban.observability.metrics import MCP_CALLS
 from storage import jsoncodec, limits
 from storage.errors import KanbanError, invalid_argument
 
@@ -284,6 +285,9 @@ def tool_result(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> 
     (``{code, message}``, the codes REST and the bridge use) as a tool error the agent can
     read and act on."""
     try:
-        return False, jsoncodec.encode(tool_call(token=token, name=name, arguments=arguments))
+        text = jsoncodec.encode(tool_call(token=token, name=name, arguments=arguments))
     except KanbanError as error:
+        MCP_CALLS.labels(name, str(error.code)).inc()
         return True, jsoncodec.encode(error.as_dict())
+    MCP_CALLS.labels(name, "ok").inc()
+    return False, text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from uuid import UUID
 
 from django.conf import settings
@@ -13,9 +14,11 @@ from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kanban.access.context import plugin_context
 from kanban.data import configurations
+from kanban.observability.metrics import REGISTRY, sample_db_pool
 from kanban.projects import boards
 from kanban.web.security import (
     host_csp,
@@ -37,6 +40,22 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except Exception:
         return JsonResponse({"status": "unavailable", "database": "down"}, status=503)
     return JsonResponse({"status": "ok", "database": connection.vendor})
+
+
+@require_GET
+@never_cache
+def metrics(request: HttpRequest) -> HttpResponse:
+    """This worker's metrics for Prometheus, to ``Authorization: Bearer
+    $KANBAN_METRICS_TOKEN`` only; absent (404) while no token is set. The public proxy does
+    not route it (deploy/nginx.conf): Prometheus scrapes each worker itself."""
+    expected = settings.KANBAN_METRICS_TOKEN
+    if not expected:
+        raise Http404("no metrics here")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), expected):
+        return HttpResponse(status=403)
+    sample_db_pool()
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
 
 
 @require_GET
