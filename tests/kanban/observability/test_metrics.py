@@ -69,7 +69,13 @@ async def test_two_workers_under_load_show_their_sockets_frames_and_delivery_lat
         return board, f"{name}={client.cookies[name].value}"
 
     board, cookie = await sync_to_async(scene)()
-    sockets = [await open_board_socket(s, board.id, cookie) for s in servers for _ in range(5)]
+    # Nobody reads the events; an unbounded queue keeps the close handshake from waiting
+    # behind them for websockets' close_timeout.
+    sockets = [
+        await open_board_socket(s, board.id, cookie, max_queue=None)
+        for s in servers
+        for _ in range(5)
+    ]
     for socket in sockets:
         await socket.send(json.dumps({"v": 1, "id": 1, "op": "watch"}))
         await socket.recv()
@@ -92,8 +98,7 @@ async def test_two_workers_under_load_show_their_sockets_frames_and_delivery_lat
     assert 'kanban_bridge_frames_total{op="invalid",outcome="invalid_argument"} 1.0' in first
     assert (await asyncio.to_thread(scrape, servers[0], "wrong"))[0] == 403
     assert (await asyncio.to_thread(scrape, servers[0], None))[0] == 403
-    for socket in sockets:
-        await socket.close()
+    await asyncio.gather(*(socket.close() for socket in sockets))
 
 
 def test_without_a_token_set_there_are_no_metrics(client: Client, settings: Any) -> None:
