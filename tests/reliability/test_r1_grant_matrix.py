@@ -28,7 +28,6 @@ from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
     ORIGIN,
-    opening_context,
     session_cookie,
 )
 from tests.kanban.conftest import declare
@@ -83,10 +82,14 @@ async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
         application, f"/ws/boards/{consumer.id}/", [ORIGIN, HOST, (b"cookie", cookie)]
     )
     connected, _ = await communicator.connect(timeout=CONNECT_TIMEOUT)
-    if not connected:
-        # The socket is refused before any frame: the same verdict as "no such project".
+    assert connected
+    first = await communicator.receive_output(timeout=CONNECT_TIMEOUT)
+    if first["type"] == "websocket.close":
+        # Refused before any frame, with 4403 whether the board is missing or closed to
+        # this user: the same verdict as "no such project".
+        assert first["code"] == 4403, first
         return dict.fromkeys([*KV_OPS, "subscribe"], "not_found")
-    await opening_context(communicator)
+    assert json.loads(first["text"])["event"] == "context", first
     next_id = 0
 
     async def call(op: str, **fields: Any) -> dict[str, Any]:
