@@ -8,6 +8,7 @@ deployment safeguard and refuses to start without a real ``SECRET_KEY``.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Final
@@ -74,6 +75,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if not raw:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """Addresses or networks ("10.0.0.0/8, ::1"); an entry that is neither stops the
+    process naming it."""
+    networks = []
+    for entry in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {entry!r} is no address or network") from None
+    return networks
 
 
 def database_from_url(url: str) -> dict[str, Any]:
@@ -268,6 +281,8 @@ AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
 # Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
 KANBAN_LOGIN_MAX_FAILURES = env_int("KANBAN_LOGIN_MAX_FAILURES", 10, minimum=1)
 KANBAN_LOGIN_WINDOW = env_int("KANBAN_LOGIN_WINDOW", 900, minimum=1)
+# Peers whose X-Forwarded-For is believed (kanban/web/client_address.py); nobody else's is.
+KANBAN_TRUSTED_PROXIES = env_networks("KANBAN_TRUSTED_PROXIES", [])
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 

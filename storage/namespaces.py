@@ -104,10 +104,18 @@ def parse_namespace(namespace: str) -> tuple[UUID, Domain, str | None] | None:
     return project_id, parts[2], rest[len("conversation.") :]  # type: ignore[return-value]
 
 
+FAILED_SIGN_INS: Final = "kanban.login.failures"
+
+
 def failed_sign_ins(subject: str) -> Value:
-    """Failed sign-ins counted for one subject (a hashed username or an address):
+    """Sign-in attempts counted for one subject (a hashed username, an address, or both):
     ``{"count", "since"}``."""
-    return Value("kanban.login.failures", subject)
+    return Value(FAILED_SIGN_INS, subject)
+
+
+def known_sign_in_address(subject: str) -> Value:
+    """That an address has signed in as an account (hashed together): ``{"at"}``."""
+    return Value("kanban.login.known", subject)
 
 
 def demo_marker() -> Value:

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
+import http.client
+import http.cookiejar
 import json
 import os
 import signal
@@ -24,6 +27,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -323,3 +327,65 @@ def _kill_leftovers() -> None:
     """Whatever a crashed or interrupted run left behind dies with it."""
     for server in list(_running):
         server.kill()
+
+
+class _FromAddress(urllib.request.HTTPHandler):
+    """Connects from one loopback address of the many Linux answers on (127.0.0.0/8)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        connection = functools.partial(http.client.HTTPConnection, source_address=(self.source, 0))
+        return self.do_open(connection, req)
+
+
+class Visitor:
+    """A cookie-keeping HTTP client, so a test can act as a person against a worker;
+    ``source`` is the loopback address it connects from (another person's machine)."""
+
+    def __init__(self, base_url: str, *, source: str | None = None) -> None:
+        self.base_url = base_url
+        self.cookies = http.cookiejar.CookieJar()
+        handlers: list[Any] = [urllib.request.HTTPCookieProcessor(self.cookies)]
+        if source is not None:
+            handlers.append(_FromAddress(source))
+        self.opener = urllib.request.build_opener(*handlers)
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        """(status, final path after redirects, body)."""
+        with self.opener.open(self.base_url + path, timeout=10) as response:
+            final = urllib.parse.urlsplit(response.url)
+            path_and_query = final.path + (f"?{final.query}" if final.query else "")
+            return response.status, path_and_query, response.read().decode()
+
+    def log_in(self, username: str, password: str) -> str:
+        """Submit the login form; return the path the browser would land on."""
+        return self.submit_login(username, password)[0]
+
+    def submit_login(self, username: str, password: str) -> tuple[str, str]:
+        """Submit the login form: (the path the browser would land on, its page)."""
+        self.get("/accounts/login/")
+        form = {
+            "username": username,
+            "password": password,
+            "csrfmiddlewaretoken": self.cookie(settings.CSRF_COOKIE_NAME),
+        }
+        request = urllib.request.Request(
+            self.base_url + "/accounts/login/",
+            data=urllib.parse.urlencode(form).encode(),
+            headers={"Referer": self.base_url + "/accounts/login/"},
+        )
+        with self.opener.open(request, timeout=10) as response:
+            return str(urllib.parse.urlsplit(response.url).path), response.read().decode()
+
+    def cookie(self, name: str) -> str:
+        return next(cookie.value or "" for cookie in self.cookies if cookie.name == name)
+
+    def for_server(self, other: LiveServer) -> Visitor:
+        """The same person, with the same cookies, talking to another worker."""
+        twin = Visitor(other.url)
+        for cookie in self.cookies:
+            twin.cookies.set_cookie(cookie)
+        return twin

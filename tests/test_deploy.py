@@ -207,3 +207,17 @@ def test_the_proxy_sets_the_forwarded_scheme_itself_and_never_passes_a_clients_o
     forwarded = [line.strip() for line in conf.splitlines() if "X-Forwarded-Proto" in line]
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in forwarded
     assert "$http_x_forwarded_proto" not in conf
+
+
+def test_the_proxy_writes_the_clients_address_itself_and_workers_believe_only_it(
+    compose: dict[str, Any],
+) -> None:
+    """A client's own ``X-Forwarded-For`` would pass for another address and lock its owner
+    out (#24 Low 4): nginx replaces it, and compose names nginx's network as the one proxy."""
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf
+    assert "$proxy_add_x_forwarded_for" not in conf
+    assert compose["x-app-environment"]["KANBAN_TRUSTED_PROXIES"]
+    serve = ROOT / "kanban" / "management" / "commands" / "serve.py"
+    for launcher in ROOT / "Dockerfile", serve:
+        assert "--proxy-headers" not in launcher.read_text(), launcher

@@ -7,7 +7,6 @@ the test commits the workers see, and what they commit the test sees.
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
 import json
 import signal
 import sqlite3
@@ -34,7 +33,7 @@ from storage import engine
 from storage.addresses import value
 from storage.writes import set_value
 from tests.conftest import close_connections_everywhere
-from tests.live import LiveServer, LiveServerError, postgres_url
+from tests.live import LiveServer, LiveServerError, Visitor, postgres_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,48 +43,6 @@ PASSWORD = "correct horse battery staple"
 @pytest.fixture
 def alice() -> User:
     return User.objects.create_user("alice", password=PASSWORD)
-
-
-class Visitor:
-    """A cookie-keeping HTTP client, so a test can act as a person against a worker."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.cookies = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
-
-    def get(self, path: str) -> tuple[int, str, str]:
-        """(status, final path after redirects, body)."""
-        with self.opener.open(self.base_url + path, timeout=10) as response:
-            final = urllib.parse.urlsplit(response.url)
-            path_and_query = final.path + (f"?{final.query}" if final.query else "")
-            return response.status, path_and_query, response.read().decode()
-
-    def log_in(self, username: str, password: str) -> str:
-        """Submit the login form; return the path the browser would land on."""
-        self.get("/accounts/login/")
-        form = {
-            "username": username,
-            "password": password,
-            "csrfmiddlewaretoken": self.cookie(settings.CSRF_COOKIE_NAME),
-        }
-        request = urllib.request.Request(
-            self.base_url + "/accounts/login/",
-            data=urllib.parse.urlencode(form).encode(),
-            headers={"Referer": self.base_url + "/accounts/login/"},
-        )
-        with self.opener.open(request, timeout=10) as response:
-            return str(urllib.parse.urlsplit(response.url).path)
-
-    def cookie(self, name: str) -> str:
-        return next(cookie.value or "" for cookie in self.cookies if cookie.name == name)
-
-    def for_server(self, other: LiveServer) -> Visitor:
-        """The same person, with the same cookies, talking to another worker."""
-        twin = Visitor(other.url)
-        for cookie in self.cookies:
-            twin.cookies.set_cookie(cookie)
-        return twin
 
 
 def health(server: LiveServer) -> dict[str, Any]:

@@ -1,65 +1,127 @@
-"""Password guessing is bounded: after ``KANBAN_LOGIN_MAX_FAILURES`` failed sign-ins for one
-username (or ten times that from one address) within ``KANBAN_LOGIN_WINDOW`` seconds,
-every sign-in for it is refused until the window passes, the right password included.
+"""Password guessing is bounded, across every worker, without locking the owner out.
+
+Each sign-in attempt is counted *before* its password is checked, atomically (one lock,
+read, write), so N parallel guesses over any number of workers get at most the limit of
+real password checks. Within ``KANBAN_LOGIN_WINDOW`` seconds an attempt is refused, its
+password unchecked, once any of these reaches its limit:
+
+- the account, from addresses that have never signed in as it: ``KANBAN_LOGIN_MAX_FAILURES``;
+- the account from this one address: the same limit;
+- this address, whatever the account: ten times it (an office behind one NAT).
+
+An address that has signed in as the account before (within ``KNOWN_FOR``) is not held to
+the account's count, only to its own: an attacker guessing from elsewhere locks new
+addresses out of the account, never its owner's usual one. A success clears the count of
+the account from that address (and the account's, when that count applied); it takes its
+own attempt back from the address's count.
 
 The check lives in the authentication backend, so the login page, the admin's login and
-anything else that calls ``authenticate`` are bounded alike. Counters are stored values
-(``storage.namespaces.failed_sign_ins``), so every worker counts together.
+anything else that calls ``authenticate`` are bounded alike. The address is the one
+``kanban.web.client_address`` trusts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import HttpRequest
 
 from kanban.observability.metrics import LOGIN_LOCKS
+from kanban.web.client_address import client_address
 from storage import engine
-from storage.namespaces import failed_sign_ins
-from storage.writes import delete_value, set_value
+from storage.namespaces import FAILED_SIGN_INS, failed_sign_ins, known_sign_in_address
+from storage.writes import Write, delete_value, set_value
 
 #: An address shared by many people (an office behind one NAT) gets more room.
 PER_ADDRESS_FACTOR = 10
+#: Marks a request whose sign-in was refused unchecked.
+REFUSED = "kanban.login_refused"
+#: How long a successful sign-in from an address vouches for it.
+KNOWN_FOR = 90 * 24 * 3600
 
 
-def _subjects(request: HttpRequest | None, username: object) -> dict[str, int]:
-    """What failures are counted against, each with its limit: the username, the address."""
-    limit = int(settings.KANBAN_LOGIN_MAX_FAILURES)
-    name = hashlib.sha256(str(username).casefold().encode()).hexdigest()
-    subjects = {f"user:{name}": limit}
-    address = request.META.get("REMOTE_ADDR") if request is not None else None
+@dataclass(frozen=True)
+class Attempt:
+    account: str  # hashed username
+    address: str | None
+    known: bool  # this address has signed in as this account before
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """What this attempt counts against, each with its limit."""
+        limit = int(settings.KANBAN_LOGIN_MAX_FAILURES)
+        counters = {} if self.known else {f"user:{self.account}": limit}
+        if self.address:
+            counters[f"pair:{_digest(self.account, self.address)}"] = limit
+            counters[f"address:{self.address}"] = limit * PER_ADDRESS_FACTOR
+        return counters
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(":".join(parts).encode()).hexdigest()
+
+
+def _attempt(request: HttpRequest | None, username: object) -> Attempt:
+    account = _digest(str(username).casefold())
+    address = client_address(request) if request is not None else None
+    known = False
     if address:
-        subjects[f"address:{address}"] = limit * PER_ADDRESS_FACTOR
-    return subjects
+        stored = engine.get_value(known_sign_in_address(_digest(account, address)))
+        known = stored is not None and time.time() - float(stored.value["at"]) < KNOWN_FOR
+    return Attempt(account, address, known)
 
 
-def _failures(subject: str, now: float) -> tuple[int, float]:
-    """The failures counted in the current window, and when that window began."""
-    stored = engine.get_value(failed_sign_ins(subject))
+def _count(counter: str, now: float) -> tuple[int, float]:
+    """The attempts counted in the current window, and when that window began."""
+    stored = engine.get_value(failed_sign_ins(counter))
     if stored is None or now - stored.value["since"] > int(settings.KANBAN_LOGIN_WINDOW):
         return 0, now
     return int(stored.value["count"]), float(stored.value["since"])
 
 
-def login_locked(request: HttpRequest | None, username: object) -> bool:
-    now = time.time()
-    subjects = _subjects(request, username).items()
-    return any(_failures(subject, now)[0] >= limit for subject, limit in subjects)
+def _locked(counters: dict[str, int], now: float) -> bool:
+    return any(_count(counter, now)[0] >= limit for counter, limit in counters.items())
 
 
-def _record_failure(request: HttpRequest | None, username: object) -> None:
+def _admit(attempt: Attempt) -> bool:
+    """Count the attempt against each of its counters, or refuse it when one is full."""
     now = time.time()
-    writes = []
-    for subject in _subjects(request, username):
-        count, since = _failures(subject, now)
-        writes.append(set_value(failed_sign_ins(subject), {"count": count + 1, "since": since}))
-    engine.commit(writes)
+    with transaction.atomic():
+        engine.lock_namespace(FAILED_SIGN_INS)  # every worker's attempts, one at a time
+        if _locked(attempt.counters, now):
+            return False
+        writes = []
+        for counter in attempt.counters:
+            count, since = _count(counter, now)
+            writes.append(set_value(failed_sign_ins(counter), {"count": count + 1, "since": since}))
+        engine.commit(writes)
+    return True
+
+
+def _signed_in(attempt: Attempt) -> None:
+    now = time.time()
+    with transaction.atomic():
+        engine.lock_namespace(FAILED_SIGN_INS)
+        writes: list[Write] = []
+        for counter in attempt.counters:
+            count, since = _count(counter, now)
+            if counter.startswith("address:") and count > 1:
+                value = {"count": count - 1, "since": since}
+                writes.append(set_value(failed_sign_ins(counter), value))
+            else:
+                writes.append(delete_value(failed_sign_ins(counter)))
+        if attempt.address:
+            known = known_sign_in_address(_digest(attempt.account, attempt.address))
+            writes.append(set_value(known, {"at": now}))
+        engine.commit(writes)
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -70,23 +132,24 @@ class ThrottledModelBackend(ModelBackend):
         password: str | None = None,
         **kwargs: Any,
     ) -> Any:
-        if login_locked(request, username):
+        attempt = _attempt(request, username)
+        if not _admit(attempt):
             LOGIN_LOCKS.inc()
+            if request is not None:
+                request.META[REFUSED] = True  # for the form's message
             raise PermissionDenied("too many failed sign-ins")  # no other backend is tried
         user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is None:
-            _record_failure(request, username)
-        else:
-            user_subject = next(iter(_subjects(request, username)))
-            engine.commit([delete_value(failed_sign_ins(user_subject))])
+        if user is not None:
+            _signed_in(attempt)
         return user
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Says why a locked-out sign-in fails, instead of "wrong password"."""
+    """Says why a refused sign-in fails: its password was never checked, and "wrong
+    password" would send the owner looking for a typo."""
 
     def get_invalid_login_error(self) -> ValidationError:
-        if login_locked(self.request, self.cleaned_data.get("username")):
+        if self.request is not None and self.request.META.get(REFUSED):
             minutes = max(1, int(settings.KANBAN_LOGIN_WINDOW) // 60)
             return ValidationError(
                 f"Too many failed sign-ins for this account. Try again in {minutes} minutes.",

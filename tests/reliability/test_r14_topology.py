@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection
 from playwright.sync_api import BrowserContext, Page, expect
 from websockets.sync.client import connect
@@ -47,7 +48,7 @@ from storage.namespaces import dataset_value
 from tests.browser.helpers import login
 from tests.kanban.bridge.helpers import session_cookie
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
-from tests.live import HOST, LiveServer, free_port
+from tests.live import HOST, LiveServer, Visitor, free_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.redis]
 __all__ = ["redis_layer"]
@@ -353,3 +354,25 @@ def test_a_forged_x_forwarded_proto_changes_nothing_behind_nginx(
         status, location = status_and_location(f"{proxy.url}/accounts/login/", **forged)
         assert status == 301 and location.startswith("https://"), (status, location)
         assert status_and_location(f"{proxy.url}/healthz", **forged)[0] == 200
+
+
+def test_behind_nginx_a_forged_x_forwarded_for_neither_hides_an_attacker_nor_locks_the_owner(
+    live_servers: Callable[..., list[LiveServer]],
+) -> None:
+    """Three people on their own machines (loopback addresses): alice signs in from hers;
+    an attacker guesses her password claiming her address in ``X-Forwarded-For``. nginx
+    replaces the header with the address it saw, and the workers believe only nginx."""
+    get_user_model().objects.create_user("alice", password="the right one")
+    env = {"KANBAN_TRUSTED_PROXIES": HOST, "KANBAN_LOGIN_MAX_FAILURES": "3"}
+    (worker,) = live_servers(1, env=env)
+    with nginx_in_front_of([worker]) as proxy:
+        assert Visitor(proxy.url, source="127.0.0.2").log_in("alice", "the right one") == "/"
+        attacker = Visitor(proxy.url, source="127.0.0.3")
+        attacker.opener.addheaders.append(("X-Forwarded-For", "127.0.0.2"))
+        for _ in range(3):
+            attacker.log_in("alice", "a guess")
+        _, page = attacker.submit_login("alice", "the right one")
+        assert "Too many failed sign-ins" in page
+        _, page = Visitor(proxy.url, source="127.0.0.4").submit_login("alice", "the right one")
+        assert "Too many failed sign-ins" in page, "a new address is held to the account's count"
+        assert Visitor(proxy.url, source="127.0.0.2").log_in("alice", "the right one") == "/"

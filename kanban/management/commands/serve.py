@@ -27,7 +27,9 @@ class Command(BaseCommand):
         host, port = options["host"], str(options["port"])
         self.stdout.write(f"Serving on http://{host}:{port}/ (Ctrl+C to stop)")
         sys.stdout.flush()
-        # exec hands the process to daphne so signals and exit codes are daphne's own.
+        # exec hands the process to daphne so signals and exit codes are daphne's own. Not
+        # daphne's proxy headers: it would believe the first X-Forwarded-For entry, which a
+        # client writes (kanban/web/client_address.py reads it from named proxies only).
         argv = [sys.executable, "-m", "kanban.daphne", "-b", host, "-p", port]
-        argv += ["--proxy-headers", "kanban.asgi:application"]
+        argv.append("kanban.asgi:application")
         os.execv(sys.executable, argv)  # noqa: S606
