@@ -239,6 +239,8 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "") or f"sqlite:///{SQLITE_PATH.re
 DATABASES = {"default": database_from_url(DATABASE_URL)}
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Every Redis key of this deployment starts with it: the channel layer's and the quotas'.
+KANBAN_REDIS_PREFIX = os.environ.get("KANBAN_REDIS_PREFIX", "kanban")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -247,10 +249,20 @@ if REDIS_URL:
                 # redis-py's default socket_timeout of 5 s drops idle consumers whose
                 # blocking receive outlives it; 30 s sits well above the layer's poll.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
-                "prefix": os.environ.get("KANBAN_REDIS_PREFIX", "kanban"),
+                "prefix": KANBAN_REDIS_PREFIX,
                 "capacity": 1000,
                 "expiry": 60,
             },
+        }
+    }
+    # The REST API's rate (DRF's throttle keeps its counts in the cache) is then one for
+    # the whole deployment, not one per worker.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{KANBAN_REDIS_PREFIX}:cache",
+            "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
         }
     }
 else:
@@ -344,14 +356,15 @@ KANBAN_MAX_DOCUMENT_BYTES = env_int(
 )
 # A Knowledge search reads documents one by one: it stops with too_large past this many
 # characters of markdown (4 documents at their limit), and one person runs at most this
-# many at a time in each worker (more are rate_limited).
+# many at a time (more are rate_limited).
 KANBAN_SEARCH_BUDGET_CHARS = env_int("KANBAN_SEARCH_BUDGET_CHARS", 32 * 2**20, minimum=1)
 KANBAN_SEARCHES_PER_USER = env_int("KANBAN_SEARCHES_PER_USER", 2, minimum=1)
 # The bridge websocket: per-connection message rate and burst.
 KANBAN_BRIDGE_RATE = env_float("KANBAN_BRIDGE_RATE", 200.0, minimum=0.001)
 KANBAN_BRIDGE_BURST = env_float("KANBAN_BRIDGE_BURST", 400.0, minimum=1.0)
-# One person's share of a worker, across all their sockets (kanban/bridge/quota.py): open
-# sockets, and a message rate and burst (0: four sockets' worth).
+# One person's share, across all their sockets: open sockets, and a message rate and burst
+# (0: four sockets' worth). Per worker (kanban/bridge/quota.py) and, with REDIS_URL, for the
+# whole deployment (kanban/access/quotas.py); searches likewise.
 KANBAN_SOCKETS_PER_USER = env_int("KANBAN_SOCKETS_PER_USER", 32, minimum=1)
 KANBAN_BRIDGE_USER_RATE = env_float("KANBAN_BRIDGE_USER_RATE", 0.0)
 KANBAN_BRIDGE_USER_BURST = env_float("KANBAN_BRIDGE_USER_BURST", 0.0)

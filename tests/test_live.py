@@ -33,7 +33,7 @@ from storage import engine
 from storage.addresses import value
 from storage.writes import set_value
 from tests.conftest import close_connections_everywhere
-from tests.live import LiveServer, LiveServerError, Visitor, postgres_url
+from tests.live import LiveServer, LiveServerError, Visitor, open_board_socket, postgres_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -194,6 +194,22 @@ async def test_the_bridge_websocket_opens_only_from_the_boards_own_origin(
         await socket.send(json.dumps({"v": 1, "id": 1, "op": "get", "key": "cards"}))
         reply = json.loads(await asyncio.wait_for(socket.recv(), 10))
     assert reply == {"v": 1, "id": 1, "ok": True, "result": {"found": False}}
+
+
+async def test_past_her_socket_cap_daphne_itself_tells_alice_to_try_again_later(
+    live_servers: Callable[..., list[LiveServer]], alice: User
+) -> None:
+    """4013, an application close code: daphne's autobahn refuses to send the standard 1013
+    and the socket ended in 1011 (an internal error) instead."""
+    (worker,) = await sync_to_async(live_servers)(1, env={"KANBAN_SOCKETS_PER_USER": "1"})
+    board = await sync_to_async(project_create)(name="Board", type="kanban")
+    await sync_to_async(membership_set)(user=alice, project=board, role="developer")
+    cookie = (await sync_to_async(session_cookie_of)(alice))["Cookie"]
+    first = await open_board_socket(worker, board.id, cookie)
+    with pytest.raises(websockets.ConnectionClosed) as refused:
+        await open_board_socket(worker, board.id, cookie)
+    assert refused.value.rcvd is not None and refused.value.rcvd.code == 4013
+    await first.close()
 
 
 # --- several workers -------------------------------------------------------------------------

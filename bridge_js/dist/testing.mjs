@@ -116,7 +116,7 @@ var protocol_default = {
   close: {
     unauthenticated: 4401,
     forbidden: 4403,
-    tryAgainLater: 1013
+    tryAgainLater: 4013
   },
   limits: {
     keyChars: 1024,

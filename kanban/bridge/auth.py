@@ -63,7 +63,7 @@ class SessionAuthMiddleware:
 
 
 async def try_again_later(receive: Any, send: Any) -> None:
-    """Complete the handshake only to close it with 1013, which a client retries; refusing
+    """Complete the handshake only to close it with 4013, which a client retries; refusing
     the handshake would look like a 403."""
     if (await receive())["type"] == "websocket.connect":
         await send({"type": "websocket.accept"})

@@ -17,6 +17,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
+from kanban.access import quotas
 from kanban.access.context import plugin_context
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
@@ -71,6 +72,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             # This person holds as many sockets here as one may; the host retries later.
             await self._try_again_later()
             return
+        handle = await quotas.socket_open(user_id=user.pk)
+        if handle is None:
+            QUOTA.close(user.pk)  # as many as one may across the deployment
+            await self._try_again_later()
+            return
+        self.quota_handle: str = handle
         self.counted = True
         SOCKETS.inc()
         self.user = user
@@ -101,9 +108,10 @@ class BridgeConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "counted", False):
+            self.counted = False
             QUOTA.close(self.user_id)
             SOCKETS.dec()
-            self.counted = False
+            await quotas.socket_close(user_id=self.user_id, handle=self.quota_handle)
         hub = getattr(self, "hub", None)
         if hub is not None:
             await hub.remove_socket(self)
@@ -162,7 +170,11 @@ class BridgeConsumer(AsyncWebsocketConsumer):
                 raise KanbanError(ErrorCode.TOO_LARGE, "frame is too large")
             frame = jsoncodec.decode(text_data)
             # After decoding, so the refusal can name the request it refuses.
-            if not (self.bucket.take() and QUOTA.take(self.user_id)):
+            if not (
+                self.bucket.take()
+                and QUOTA.take(self.user_id)
+                and await quotas.message_take(user_id=self.user_id)
+            ):
                 raise KanbanError(ErrorCode.RATE_LIMITED, "too many bridge requests; slow down")
             request = frames.check_frame(frame)
             result = await self.handle(request)

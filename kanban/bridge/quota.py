@@ -3,8 +3,8 @@
 top of each socket's own). A thousand sockets, or fifty sockets each at its own rate, no
 longer multiply what one account can make a worker do (#17 Low 6).
 
-Per worker process, like the per-socket bucket: behind N workers a person gets N times
-this at most, which the proxy's spreading keeps bounded."""
+Per worker process, like the per-socket bucket; with Redis, ``kanban.access.quotas`` counts
+the same limits for the whole deployment (#24 Low 6)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
+
+from kanban.access.quotas import user_rate
 
 
 class TokenBucket:
@@ -33,9 +35,7 @@ class TokenBucket:
 
 def user_bucket() -> TokenBucket:
     """A person's share: by default four sockets' worth of the per-socket rate."""
-    rate = settings.KANBAN_BRIDGE_USER_RATE or 4 * settings.KANBAN_BRIDGE_RATE
-    burst = settings.KANBAN_BRIDGE_USER_BURST or 4 * settings.KANBAN_BRIDGE_BURST
-    return TokenBucket(rate, burst)
+    return TokenBucket(*user_rate())
 
 
 @dataclass

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from django.conf import settings
 
+from kanban.access import quotas
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.data.kv import Provenance, write_source
 from storage import knowledge
@@ -205,8 +206,9 @@ def project_knowledge_search(
     after_lines: int = 0,
 ) -> knowledge.SearchResult:
     """Search every document (an index read), or only ``document_id`` (that document's).
-    At most ``KANBAN_SEARCHES_PER_USER`` of one person's run at once in this worker; more
-    are ``rate_limited`` (each has a budget too, ``storage.knowledge.knowledge_search``)."""
+    At most ``KANBAN_SEARCHES_PER_USER`` of one person's run at once, in this worker and
+    (with Redis) in the whole deployment; more are ``rate_limited`` (each has a budget
+    too, ``storage.knowledge.knowledge_search``)."""
     target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
     with search_slot(user.pk):
         return knowledge.knowledge_search(
@@ -222,19 +224,26 @@ _searching: dict[int, int] = {}
 _searching_lock = threading.Lock()
 
 
+def _too_many_searches(running: int) -> KanbanError:
+    return KanbanError(
+        ErrorCode.RATE_LIMITED,
+        f"{running} of your searches are running; wait for one to finish",
+        retryAfter=1,
+    )
+
+
 @contextmanager
 def search_slot(user_id: int) -> Iterator[None]:
     with _searching_lock:
         running = _searching.get(user_id, 0)
         if running >= settings.KANBAN_SEARCHES_PER_USER:
-            raise KanbanError(
-                ErrorCode.RATE_LIMITED,
-                f"{running} of your searches are running; wait for one to finish",
-                retryAfter=1,
-            )
+            raise _too_many_searches(running)
         _searching[user_id] = running + 1
     try:
-        yield
+        with quotas.search_slot(user_id=user_id) as held:
+            if not held:
+                raise _too_many_searches(int(settings.KANBAN_SEARCHES_PER_USER))
+            yield
     finally:
         with _searching_lock:
             if _searching[user_id] == 1:

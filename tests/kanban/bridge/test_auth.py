@@ -120,7 +120,7 @@ async def test_a_database_failure_at_connect_says_try_again_later_not_forbidden(
     assert connected
     assert await communicator.receive_output(timeout=CONNECT_TIMEOUT) == {
         "type": "websocket.close",
-        "code": 1013,
+        "code": 4013,
     }
 
 

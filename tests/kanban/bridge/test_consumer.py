@@ -616,7 +616,7 @@ async def test_one_person_holds_only_so_many_sockets_and_shares_one_message_rate
     )
     connected, _ = await third.connect(timeout=5)
     assert connected
-    assert await third.receive_output(timeout=5) == {"type": "websocket.close", "code": 1013}
+    assert await third.receive_output(timeout=5) == {"type": "websocket.close", "code": 4013}
     # alice is not held back by bob's sockets.
     alice, alice_connected, _ = await open_bridge(world["board"], world["alice"])
     assert alice_connected

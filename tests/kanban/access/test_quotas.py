@@ -1,0 +1,145 @@
+"""One person's share of the whole deployment (#24 Low 6: 40 sockets on each of 3 workers
+gave 96 accepted). With Redis, sockets, message rate and searches count across workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from kanban.access import quotas
+from tests.kanban.bridge.test_scale_out import (
+    REDIS_URL,
+    open_socket,
+    redis_layer,
+    redis_reachable,
+    scene,
+)
+from tests.live import LiveServer
+
+pytestmark = [
+    pytest.mark.redis,
+    pytest.mark.skipif(not redis_reachable(), reason=f"needs Redis at {REDIS_URL}"),
+]
+__all__ = ["redis_layer", "scene"]
+
+
+async def try_open(server: LiveServer, scene: dict[str, Any]) -> Any:
+    """An open socket, or None when the worker closed it at once (4013: try again later)."""
+    try:
+        return await open_socket(server, scene)
+    except ConnectionClosed as closed:
+        assert closed.rcvd is not None and closed.rcvd.code == 4013, closed
+        return None
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_forty_sockets_on_each_of_three_workers_are_the_cap_in_all(
+    live_servers: Callable[..., list[LiveServer]],
+    redis_layer: dict[str, str],
+    scene: dict[str, Any],
+) -> None:
+    env = redis_layer | {"KANBAN_SOCKETS_PER_USER": "30"}
+    workers = await asyncio.to_thread(live_servers, 3, env=env)
+    tries = [try_open(worker, scene) for worker in workers for _ in range(40)]
+    opened = [socket for socket in await asyncio.gather(*tries) if socket is not None]
+    assert len(opened) == 30
+    for socket in opened[:5]:
+        await socket.close()
+    await asyncio.sleep(0.2)  # each worker gives its slot back as its socket closes
+    again = await asyncio.gather(*(try_open(workers[n % 3], scene) for n in range(8)))
+    assert sum(socket is not None for socket in again) == 5, "closed sockets free their places"
+    for socket in [*opened[5:], *again]:
+        if socket is not None:
+            await socket.close()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_one_message_rate_over_three_workers(
+    live_servers: Callable[..., list[LiveServer]],
+    redis_layer: dict[str, str],
+    scene: dict[str, Any],
+) -> None:
+    env = redis_layer | {"KANBAN_BRIDGE_USER_BURST": "30", "KANBAN_BRIDGE_USER_RATE": "0.001"}
+    workers = await asyncio.to_thread(live_servers, 3, env=env)
+    sockets = [await open_socket(worker, scene) for worker in workers]
+
+    async def twenty_gets(socket: Any) -> list[bool]:
+        answered = []
+        for n in range(1, 21):
+            await socket.send(json.dumps({"v": 1, "id": n, "op": "get", "key": "k"}))
+            answered.append(json.loads(await socket.recv())["ok"])
+        return answered
+
+    answers = [ok for each in await asyncio.gather(*map(twenty_gets, sockets)) for ok in each]
+    assert sum(answers) == 30, "the person's burst, whichever worker took each frame"
+    for socket in sockets:
+        await socket.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_rest_rate_is_one_for_the_deployment(
+    live_servers: Callable[..., list[LiveServer]],
+    redis_layer: dict[str, str],
+    scene: dict[str, Any],
+) -> None:
+    workers = live_servers(3, env=redis_layer | {"KANBAN_API_RATE": "6/min"})
+    statuses = []
+    for n in range(12):
+        request = urllib.request.Request(
+            f"{workers[n % 3].url}/api/v1/projects/", headers={"Cookie": scene["cookie"]}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                statuses.append(response.status)
+        except urllib.error.HTTPError as refused:
+            statuses.append(refused.code)
+    assert statuses == [200] * 6 + [429] * 6
+
+
+def test_searches_hold_slots_for_the_deployment_and_a_lost_one_expires(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.REDIS_URL = REDIS_URL
+    settings.KANBAN_REDIS_PREFIX = f"quota-test-{time.monotonic_ns()}"
+    settings.KANBAN_SEARCHES_PER_USER = 2
+    # Two workers' searches are two slots in Redis, whichever process holds them.
+    with quotas.search_slot(user_id=7) as first, quotas.search_slot(user_id=7) as second:
+        assert first and second
+        with quotas.search_slot(user_id=7) as third:
+            assert not third
+        with quotas.search_slot(user_id=8) as someone_else:
+            assert someone_else
+    with quotas.search_slot(user_id=7) as after:
+        assert after, "a finished search gives its slot back"
+    # A worker killed mid-search never gives its slots back: they expire instead.
+    monkeypatch.setattr(quotas, "SEARCH_SLOT_SECONDS", 1)
+    lost = [quotas.search_slot(user_id=9) for _ in range(2)]
+    for slot in lost:
+        slot.__enter__()  # and never left: kept referenced, so nothing closes it either
+    with quotas.search_slot(user_id=9) as held:
+        assert not held
+    time.sleep(2.1)
+    with quotas.search_slot(user_id=9) as held:
+        assert held
+
+
+async def test_with_redis_gone_per_worker_limits_alone_apply_without_waiting_on_it(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(quotas, "_down_until", 0.0)  # put back as it was, after the test
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    started = time.monotonic()
+    assert await quotas.socket_open(user_id=7) is not None
+    assert await quotas.message_take(user_id=7)
+    with quotas.search_slot(user_id=7) as held:
+        assert held
+    assert not quotas.shared(), "left alone for a while after failing"
+    assert time.monotonic() - started < quotas.TIMEOUT_SECONDS
