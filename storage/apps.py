@@ -7,3 +7,8 @@ class StorageConfig(AppConfig):
     name = "storage"
     label = "storage"
     verbose_name = "Storage engine"
+
+    def ready(self) -> None:
+        from storage import pool_retry
+
+        pool_retry.install()
