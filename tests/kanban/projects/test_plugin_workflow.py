@@ -191,6 +191,39 @@ def test_a_broken_package_is_reported_changes_nothing_and_watching_goes_on(
     assert len(plugin_changes) == 1, "the broken attempt announced nothing"
 
 
+def test_a_file_that_vanishes_while_it_is_read_is_reported_and_watching_goes_on(
+    package: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#24 Low 9: an editor's temporary file removed mid-import ended the watch with a
+    FileNotFoundError traceback."""
+    from kanban.projects import plugin_workflow
+
+    swap = package / ".app.js.swp"
+
+    def import_while_the_editor_saves(**arguments: object) -> Project:
+        if swap.exists():
+            swap.unlink()
+            raise FileNotFoundError(2, "No such file or directory", str(swap))
+        return project_import(**arguments)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(plugin_workflow, "project_import", import_while_the_editor_saves)
+    attempts = list(
+        project_import_watch(
+            path=package,
+            polls=2,
+            wait=edits(
+                lambda: (swap.write_text("x"), (package / "app.js").write_text("// saved\n")),
+                lambda: (package / "app.js").write_text("// saved again\n"),
+            ),
+        )
+    )
+    assert [attempt.error is None for attempt in attempts] == [True, False, True]
+    vanished = attempts[1].error
+    assert vanished is not None and vanished.code == ErrorCode.INVALID_ARGUMENT
+    assert "changed while it was read" in vanished.message
+    assert app_js(project_of(package)) == b"// saved again\n"
+
+
 def test_an_identical_reimport_announces_nothing(
     package: Path, plugin_changes: list[tuple[UUID, str]]
 ) -> None:
