@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import hashers
 from django.db import connections
 
 from tests.browser.fixtures import browser, chromium, new_context
@@ -25,7 +26,16 @@ __all__ = ["browser", "chromium", "new_context"]
 BACKEND_ALIASES: dict[str, str] = {}
 
 
+#: What tests check is who may sign in, not what a password costs to hash: half a second
+#: of PBKDF2 per demo user and per login was minutes of the suite. Workers get the same
+#: setting (tests/live.py worker_env), so they check what this process hashed.
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    hashers.get_hashers.cache_clear()
+    hashers.get_hashers_by_algorithm.cache_clear()
     default_vendor = "postgresql" if os.environ.get("DATABASE_URL") else "sqlite"
     BACKEND_ALIASES[default_vendor] = "default"
     if default_vendor == "sqlite":

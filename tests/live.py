@@ -122,6 +122,8 @@ def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     # Load tests (R3, R8, R9) play many people with one account; one person's share of a
     # worker is tested in process (tests/kanban/bridge/test_consumer.py).
     env.update(ONE_ACCOUNT_MANY_CLIENTS)
+    if (extra or {}).get("KANBAN_MODE") != "production":  # which refuses it
+        env["KANBAN_FAST_PASSWORD_HASHING"] = "1"  # as tests/conftest.py hashes
     if extra:
         env.update(extra)
     return env

@@ -66,6 +66,8 @@ def test_production_refuses_to_start_without_a_real_secret_key() -> None:
         ({"KANBAN_LOGIN_MAX_FAILURES": "0"}, "KANBAN_LOGIN_MAX_FAILURES"),
         ({"KANBAN_MAX_VALUE_BYTES": "-1"}, "KANBAN_MAX_VALUE_BYTES"),
         ({"DATABASE_POOL_TIMEOUT": "soon"}, "DATABASE_POOL_TIMEOUT"),
+        ({"KANBAN_FAST_PASSWORD_HASHING": "1"}, "KANBAN_FAST_PASSWORD_HASHING"),
+        ({"KANBAN_TRUSTED_PROXIES": "nginx"}, "KANBAN_TRUSTED_PROXIES"),
     ],
 )
 def test_nonsense_settings_stop_the_process_naming_the_variable(

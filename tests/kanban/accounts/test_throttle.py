@@ -19,8 +19,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def alice(settings: Any) -> Any:
     settings.KANBAN_LOGIN_MAX_FAILURES = 5
-    # What is counted is the point here, not what a password costs to check.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return get_user_model().objects.create_user("alice", password="the right one")
 
 
