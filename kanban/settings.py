@@ -299,7 +299,7 @@ AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
 # Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
 KANBAN_LOGIN_MAX_FAILURES = env_int("KANBAN_LOGIN_MAX_FAILURES", 10, minimum=1)
 KANBAN_LOGIN_WINDOW = env_int("KANBAN_LOGIN_WINDOW", 900, minimum=1)
-# Peers whose X-Forwarded-For is believed (kanban/web/client_address.py); nobody else's is.
+# Peers whose X-Forwarded-For is believed (kanban/accounts/client_address.py); nobody else's is.
 KANBAN_TRUSTED_PROXIES = env_networks("KANBAN_TRUSTED_PROXIES", [])
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

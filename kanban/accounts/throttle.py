@@ -17,7 +17,7 @@ own attempt back from the address's count.
 
 The check lives in the authentication backend, so the login page, the admin's login and
 anything else that calls ``authenticate`` are bounded alike. The address is the one
-``kanban.web.client_address`` trusts.
+``kanban.accounts.client_address`` trusts.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 
+from kanban.accounts.client_address import client_address
 from kanban.observability.metrics import LOGIN_LOCKS
-from kanban.web.client_address import client_address
 from storage import engine
 from storage.namespaces import FAILED_SIGN_INS, failed_sign_ins, known_sign_in_address
 from storage.writes import Write, delete_value, set_value

@@ -9,8 +9,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import RequestFactory
 
+from kanban.accounts.client_address import client_address
 from kanban.settings import env_networks
-from kanban.web.client_address import client_address
 
 
 def address(peer: str, forwarded: str | None = None) -> str | None:
