@@ -335,7 +335,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["kanban.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "kanban.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["kanban.api.throttles.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": os.environ.get("KANBAN_API_RATE", "6000/min")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
