@@ -10,7 +10,7 @@ types). Each problem carries the JSON path of the offending field below
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, cast
@@ -544,14 +544,19 @@ def alias_for(name: str, taken: set[str]) -> str:
     return alias
 
 
-def relationships_declare_back(*, actor: Any, project: Project) -> list[tuple[Project, str]]:
-    """For each project ``project`` declares that ``actor`` owns too and that does not point
-    back yet, declare ``project`` there, with the new relationship's default grant
-    (``read: all``, ``write: none``, seed 000): a relationship between two projects of one
-    owner is confirmed at once. A project someone else owns stays as it is, its side
-    pending until its own owner declares it. Returns (project, alias) of each written."""
+def relationships_declare_back(
+    *, actor: Any, project: Project, only: Collection[UUID] | None = None
+) -> list[tuple[Project, str]]:
+    """For each project ``project`` declares (of ``only``, when given) that ``actor`` owns
+    too and that does not point back yet, declare ``project`` there, with the new
+    relationship's default grant (``read: all``, ``write: none``, seed 000): a relationship
+    between two projects of one owner is confirmed at once. A project someone else owns
+    stays as it is, its side pending until its own owner declares it. Returns (project,
+    alias) of each written."""
     written = []
     for declaration in declarations_of(project):
+        if only is not None and declaration.project_id not in only:
+            continue
         other = Project.objects.filter(pk=declaration.project_id).first()
         owner = (
             getattr(actor, "is_superuser", False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Model, QuerySet
 from django.forms.formsets import DELETION_FIELD_NAME
 from django.forms.models import BaseInlineFormSet
@@ -27,6 +27,7 @@ from kanban.access.relationships import (
     Rule,
     check_declarations,
     relationship_statuses,
+    relationships_declare_back,
     relationships_set,
 )
 from kanban.admin import viewers as admin_viewers
@@ -94,6 +95,14 @@ def status_badge(status: RelationshipStatus) -> SafeString:
 
 
 class RelationshipForm(forms.ModelForm):
+    declare_back = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Declare it back",
+        help_text="When you own the related project too, declare this project there "
+        "(read: all, write: none), so the relationship is confirmed at once.",
+    )
+
     class Meta:
         model = Relationship
         fields = (
@@ -163,10 +172,25 @@ class RelationshipFormSet(BaseInlineFormSet):
             form = self._kept[int(problem.path[0])][0]
             form.add_error(field, problem.message)
 
+    #: The admin's request (``RelationshipInline.get_formset``): who declares, and where
+    #: to say what was declared back.
+    request: HttpRequest | None = None
+
     def save(self, commit: bool = True) -> list[Relationship]:
         relationships_set(
             project=self.instance, declarations=[declaration for _, declaration in self._kept]
         )
+        back = {d.project_id for form, d in self._kept if form.cleaned_data.get("declare_back")}
+        if back and self.request is not None:
+            written = relationships_declare_back(
+                actor=self.request.user, project=self.instance, only=back
+            )
+            for other, alias in written:
+                messages.info(
+                    self.request,
+                    f"Declared {self.instance.name} in {other.name} as “{alias}” "
+                    "(read: all, write: none).",
+                )
         kept = [form for form, _ in self._kept]
         # What the admin's change log records.
         self.new_objects = [form.instance for form in kept if form.instance.pk is None]
@@ -191,7 +215,7 @@ class RelationshipInline(admin.StackedInline):
     readonly_fields = ("status",)
     verbose_name = "relationship declaration"
     fieldsets = (
-        (None, {"fields": (("alias", "related_project_id"), "status")}),
+        (None, {"fields": (("alias", "related_project_id"), "status", "declare_back")}),
         (
             "Grant to the related project",
             {
@@ -201,6 +225,10 @@ class RelationshipInline(admin.StackedInline):
             },
         ),
     )
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        formset = super().get_formset(request, obj, **kwargs)
+        return type(formset.__name__, (formset,), {"request": request})
 
     @admin.display(description="status")
     def status(self, obj: Relationship) -> str:

@@ -3,6 +3,7 @@ revokes without a shell, and sees each relationship's live status."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -141,6 +142,25 @@ def test_an_admin_relates_two_projects_and_sees_pending_then_confirmed(
         assert "relationship-status-confirmed" in page
         assert "relationship-status-pending" not in page
     assert declarations_of(warehouse)[0].grant == Grant(read=Rule("all"), write=Rule("all"))
+
+
+def test_declaring_it_back_confirms_a_relationship_between_two_projects_of_one_owner(
+    admin_client: Client, make_project: MakeProject
+) -> None:
+    """#27.7: the box under each declaration, checked by default on a new row."""
+    shop, warehouse = make_project("Shop"), make_project("Warehouse")
+    page = admin_client.get(change_url(shop)).content.decode()
+    (box,) = re.findall(r'<input[^>]*name="relationships-__prefix__-declare_back"[^>]*>', page)
+    assert " checked" in box, "checked by default on a new row"
+    row = relationship_row("warehouse", warehouse.id, write="all") | {"declare_back": "on"}
+    response = post_project(admin_client, shop, relationships=[row])
+    assert response.status_code == 302, response.content.decode()[:2000]
+    (back,) = declarations_of(warehouse)
+    assert (back.alias, back.project_id) == ("shop", shop.id)
+    assert back.grant == Grant(read=Rule("all"), write=Rule("none"))
+    page = admin_client.get(change_url(shop)).content.decode()
+    assert "relationship-status-confirmed" in page
+    assert "Declared Shop in Warehouse as “shop” (read: all, write: none)." in page
 
 
 def test_a_declaration_naming_no_project_here_shows_target_unknown(
