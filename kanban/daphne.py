@@ -23,7 +23,7 @@ CONNECT_TIMEOUT_SECONDS = 60
 
 
 def websocket_arguments() -> list[str]:
-    from kanban.data.limits import max_request_bytes
+    from kanban.data.request_size import max_request_bytes
 
     size = str(2 * max_request_bytes())
     return [

@@ -18,8 +18,8 @@ from kanban.api.kv import ERRORS
 from kanban.api.schema import json_body
 from kanban.models import Role
 from kanban.projects.board_templates import Template, board_create
-from kanban.projects.dashboard import Listed, Sort, project_listed, projects_listed
 from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive, project_delete_by_owner
+from kanban.projects.listing import Listed, Sort, project_listed, projects_listed
 from storage.errors import invalid_argument
 
 TAGS = ["projects"]

@@ -23,7 +23,7 @@ from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.quota import QUOTA, TokenBucket
 from kanban.bridge.threads import in_thread
-from kanban.data.limits import max_request_bytes
+from kanban.data.request_size import max_request_bytes
 from kanban.observability.logs import new_context_id
 from kanban.observability.metrics import FRAMES, SOCKETS
 from kanban.projects import boards

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kanban.data.limits import max_request_bytes
+from kanban.data.request_size import max_request_bytes
 
 TOO_LARGE = json.dumps(
     {"code": "too_large", "message": "request body is larger than this server accepts"}

@@ -22,8 +22,8 @@ from kanban.data.demo import demo_is_loaded
 from kanban.models import Role
 from kanban.projects import boards
 from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
-from kanban.projects.dashboard import Listed, Sort, projects_listed
 from kanban.projects.lifecycle import project_archive, project_delete_by_owner
+from kanban.projects.listing import Listed, Sort, projects_listed
 from kanban.web.views import board_not_found
 from storage.errors import ErrorCode, KanbanError
 

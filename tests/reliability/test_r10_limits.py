@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 
 from kanban.accounts.tokens import token_create
 from kanban.asgi import application
-from kanban.data.limits import max_request_bytes
+from kanban.data.request_size import max_request_bytes
 from tests.api.conftest import People, client_for
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,

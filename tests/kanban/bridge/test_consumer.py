@@ -28,7 +28,7 @@ from kanban.access.relationships import (
 from kanban.asgi import application
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
-from kanban.data.limits import max_request_bytes
+from kanban.data.request_size import max_request_bytes
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from tests.kanban.bridge.helpers import (
