@@ -334,12 +334,11 @@ class ProjectAdmin(admin.ModelAdmin):
         if change:
             project_update(project=obj, name=obj.name, type=obj.type)
             return
-        # The inline formsets cleared obj.id (Django regenerates a default primary key on
-        # save); adopt the one the service generated.
+        # The service creates the row (with the id the form showed); the admin's instance
+        # then reads it back, as saved, for the inline formsets and the change log.
         created = project_create(name=obj.name, type=obj.type, project_id=obj.id)
-        obj.id, obj.created_at, obj.updated_at = created.id, created.created_at, created.updated_at
-        obj._state.adding = False
-        obj._state.db = created._state.db
+        obj.id = created.id
+        obj.refresh_from_db()
 
     def delete_model(self, request: HttpRequest, obj: Project) -> None:
         project_delete(project=obj)
