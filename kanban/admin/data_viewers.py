@@ -12,11 +12,22 @@ from typing import Any, Final
 from uuid import UUID
 
 from storage import jsoncodec, knowledge
-from storage.engine import LastWrite
-from storage.kv import Dataset, Entry, kv_scan
+from storage.engine import LastWrite, Version
+from storage.errors import invalid_argument
+from storage.kv import (
+    Dataset,
+    Entry,
+    kv_get,
+    kv_history,
+    kv_scan,
+    kv_set,
+    parse_revision,
+    revision_of,
+)
 from storage.namespaces import Domain
 
 KV_PAGE_SIZE: Final = 100
+HISTORY_PAGE_SIZE: Final = 20
 DOCUMENT_PAGE_SIZE: Final = 25
 PREVIEW_CHARS: Final = 200
 #: The source fields a viewer shows, in order, with their labels.
@@ -29,6 +40,7 @@ SOURCE_FIELDS: Final = (
     ("conversationId", "conversation"),
     ("runId", "run"),
     ("token", "token"),
+    ("restoredFrom", "restored from"),
 )
 
 
@@ -77,6 +89,78 @@ def viewer_kv_page(
     rows = [KvRow(entry, value_preview(entry.value), source_items(entry.source)) for entry in shown]
     more = len(entries) > limit
     return KvPage(rows, shown[-1].key if more and shown else None)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    version: Version
+    revision: str
+    preview: str
+    source: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class KvHistoryPage:
+    rows: list[VersionRow]
+    #: The key's revision now (None: absent): what a restore must still find to write.
+    current_revision: str | None
+    #: The oldest revision shown, when older versions follow.
+    next_before: str | None
+
+
+def viewer_kv_history(
+    *,
+    dataset: Dataset,
+    key: str,
+    before: str | None = None,
+    limit: int = HISTORY_PAGE_SIZE,
+) -> KvHistoryPage:
+    """One page of a key's kept versions, newest first, and its current revision."""
+    versions = kv_history(dataset=dataset, key=key, before=before, limit=limit + 1)
+    shown = versions[:limit]
+    rows = [
+        VersionRow(
+            version,
+            revision_of(version.seq),
+            "" if version.deleted else value_preview(version.value),
+            source_items(version.source),
+        )
+        for version in shown
+    ]
+    current = kv_get(dataset=dataset, key=key)
+    more = len(versions) > limit
+    return KvHistoryPage(
+        rows,
+        current.revision if current else None,
+        rows[-1].revision if more and rows else None,
+    )
+
+
+def viewer_kv_restore(
+    *,
+    dataset: Dataset,
+    key: str,
+    revision: str,
+    expected_revision: str | None,
+    username: str,
+) -> str:
+    """Write the value a key had at ``revision`` again, as compare-and-set over
+    ``expected_revision`` (the revision the staff member saw): a change made since is
+    never overwritten (``Conflict``, nothing written). Returns the new revision."""
+    seq = parse_revision(revision)
+    older = kv_history(dataset=dataset, key=key, before=revision_of(seq + 1), limit=1)
+    if not older or older[0].seq != seq:
+        raise invalid_argument("no such version of this key is kept", field="revision")
+    if older[0].deleted:
+        raise invalid_argument("that version is a deletion; there is no value to restore")
+    source = {"via": "admin", "user": username, "restoredFrom": revision}
+    return kv_set(
+        dataset=dataset,
+        key=key,
+        value=older[0].value,
+        source=source,
+        expected_revision=expected_revision,
+    )
 
 
 @dataclass(frozen=True, slots=True)

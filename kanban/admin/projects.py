@@ -316,6 +316,7 @@ class ProjectAdmin(admin.ModelAdmin):
         wrap = self.admin_site.admin_view
         viewers = [
             path("kv-viewer/", wrap(admin_viewers.kv_viewer), name="kanban_kv_viewer"),
+            path("kv-viewer/history/", wrap(admin_viewers.kv_history), name="kanban_kv_history"),
             path("token-usage/", wrap(admin_viewers.token_usage), name="kanban_token_usage"),
             path(
                 "<uuid:project_id>/documents/",

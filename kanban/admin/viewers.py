@@ -8,21 +8,25 @@ from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.views.decorators.http import require_http_methods
 
 from kanban.admin.data_viewers import (
     DocumentsPage,
     viewer_document,
     viewer_documents_page,
+    viewer_kv_history,
     viewer_kv_page,
+    viewer_kv_restore,
 )
 from kanban.data.token_usage import FIELDS, USAGE_KEY, Usage, system_token_usage
 from kanban.models import Project
-from storage.errors import ErrorCode, KanbanError
+from storage.errors import Conflict, ErrorCode, KanbanError
+from storage.kv import Dataset
 from storage.namespaces import DOMAINS, Domain
 
 DATASET_LABELS: dict[Domain, str] = {"kv": "KV", "persistentValue": "PersistentValue"}
@@ -96,6 +100,70 @@ def kv_viewer(request: HttpRequest) -> HttpResponse:
             error=error,
             next_url=next_url,
             first_url=first_url,
+        ),
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def kv_history(request: HttpRequest) -> HttpResponse:
+    """One key's kept versions, newest first; POST restores one of them as a
+    compare-and-set write over the revision the page showed (#26.1)."""
+    _check_staff(request)
+    params = request.POST if request.method == "POST" else request.GET
+    form = {name: params.get(name, "") for name in ("project", "dataset", "conversation", "key")}
+    try:
+        project = get_object_or_404(Project, pk=UUID(form["project"]))
+    except ValueError:
+        raise Http404("no such project") from None
+    domain: Domain = "persistentValue" if form["dataset"] == "persistentValue" else "kv"
+    dataset = Dataset(project.id, domain, form["conversation"] or None)
+    here = "?" + urlencode(form)
+    if request.method == "POST":
+        if not request.user.has_perm("kanban.change_project"):
+            raise PermissionDenied
+        revision = params.get("revision", "")
+        try:
+            written = viewer_kv_restore(
+                dataset=dataset,
+                key=form["key"],
+                revision=revision,
+                expected_revision=params.get("expected") or None,
+                username=request.user.get_username(),
+            )
+        except Conflict:
+            messages.error(
+                request,
+                "The key changed since that page was shown, so nothing was written: "
+                "look at its history again before restoring.",
+            )
+        except KanbanError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Revision {revision} restored as revision {written}.")
+        return HttpResponseRedirect(here)
+    page, error = None, None
+    try:
+        page = viewer_kv_history(
+            dataset=dataset, key=form["key"], before=request.GET.get("before") or None
+        )
+    except KanbanError as exc:
+        error = exc.message
+    older = None
+    if page is not None and page.next_before is not None:
+        older = "?" + urlencode({**form, "before": page.next_before})
+    return TemplateResponse(
+        request,
+        "admin/kanban/kv_history.html",
+        _context(
+            request,
+            f"History of {form['key']}",
+            project=project,
+            form=form,
+            dataset_label=DATASET_LABELS[domain],
+            page=page,
+            error=error,
+            older_url=older,
+            viewer_url="?" + urlencode({k: form[k] for k in ("project", "dataset")}),
         ),
     )
 

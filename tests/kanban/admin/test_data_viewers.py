@@ -16,7 +16,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
 from storage import engine
 from storage.knowledge import knowledge_create
-from storage.kv import Dataset, kv_set
+from storage.kv import Dataset, kv_delete, kv_set
 from tests.kanban.conftest import MakeProject, make_user
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +240,73 @@ def test_one_document_is_shown_in_full(staff: Client, board: Project, alice: Abs
 def test_an_unknown_project_is_not_found(staff: Client) -> None:
     url = "/admin/kanban/project/00000000-0000-4000-8000-000000000000/documents/"
     assert staff.get(url).status_code == 404
+
+
+HISTORY = "/admin/kanban/project/kv-viewer/history/"
+
+
+def history_of(staff: Client, board: Project, key: str) -> str:
+    response = staff.get(HISTORY, {"project": str(board.id), "dataset": "kv", "key": key})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def restore(staff: Client, board: Project, key: str, revision: str, expected: str) -> str:
+    form = {"project": str(board.id), "dataset": "kv", "conversation": "", "key": key}
+    response = staff.post(HISTORY, {**form, "revision": revision, "expected": expected})
+    assert response.status_code == 302
+    return staff.get(response["Location"].replace("?", HISTORY + "?", 1)).content.decode()
+
+
+def test_staff_restore_a_keys_earlier_version_over_the_revision_they_saw(
+    staff: Client, board: Project, alice: AbstractUser
+) -> None:
+    """#26.1: the KV viewer's history, with Restore this version (compare-and-set)."""
+    dataset = Dataset(board.id)
+    first = kv_set(dataset=dataset, key="card:c1", value={"title": "Old"}, source={"user": "alice"})
+    second = kv_set(dataset=dataset, key="card:c1", value={"title": "New"}, source={"user": "bob"})
+    viewer = staff.get(KV_VIEWER, {"project": str(board.id), "dataset": "kv"}).content.decode()
+    assert "kv-viewer/history/?project=" in viewer and "key=card%3Ac1" in viewer
+    page = history_of(staff, board, "card:c1")
+    assert re.findall(r'<td class="version-revision">(\d+)</td>', page) == [second, first]
+    assert page.count('value="Restore this version"') == 1, "not for the current version"
+
+    # bob writes again after the page was shown: restoring over what it showed is refused.
+    third = kv_set(dataset=dataset, key="card:c1", value={"title": "Newer"}, source={"user": "bob"})
+    refused = restore(staff, board, "card:c1", first, expected=second)
+    assert "changed since that page was shown" in refused
+    assert engine.get_value(dataset.address("card:c1")).value == {"title": "Newer"}  # type: ignore[union-attr]
+
+    done = restore(staff, board, "card:c1", first, expected=third)
+    assert f"Revision {first} restored" in done
+    stored = engine.get_value(dataset.address("card:c1"))
+    assert stored is not None and stored.value == {"title": "Old"}
+    assert stored.source == {"via": "admin", "user": "root", "restoredFrom": first}
+    assert "restored from" in history_of(staff, board, "card:c1")
+
+
+def test_a_deletion_or_an_unknown_revision_is_not_restored(staff: Client, board: Project) -> None:
+    dataset = Dataset(board.id)
+    kept = kv_set(dataset=dataset, key="k", value=1, source={"user": "alice"})
+    kv_delete(dataset=dataset, key="k", source={"user": "alice"})
+    (deleted, _) = re.findall(
+        r'<td class="version-revision">(\d+)</td>', history_of(staff, board, "k")
+    )
+    assert "no value to restore" in restore(staff, board, "k", deleted, expected="")
+    assert "No such version" in restore(staff, board, "k", "999999", expected="")
+    assert engine.get_value(dataset.address("k")) is None
+    assert f"Revision {kept} restored" in restore(staff, board, "k", kept, expected="")
+    assert engine.get_value(dataset.address("k")).value == 1  # type: ignore[union-attr]
+
+
+def test_staff_who_may_only_view_see_a_history_but_restore_nothing(board: Project) -> None:
+    dataset = Dataset(board.id)
+    first = kv_set(dataset=dataset, key="k", value=1, source={"user": "alice"})
+    current = kv_set(dataset=dataset, key="k", value=2, source={"user": "alice"})
+    clerk = make_user("clerk", is_staff=True)
+    clerk.user_permissions.add(Permission.objects.get(codename="view_project"))
+    form = {"project": str(board.id), "dataset": "kv", "key": "k"}
+    assert client_for(clerk).get(HISTORY, form).status_code == 200
+    refused = client_for(clerk).post(HISTORY, {**form, "revision": first, "expected": current})
+    assert refused.status_code == 403
+    assert engine.get_value(dataset.address("k")).value == 2  # type: ignore[union-attr]
