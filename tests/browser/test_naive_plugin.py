@@ -29,9 +29,10 @@ from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-#: 100 on PostgreSQL + Redis (the production stack, where CI runs it in full); 25 on the
-#: embedded default, which keeps the README's test command short.
-LOADS = 100 if os.environ.get("DATABASE_URL") else 25
+#: 40 on PostgreSQL + Redis, 25 on the embedded default; ``KANBAN_NAIVE_LOADS=100`` for the
+#: full run. The race this guards against lost about half of all loads: 25 loads in a row
+#: miss it once in 2^25 runs, and each load in a fresh tab costs a second of CI.
+LOADS = int(os.environ.get("KANBAN_NAIVE_LOADS") or (40 if os.environ.get("DATABASE_URL") else 25))
 #: One load, from navigation to "loaded N", on a slow machine; a lost call waits 15 s.
 LOAD_TIMEOUT_MS = 10_000
 
