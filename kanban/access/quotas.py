@@ -112,6 +112,9 @@ class _LoopState:
     take_tokens: Any
     sockets: dict[str, int] = field(default_factory=dict)  # slot member -> user id
     leases: dict[int, int] = field(default_factory=dict)  # user id -> tokens in hand
+    #: One lease request at a time per person: fifty sockets of one person asking at once
+    #: would each take a sixteenth of the bucket and leave the last ones nothing.
+    leasing: dict[int, asyncio.Lock] = field(default_factory=dict)
     refresher: asyncio.Task[None] | None = None
 
 
@@ -183,6 +186,7 @@ async def socket_close(*, user_id: int, handle: str) -> None:
         return  # never counted in Redis
     if user_id not in state.sockets.values():
         state.leases.pop(user_id, None)
+        state.leasing.pop(user_id, None)
     if not shared():
         return  # it expires by itself
     try:
@@ -204,21 +208,22 @@ async def message_take(*, user_id: int) -> bool:
     if not shared():
         return True
     state = _state()
-    held = state.leases.get(user_id, 0)
-    if held < 1:
-        rate, burst = user_rate()
-        try:
-            held = int(
-                await state.take_tokens(
-                    keys=[_key("messages", user_id)], args=[rate, burst, max(1, int(burst // 16))]
-                )
-            )
-        except Exception:
-            _failed("taking message tokens")
-            return True
-        if held < 1:
-            return False
-    state.leases[user_id] = held - 1
+    if state.leases.get(user_id, 0) < 1:
+        async with state.leasing.setdefault(user_id, asyncio.Lock()):
+            if state.leases.get(user_id, 0) < 1:  # nobody leased while this one waited
+                rate, burst = user_rate()
+                try:
+                    granted = await state.take_tokens(
+                        keys=[_key("messages", user_id)],
+                        args=[rate, burst, max(1, int(burst // 16))],
+                    )
+                except Exception:
+                    _failed("taking message tokens")
+                    return True
+                state.leases[user_id] = int(granted)
+            if state.leases[user_id] < 1:
+                return False
+    state.leases[user_id] -= 1
     return True
 
 
