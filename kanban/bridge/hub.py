@@ -12,8 +12,9 @@ The in-memory layer cannot hear another process (``import_project --watch`` runs
 own), so with it the hub also polls the plugin versions of its open boards.
 
 A cross-process layer can fail: Redis stops, or restarts empty and forgets every group. A
-write then still commits, but its event is lost, and a hub whose groups are gone would hear
-nothing ever again. So the hub sends itself a heartbeat through a group of its own; a failed
+write then still commits; the publisher keeps what it could not send, and its hub sends it
+again once the layer answers (a change as a resync of its project, for every worker's
+subscribers). A hub whose groups are gone would hear nothing ever again. So the hub sends itself a heartbeat through a group of its own; a failed
 layer call or a heartbeat that does not come back marks the layer down. Once the groups can
 be joined again, every local socket is re-checked (access changes were lost too) and each
 surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
@@ -25,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import time
 import weakref
 from collections import defaultdict
@@ -235,6 +237,23 @@ class Hub:
                 self.layer.group_send(self.beat_group, {"type": "hub.beat", "beat": beat}),
                 "heartbeat",
             )
+            if self.layer_ok:
+                await self._resend_undelivered()
+
+    async def _resend_undelivered(self) -> None:
+        """Hand the layer again what this process's publishers could not: every hub in the
+        group hears it, so a change lost on its way out still reaches their subscribers, as
+        a resync."""
+        for group, message in _take_undelivered():
+            try:
+                await self.layer.group_send(group, message)
+            except asyncio.CancelledError:
+                _keep_undelivered(group, message)
+                raise
+            except Exception:
+                _keep_undelivered(group, message)
+                self._layer_failed("publish")
+                return
 
     async def _beat_group_kept(self) -> bool | None:
         """Whether the layer still holds this hub in its own beat group: True for a layer
@@ -395,13 +414,18 @@ class Hub:
         #: share it, values and all.
         named: dict[tuple[str | None, tuple[Change, ...]], str] = {}
         sends: list[tuple[Socket, str]] = []
+        resync = RESYNC_CHANGE in changes  # a publisher lost a change of this project
         for sub in list(subs):
             if sub.held is not None:
                 sub.held.extend(changes)
                 continue
             if sub.watch:
                 visible = sub.visible(changes)
-                if visible:
+                if resync:
+                    sends.append(
+                        (sub.socket, frames.changes_event_text(sub.alias, visible, resync=True))
+                    )
+                elif visible:
                     text = named.get((sub.alias, visible))
                     if text is None:
                         text = frames.changes_event_text(sub.alias, visible)
@@ -409,7 +433,9 @@ class Hub:
                     sends.append((sub.socket, text))
                 continue
             for change in changes:
-                if change.kind not in KINDS or not sub.rules.allows(change.kind, change.key):
+                if change != RESYNC_CHANGE and (
+                    change.kind not in KINDS or not sub.rules.allows(change.kind, change.key)
+                ):
                     continue  # a prefix grant hides writes outside its prefixes
                 text = encoded.get((sub.alias, change.revision))
                 if text is None:
@@ -512,6 +538,43 @@ def get_hub() -> Hub:
 
 _pending_sends: set[asyncio.Task[None]] = set()
 
+#: What this process's publishers could not hand to the layer, by group, until its hub
+#: sends it again: a lost change as a resync of its project, a lost access change with
+#: every project and user it named (publishers run in threads, hence the lock).
+_undelivered: dict[str, dict[str, Any]] = {}
+_undelivered_lock = threading.Lock()
+
+
+def _keep_undelivered(group: str, message: dict[str, Any]) -> None:
+    with _undelivered_lock:
+        kept = _undelivered.get(group)
+        if message.get("type") == "kv.changed":
+            message = {**message, "changes": [list(RESYNC_CHANGE)]}
+        elif message.get("type") == "access.changed" and kept is not None:
+            message = {
+                **message,
+                "projects": sorted({*kept["projects"], *message["projects"]}),
+                "users": sorted({*kept["users"], *message["users"]}),
+            }
+        _undelivered[group] = message
+
+
+def _take_undelivered() -> list[tuple[str, dict[str, Any]]]:
+    with _undelivered_lock:
+        taken = list(_undelivered.items())
+        _undelivered.clear()
+    return taken
+
+
+async def _send_or_keep(layer: Any, group: str, message: dict[str, Any]) -> None:
+    try:
+        await layer.group_send(group, message)
+    except Exception:
+        # The write committed; its subscribers must still learn of it. The hub sends it
+        # again once the layer answers. Never fail the write.
+        logger.warning("could not publish %s to %s; kept", message.get("type"), group)
+        _keep_undelivered(group, message)
+
 
 def _group_send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
@@ -521,18 +584,14 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
-    try:
-        if loop is None:
-            async_to_sync(layer.group_send)(group, message)
-        else:
-            # Called from a thread that runs an event loop (sync code inside async code):
-            # async_to_sync cannot run here, so hand the send to that loop.
-            task = loop.create_task(layer.group_send(group, message))
-            _pending_sends.add(task)
-            task.add_done_callback(_pending_sends.discard)
-    except Exception:
-        # Delivery is at-most-once; plugins re-read after reconnects. Never fail the write.
-        logger.warning("could not publish %s to %s", message.get("type"), group, exc_info=True)
+    if loop is None:
+        async_to_sync(_send_or_keep)(layer, group, message)
+    else:
+        # Called from a thread that runs an event loop (sync code inside async code):
+        # async_to_sync cannot run here, so hand the send to that loop.
+        task = loop.create_task(_send_or_keep(layer, group, message))
+        _pending_sends.add(task)
+        task.add_done_callback(_pending_sends.discard)
 
 
 def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:

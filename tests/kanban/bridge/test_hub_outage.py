@@ -232,3 +232,47 @@ async def test_a_loop_too_busy_to_hear_the_heartbeat_is_not_a_lost_layer(fast: N
         assert hub.recoveries == 1
     finally:
         await stop(hub)
+
+
+class RefusingLayer(FlakyLayer):
+    """Refuses the next ``refuse`` change events and nothing else: a blip no hub call saw."""
+
+    refuse = 0
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        if message["type"] == "kv.changed" and self.refuse:
+            self.refuse -= 1
+            raise ConnectionError("connection reset")
+        await super().group_send(group, message)
+
+
+async def test_a_change_whose_publish_failed_reaches_every_workers_subscribers_as_a_resync(
+    fast: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write committed but the layer refused its event (a Redis blip that no hub call
+    saw): the publisher keeps it, and once the layer answers, the hub of the process sends
+    it as a resync of that project to every worker, watchers and subscribers alike."""
+    layer = RefusingLayer()
+    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    here, there = await started_hub(layer), await started_hub(layer)
+    target = uuid4()
+    subscriber, watcher = FakeSocket(here), FakeSocket(there)
+    await subscribed(here, subscriber, target)
+    await there.add_socket(watcher)
+    await there.subscribe(Subscription(watcher, "inventory", target, ALL, ALL, watch=True))
+    try:
+        layer.refuse = 1
+        await asyncio.to_thread(
+            hub_module.publish_changes, target, [hub_module.Change("kv", "card:1", "8")]
+        )
+        await wait_for(lambda: bool(subscriber.sent) and bool(watcher.sent))
+        assert subscriber.sent[-1] == (
+            '{"v": 1, "event": "revision", "alias": "inventory", "revision": "resync"}'
+        )
+        assert '"resync":true' in watcher.sent[-1]
+        assert hub_module._take_undelivered() == []
+        assert here.recoveries == there.recoveries == 0, "no hub saw the layer fail"
+    finally:
+        await stop(here)
+        await stop(there)
+        hub_module._take_undelivered()
