@@ -39,6 +39,8 @@ from django.conf import settings
 from django.db import connections
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
+from tests.zygote import WorkerProcess, Zygote
+
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
@@ -135,13 +137,39 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+_zygote: Zygote | None = None
+
+
+def _zygote_for(env: Mapping[str, str]) -> Zygote | None:
+    """The zygote that forks workers of ``env``: only of the environment most tests use (the
+    default one); a worker of any other starts the slow way, by itself."""
+    global _zygote
+    env = _comparable(env)
+    if _zygote is not None and not _zygote.alive:
+        _zygote = None
+    if _zygote is not None and _zygote.env == env:
+        return _zygote
+    if _zygote is None and env == _comparable(worker_env()) and "KANBAN_LIVE_NO_ZYGOTE" not in env:
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        _zygote = Zygote(env, Path(settings.BASE_DIR), LOG_DIR / f"zygote-{os.getpid()}.log")
+        return _zygote
+    return None
+
+
+def _comparable(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without what pytest changes for every test (the test's name)."""
+    return {key: value for key, value in env.items() if key != "PYTEST_CURRENT_TEST"}
+
+
 class LiveServer:
     """One daphne worker process. Start with ``start_live_servers`` (or ``LiveServer.start``).
 
     ``url``/``ws_url`` have no trailing slash: ``live.url + "/healthz"``.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes] | WorkerProcess, port: int, log_path: Path
+    ) -> None:
         self.process = process
         self.port = port
         self.log_path = log_path
@@ -161,17 +189,22 @@ class LiveServer:
         # A value may name the worker's own port before it is chosen (a plugin origin).
         env = {key: value.replace("{live_port}", str(port)) for key, value in env.items()}
         fd, name = tempfile.mkstemp(prefix=f"daphne-{port}-", suffix=".log", dir=LOG_DIR)
-        argv = [sys.executable, "-m", "kanban.daphne", "-b", HOST, "-p", str(port)]
-        argv.append("kanban.asgi:application")
-        with os.fdopen(fd, "wb") as log:
-            process = subprocess.Popen(
-                argv,
-                cwd=settings.BASE_DIR,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        argv = ["-b", HOST, "-p", str(port), "kanban.asgi:application"]
+        zygote = _zygote_for(env)
+        process: subprocess.Popen[bytes] | WorkerProcess
+        if zygote is not None:
+            os.close(fd)
+            process = zygote.fork(argv, Path(name))
+        else:
+            with os.fdopen(fd, "wb") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "kanban.daphne", *argv],
+                    cwd=settings.BASE_DIR,
+                    env=dict(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         server = cls(process, port, Path(name))
         _running.add(server)
         return server
@@ -329,6 +362,8 @@ def _kill_leftovers() -> None:
     """Whatever a crashed or interrupted run left behind dies with it."""
     for server in list(_running):
         server.kill()
+    if _zygote is not None:
+        _zygote.close()
 
 
 class _FromAddress(urllib.request.HTTPHandler):

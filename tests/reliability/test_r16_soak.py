@@ -12,7 +12,7 @@ its memory after the first ``WARMUP`` seconds; and the p99 of write -> seen in t
 ``WARMUP`` seconds is within twice that of the first, or under ``NOISE_FLOOR`` (and always
 under a second).
 
-Bounded default: 60 s, warm-up and last window 20 s. The full run, a minute a window:
+Bounded default: 45 s, warm-up and last window 15 s. The full run, a minute a window:
 ``KANBAN_R16_SECONDS=600 KANBAN_R16_WARMUP=60 KANBAN_R16_PEOPLE=12 KANBAN_R16_WATCHERS=50``.
 """
 
@@ -47,8 +47,8 @@ from tests.reliability.test_r14_topology import _needs_the_topology, nginx_in_fr
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 __all__ = ["_needs_the_topology", "redis_layer"]
 
-SECONDS = float(os.environ.get("KANBAN_R16_SECONDS", "60"))
-WARMUP = float(os.environ.get("KANBAN_R16_WARMUP", "20"))
+SECONDS = float(os.environ.get("KANBAN_R16_SECONDS", "45"))
+WARMUP = float(os.environ.get("KANBAN_R16_WARMUP", "15"))
 PEOPLE = int(os.environ.get("KANBAN_R16_PEOPLE", "4"))
 WATCHERS = int(os.environ.get("KANBAN_R16_WATCHERS", "10"))
 AGENTS, REST_WRITERS = 2, 2
