@@ -164,11 +164,12 @@ var FINAL_CLOSE = [protocol_default.close.unauthenticated, protocol_default.clos
 
 // src/errors.js
 var BridgeError = class extends Error {
-  constructor(code, message, current) {
+  constructor(code, message, current, hint) {
     super(message);
     this.name = "BridgeError";
     this.code = code;
     if (current !== void 0) this.current = current;
+    if (hint) this.hint = hint;
   }
 };
 function typeError(message) {
@@ -353,11 +354,11 @@ function createKanban(env) {
     const reply = await rpc.call(frame);
     if (reply.ok) return reply.result;
     const e = reply.error;
-    throw new BridgeError(e.code, e.message, e.current);
+    throw new BridgeError(e.code, e.message, e.current, e.hint);
   };
   const pub = (promise) => promise.catch((err) => {
     if (err instanceof BridgeError) {
-      log.warn("steamHarnessKanban: " + err.code + ": " + err.message);
+      log.warn(`steamHarnessKanban: ${err.code}: ${err.message}${err.hint ? ` (${err.hint})` : ""}`);
     }
     throw err;
   });

@@ -5,11 +5,12 @@ import { CODES } from "./protocol.js";
 export { CODES };
 
 export class BridgeError extends Error {
-  constructor(code, message, current) {
+  constructor(code, message, current, hint) {
     super(message);
     this.name = "BridgeError";
     this.code = code;
     if (current !== undefined) this.current = current;
+    if (hint) this.hint = hint;
   }
 }
 

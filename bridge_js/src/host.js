@@ -3,6 +3,7 @@
 
 import { V, BACKOFF_MIN, BACKOFF_MAX, LIMITS, FINAL_CLOSE } from "./protocol.js";
 import { replyError, wireError } from "./errors.js";
+import { withHint } from "./hints.js";
 import { checkRequest, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { hostHandshake } from "./handshake.js";
@@ -90,7 +91,8 @@ export function createHost(env) {
         frame = checkRequest(data, { ...LIMITS, ...limits });
       } catch (err) {
         const id = isPlain(data) && Number.isSafeInteger(data.id) && data.id > 0 ? data.id : null;
-        return p.postMessage(replyError(id, err.code, err.message));
+        const refused = replyError(id, err.code, err.message);
+        return p.postMessage({ ...refused, error: withHint(refused.error) });
       }
       const { id, ...request } = frame;
       const alias = request.alias ?? null;
@@ -112,7 +114,7 @@ export function createHost(env) {
         p.postMessage(
           reply.ok
             ? { v: V, id, ok: true, result: reply.result }
-            : { v: V, id, ok: false, error: wireError(reply.error) },
+            : { v: V, id, ok: false, error: withHint(wireError(reply.error)) },
         );
       });
     };

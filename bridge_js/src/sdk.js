@@ -74,13 +74,13 @@ export function createKanban(env) {
     if (reply.ok) return reply.result;
     // The host normalised the error (errors.js wireError) before posting it.
     const e = reply.error;
-    throw new BridgeError(e.code, e.message, e.current);
+    throw new BridgeError(e.code, e.message, e.current, e.hint);
   };
   // What a public method returns: failures are logged once, with a hint.
   const pub = (promise) =>
     promise.catch((err) => {
       if (err instanceof BridgeError) {
-        log.warn("steamHarnessKanban: " + err.code + ": " + err.message);
+        log.warn(`steamHarnessKanban: ${err.code}: ${err.message}${err.hint ? ` (${err.hint})` : ""}`);
       }
       throw err;
     });

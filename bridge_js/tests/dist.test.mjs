@@ -118,8 +118,9 @@ test("a call past the limits is refused by the host with the same code, and neve
   assert.equal(p.sockets.last().sent.length, sent);
   const warnings = p.frame.console.lines.warn;
   assert.equal(warnings.length, 6);
-  assert.match(warnings[0], /^steamHarnessKanban: too_large: value is more than 1048576 bytes of JSON$/);
-  assert.match(warnings[2], /^steamHarnessKanban: invalid_argument: key is longer than 1024 characters$/);
+  // Each line ends with the code's hint, which the host adds to every refusal it relays.
+  assert.match(warnings[0], /^steamHarnessKanban: too_large: value is more than 1048576 bytes of JSON \(values are limited to 1 MiB\)$/);
+  assert.match(warnings[2], /^steamHarnessKanban: invalid_argument: key is longer than 1024 characters \(check the arguments\)$/);
   await p.sdk.kv.setValue("k", "x".repeat(1048574));
   assert.equal(p.server.data.get("\u0000k").value.length, 1048574, "exactly 1 MiB of JSON passes");
 });

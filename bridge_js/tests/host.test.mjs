@@ -1,6 +1,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { createHost } from "../src/host.js";
+import { HINTS } from "../src/hints.js";
 import { fakeClock, fakePage, fakeSockets, hostEnv, flush } from "./fakes.mjs";
 
 const PROJECT = "0b7f3c52-6d0e-4f57-9d0a-2f5a2b1f9c11";
@@ -243,14 +244,14 @@ describe("relaying requests", () => {
     assert.deepEqual(p.replies(), [{ v: 1, id: 77, ok: true, result: { revision: "5" } }]);
   });
 
-  test("errors come back under the plugin's id with code, message and current only", async () => {
+  test("errors come back under the plugin's id with code, message, current and hint only", async () => {
     const b = await board();
     const p = await b.plugin();
     await p.send({ v: 1, id: 5, op: "set", key: "k", value: 1, expectedRevision: "3" });
     b.ws().fail(b.ws().sent[0], "conflict", "changed", { current: { found: false }, trace: "x" });
     await flush();
     assert.deepEqual(p.replies(), [
-      { v: 1, id: 5, ok: false, error: { code: "conflict", message: "changed", current: { found: false } } },
+      { v: 1, id: 5, ok: false, error: { code: "conflict", message: "changed", current: { found: false }, hint: HINTS.conflict } },
     ]);
   });
 
@@ -294,7 +295,7 @@ describe("relaying requests", () => {
     assert.deepEqual(p.replies(), []);
     b.ws().fail(request, "teapot", "odd");
     await flush();
-    assert.deepEqual(p.replies()[0].error, { code: "unavailable", message: "odd" });
+    assert.deepEqual(p.replies()[0].error, { code: "unavailable", message: "odd", hint: HINTS.unavailable });
   });
 
   test("requests time out after 15 s with unavailable", async () => {
@@ -303,7 +304,7 @@ describe("relaying requests", () => {
     await p.send({ v: 1, id: 9, op: "get", key: "k" });
     await b.clock.advance(15000);
     assert.deepEqual(p.replies(), [
-      { v: 1, id: 9, ok: false, error: { code: "unavailable", message: "no reply within 15 s" } },
+      { v: 1, id: 9, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } },
     ]);
   });
 });
@@ -499,7 +500,7 @@ describe("the websocket", () => {
     b.ws().drop();
     await flush();
     assert.deepEqual(p.replies(), [
-      { v: 1, id: 1, ok: false, error: { code: "unavailable", message: "the connection to the server was lost" } },
+      { v: 1, id: 1, ok: false, error: { code: "unavailable", message: "the connection to the server was lost", hint: HINTS.unavailable } },
     ]);
     assert.deepEqual(p.events("status").map((e) => e.status), ["open", "reconnecting"]);
     await p.send({ v: 1, id: 2, op: "get", key: "waiting" });
@@ -522,7 +523,7 @@ describe("the websocket", () => {
       if (b.ws().readyState === 0) b.ws().drop();
     }
     assert.deepEqual(p.replies(), [
-      { v: 1, id: 3, ok: false, error: { code: "unavailable", message: "no reply within 15 s" } },
+      { v: 1, id: 3, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } },
     ]);
   });
 

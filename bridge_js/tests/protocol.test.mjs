@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as protocol from "../src/protocol.js";
 import { CODES, BridgeError, wireError, typeError } from "../src/errors.js";
+import { HINTS } from "../src/hints.js";
 
 test("the protocol is version 1 with the handshake message types", () => {
   assert.equal(protocol.V, 1);
@@ -110,4 +111,12 @@ test("an unknown error code from the wire becomes unavailable", () => {
     message: "m",
     current: { found: false },
   });
+});
+
+test("every code has a hint, and the README's Errors table is the hints table", () => {
+  assert.deepEqual(Object.keys(HINTS).sort(), [...CODES].sort());
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const table = readme.slice(readme.indexOf("| code | what to do |"));
+  const rows = [...table.matchAll(/^\| `([a-z_]+)` \| (.+) \|$/gm)].map(([, code, hint]) => [code, hint]);
+  assert.deepEqual(Object.fromEntries(rows.filter(([code]) => CODES.includes(code))), HINTS);
 });

@@ -400,19 +400,23 @@ describe("kv.getValue and kv.setValue", () => {
     assert.match(p.log.warn[0], /^steamHarnessKanban: too_large: value is more than 1048576 bytes/);
   });
 
-  test("a server error rejects with a BridgeError and logs its code and message once", async () => {
+  test("a server error rejects with a BridgeError and logs its code, message and hint once", async () => {
     const p = await plugin();
     const inventory = p.sdk.relatedProjects.get("inventory");
     const read = later(inventory.kv.getValue("stock"));
-    await p.fail(await p.next(), "relationship_pending", "inventory has not declared this project");
+    await p.fail(await p.next(), "relationship_pending", "inventory has not declared this project", {
+      hint: "the other project must declare this one",
+    });
     await assert.rejects(read, (err) => {
       assert.ok(err instanceof p.sdk.BridgeError);
       assert.equal(err.code, "relationship_pending");
       assert.equal(err.message, "inventory has not declared this project");
+      assert.equal(err.hint, "the other project must declare this one");
       return true;
     });
     assert.deepEqual(p.log.warn, [
-      "steamHarnessKanban: relationship_pending: inventory has not declared this project",
+      "steamHarnessKanban: relationship_pending: inventory has not declared this project " +
+        "(the other project must declare this one)",
     ]);
   });
 

@@ -50,10 +50,12 @@ export interface BridgeError extends Error {
   readonly code: ErrorCode;
   /** Set on some `conflict` errors: what is stored now. */
   readonly current?: CurrentValue;
+  /** What the code asks of you, in a few words (set on refusals the host relayed). */
+  readonly hint?: string;
 }
 
 export interface BridgeErrorConstructor {
-  new (code: ErrorCode, message: string, current?: CurrentValue): BridgeError;
+  new (code: ErrorCode, message: string, current?: CurrentValue, hint?: string): BridgeError;
   readonly prototype: BridgeError;
 }
 
