@@ -14,8 +14,9 @@ own), so with it the hub also polls the plugin versions of its open boards.
 A cross-process layer can fail: Redis stops, or restarts empty and forgets every group. A
 write then still commits; the publisher keeps what it could not send, and its hub sends it
 again once the layer answers (a change as a resync of its project, for every worker's
-subscribers). A hub whose groups are gone would hear nothing ever again. So the hub sends itself a heartbeat through a group of its own; a failed
-layer call or a heartbeat that does not come back marks the layer down. Once the groups can
+subscribers). A hub whose groups are gone would hear nothing ever again. So the hub sends
+itself a heartbeat through a group of its own; a failed layer call or a heartbeat that does
+not come back marks the layer down. Once the groups can
 be joined again, every local socket is re-checked (access changes were lost too) and each
 surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
 """
