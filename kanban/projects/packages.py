@@ -385,7 +385,8 @@ _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[PluginSource, ...]:
     """Every file in the entry's folder and below. Hidden files and folders (``.git``,
-    ``.DS_Store``) are left out; links and special files are refused."""
+    ``.DS_Store``) and ``node_modules`` (a TypeScript plugin's build tools) are left out;
+    links and special files are refused."""
     entry_parent = PurePosixPath(entry).parent
     try:
         root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -442,7 +443,9 @@ def _walk(
     total = 0
     for current, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=base, follow_symlinks=False):
         here = prefix.joinpath(*PurePosixPath(current).parts)
-        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
+        dirnames[:] = sorted(
+            name for name in dirnames if not name.startswith(".") and name != "node_modules"
+        )
         for filename in sorted(filenames):
             relative = (here / filename).as_posix()
             if filename.startswith(".") or relative == PACKAGE_FILE:

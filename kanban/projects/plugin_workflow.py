@@ -19,6 +19,7 @@ from django.conf import settings
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
 from kanban.projects.lifecycle import check_project_name
 from kanban.projects.packages import PACKAGE_FILE, project_import
+from kanban.projects.plugin_build import plugin_build, plugin_build_step
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
@@ -38,6 +39,14 @@ SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "kanban.d.ts
 #: skeleton's own test imports from its folder: ``node --test`` runs it with no server.
 TEST_HOST: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "testing.mjs"
 WATCH_INTERVAL: Final = 0.5
+#: A TypeScript plugin's tools, at the versions the SDK's own build uses (bridge_js).
+TYPESCRIPT_TOOLS: Final = {
+    tool: version
+    for tool, version in json.loads(
+        (Path(settings.BASE_DIR) / "bridge_js" / "package.json").read_text(encoding="utf-8")
+    )["devDependencies"].items()
+    if tool in ("esbuild", "typescript")
+}
 
 
 # --- startplugin ------------------------------------------------------------------------------
@@ -49,22 +58,24 @@ def _package_name(name: str) -> str:
     return "-".join(part for part in slug.split("-") if part) or "kanban-plugin"
 
 
-def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
+def skeleton_files(*, name: str, project_id: uuid.UUID, typescript: bool = False) -> dict[str, str]:
     """The skeleton package of a plugin named ``name``: ``package.json`` (with that project
-    id and no relationships) and the files of ``SKELETON_FILES``, filled in."""
-    package = {
-        "name": _package_name(name),
-        "version": "0.1.0",
-        "private": True,
-        "steamHarness": {
-            "projectInfo": {
-                "projectId": str(project_id),
-                "name": name,
-                "type": ProjectType.KANBAN.value,
-                "relatedProjects": [],
-            },
-            "kanban": {"entry": DEFAULT_KANBAN_ENTRY},
+    id and no relationships) and the files of ``SKELETON_FILES``, filled in. With
+    ``typescript``, ``app.ts`` replaces ``app.js``, which esbuild makes from it on import."""
+    kanban: dict[str, Any] = {"entry": DEFAULT_KANBAN_ENTRY}
+    package: dict[str, Any] = {"name": _package_name(name), "version": "0.1.0", "private": True}
+    if typescript:
+        kanban["build"] = {"entry": "app.ts", "outfile": "app.js"}
+        package["scripts"] = {"check": "tsc -p .", "test": "node --test"}
+        package["devDependencies"] = dict(TYPESCRIPT_TOOLS)
+    package["steamHarness"] = {
+        "projectInfo": {
+            "projectId": str(project_id),
+            "name": name,
+            "type": ProjectType.KANBAN.value,
+            "relatedProjects": [],
         },
+        "kanban": kanban,
     }
     files = {
         PACKAGE_FILE: json.dumps(package, indent=2, ensure_ascii=False) + "\n",
@@ -72,7 +83,12 @@ def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
         "kanban-testing.mjs": TEST_HOST.read_text(encoding="utf-8"),
     }
     for filename in SKELETON_FILES:
-        template = (SKELETON / filename).read_text(encoding="utf-8")
+        if typescript and filename == "app.js":
+            filename = "app.ts"
+        source = SKELETON / "typescript" / filename if typescript else SKELETON / filename
+        if not source.is_file():
+            source = SKELETON / filename
+        template = source.read_text(encoding="utf-8")
         title = html.escape(name) if filename.endswith(".html") else name
         files[filename] = (
             template.replace("__PLUGIN_TITLE__", title)
@@ -82,9 +98,12 @@ def skeleton_files(*, name: str, project_id: uuid.UUID) -> dict[str, str]:
     return files
 
 
-def plugin_start(*, name: str, path: str | os.PathLike[str] | None = None) -> Path:
+def plugin_start(
+    *, name: str, path: str | os.PathLike[str] | None = None, typescript: bool = False
+) -> Path:
     """Write a new plugin package named ``name`` into ``path`` (default ``./<name>``), which
-    must be missing or empty. The package gets a fresh project id and no relationships."""
+    must be missing or empty. The package gets a fresh project id and no relationships; a
+    TypeScript one is built once, so that it imports as it is."""
     name = check_project_name(name)
     if path is None:
         if Path(name).name != name or name.startswith("."):
@@ -97,8 +116,10 @@ def plugin_start(*, name: str, path: str | os.PathLike[str] | None = None) -> Pa
         raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
     project_id = uuid.uuid4()
     folder.mkdir(parents=True, exist_ok=True)
-    for filename, text in skeleton_files(name=name, project_id=project_id).items():
+    files = skeleton_files(name=name, project_id=project_id, typescript=typescript)
+    for filename, text in files.items():
         (folder / filename).write_text(text, encoding="utf-8")
+    plugin_build(folder=folder)
     return folder
 
 
@@ -118,23 +139,33 @@ Snapshot = dict[str, tuple[int, int]]
 
 
 def package_snapshot(folder: Path) -> Snapshot:
+    """What ``--watch`` compares: every file but hidden ones, ``node_modules`` and the build's
+    own output (writing it is no edit of the developer's)."""
+    try:
+        step = plugin_build_step(folder)
+    except KanbanError:
+        step = None
     found: Snapshot = {}
     for current, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
         for filename in filenames:
             if filename.startswith("."):
                 continue
             file_path = Path(current) / filename
+            relative = file_path.relative_to(folder).as_posix()
+            if step is not None and relative == step.outfile:
+                continue
             try:
                 info = file_path.stat()
             except FileNotFoundError:
                 continue  # removed while we looked; the next poll sees it gone
-            found[file_path.relative_to(folder).as_posix()] = (info.st_mtime_ns, info.st_size)
+            found[relative] = (info.st_mtime_ns, info.st_size)
     return found
 
 
 def _attempt(folder: Path, replace: bool, owner: Any | None) -> WatchImport:
     try:
+        plugin_build(folder=folder)
         project = project_import(path=folder, replace_database_changes=replace, owner=owner)
         return WatchImport(project=project)
     except KanbanError as error:

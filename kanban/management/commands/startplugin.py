@@ -23,6 +23,11 @@ class Command(BaseCommand):
         parser.add_argument("name", help="the plugin's (and project's) name")
         parser.add_argument("dir", nargs="?", help="the folder to write (default: ./NAME)")
         parser.add_argument(
+            "--typescript",
+            action="store_true",
+            help="app.ts instead of app.js; import_project builds app.js from it with esbuild",
+        )
+        parser.add_argument(
             "--owner",
             metavar="USERNAME",
             help="who owns the new project (default: the only superuser, else asked)",
@@ -31,7 +36,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         owner = resolve_owner(options["owner"])
         try:
-            folder = plugin_start(name=options["name"], path=options["dir"])
+            folder = plugin_start(
+                name=options["name"], path=options["dir"], typescript=options["typescript"]
+            )
             project = project_import(path=folder, owner=owner)
         except KanbanError as error:
             raise CommandError(error.message) from None
