@@ -128,8 +128,7 @@
   }
 
   function visibleCards(columnId) {
-    const day = today();
-    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter, day));
+    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter));
   }
 
   Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, members, memberNamed, personLabel, findCard, columnCards, visibleCards });
