@@ -39,14 +39,15 @@ SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "kanban.d.ts
 #: skeleton's own test imports from its folder: ``node --test`` runs it with no server.
 TEST_HOST: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "testing.mjs"
 WATCH_INTERVAL: Final = 0.5
-#: A TypeScript plugin's tools, at the versions the SDK's own build uses (bridge_js).
-TYPESCRIPT_TOOLS: Final = {
-    tool: version
-    for tool, version in json.loads(
-        (Path(settings.BASE_DIR) / "bridge_js" / "package.json").read_text(encoding="utf-8")
-    )["devDependencies"].items()
-    if tool in ("esbuild", "typescript")
-}
+#: The SDK's own build manifest, whose tool versions a TypeScript plugin gets.
+SDK_PACKAGE: Final = Path(settings.BASE_DIR) / "bridge_js" / "package.json"
+
+
+def _typescript_tools() -> dict[str, str]:
+    """esbuild and typescript at the versions the SDK's own build uses. Read when a
+    TypeScript skeleton is written, not when a worker imports this module."""
+    tools = json.loads(SDK_PACKAGE.read_text(encoding="utf-8"))["devDependencies"]
+    return {tool: tools[tool] for tool in ("esbuild", "typescript")}
 
 
 # --- startplugin ------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ def skeleton_files(*, name: str, project_id: uuid.UUID, typescript: bool = False
     if typescript:
         kanban["build"] = {"entry": "app.ts", "outfile": "app.js"}
         package["scripts"] = {"check": "tsc -p .", "test": "node --test"}
-        package["devDependencies"] = dict(TYPESCRIPT_TOOLS)
+        package["devDependencies"] = _typescript_tools()
     package["steamHarness"] = {
         "projectInfo": {
             "projectId": str(project_id),
