@@ -341,6 +341,42 @@
     return changes;
   }
 
+  // A card's activity from its kept versions (kv.getHistory, newest first): who wrote each,
+  // through what, when, and which fields it changed from the version before it. The oldest
+  // version of a page that is not the whole history changed what we cannot tell.
+  const ACTIVITY_NAMES = Object.freeze({ ...FIELD_NAMES, rank: "Position", archived: "Archived" });
+  const VIA = Object.freeze({ bridge: "the board", api: "REST", mcp: "MCP", admin: "admin", cli: "the command line" });
+
+  function cardActivity(id, entries, complete) {
+    const cardAt = (entry) => (entry && !entry.deleted ? normalizeCard(id, entry.value) : null);
+    return entries.map((entry, index) => {
+      const older = entries[index + 1];
+      const card = cardAt(entry);
+      const before = cardAt(older);
+      let what;
+      if (!card) what = "deleted it";
+      else if (older ? !before : complete) what = "created it";
+      else if (!older) what = "changed it";
+      else {
+        const fields = Object.keys(ACTIVITY_NAMES).filter((f) => !sameValue(before[f], card[f]));
+        what = fields.length ? "changed " + fields.map((f) => ACTIVITY_NAMES[f].toLowerCase()).join(", ") : "saved it unchanged";
+      }
+      const source = entry.source && typeof entry.source === "object" ? entry.source : {};
+      return Object.freeze({
+        revision: String(entry.revision),
+        at: typeof entry.writtenAt === "string" ? entry.writtenAt : "",
+        who: typeof source.user === "string" ? source.user : "someone",
+        via: VIA[source.via] || String(source.via || "?"),
+        // An agent: the MCP server, or a write that names its run or conversation.
+        agent: source.via === "mcp" || Boolean(source.runId || source.conversationId),
+        restoredFrom: source.restoredFrom ? String(source.restoredFrom) : null,
+        what,
+        card,
+        latest: index === 0,
+      });
+    });
+  }
+
   class Conflict extends Refused {
     constructor(fields, current) {
       super("conflict", "Someone else changed " + fields.map((f) => FIELD_NAMES[f]).join(", ") + " meanwhile.");
@@ -442,6 +478,7 @@
     patchCard,
     FIELD_NAMES,
     changedFields,
+    cardActivity,
     Conflict,
     mergeCard,
     createOnly,

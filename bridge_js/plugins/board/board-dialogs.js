@@ -3,7 +3,9 @@
   "use strict";
 
   const { el, toast } = window.PluginKit;
-  const { Core, inventory, INVENTORY_DOWN, state, newId, $ } = B;
+  const { kanban, Core, KEYS, inventory, INVENTORY_DOWN, state, newId, $ } = B;
+  // The versions the card dialog's Activity shows (the server keeps up to 50 a key).
+  const ACTIVITY_LIMIT = 20;
 
   function renderArchive() {
     const archived = Core.archivedCards(state.cards);
@@ -91,6 +93,9 @@
     $("card-column-input").replaceChildren(...state.columns.map((c) => el("option", { value: c.id, text: c.title })));
     $("card-column-input").value = column;
     fillItemPicker(card ? card.item : null);
+    $("card-activity-box").hidden = !card;
+    $("card-activity-box").open = false;
+    $("card-activity").replaceChildren();
     $("card-dialog").showModal();
     $("card-title-input").focus();
   }
@@ -119,6 +124,56 @@
     select.replaceChildren(...options);
     select.value = selected || "";
     select.disabled = false;
+  }
+
+  // The card's activity, read from its kept versions when the section is opened (never
+  // with the board): who changed what, through what, and when; an agent is marked.
+  async function showActivity() {
+    const target = editing;
+    if (!target || !target.id || !$("card-activity-box").open) return;
+    $("card-activity-status").textContent = "Loading…";
+    $("card-activity").replaceChildren();
+    let page;
+    try {
+      page = await kanban.kv.getHistory(KEYS.card(target.id), { limit: ACTIVITY_LIMIT });
+    } catch (err) {
+      if (editing === target) $("card-activity-status").textContent = "Activity unavailable (" + (err.code || err) + ").";
+      return;
+    }
+    if (editing !== target) return;
+    const activity = Core.cardActivity(target.id, page.entries, page.cursor === null);
+    $("card-activity-status").textContent = activity.length ? "" : "Nothing kept yet.";
+    $("card-activity").replaceChildren(
+      ...activity.map((a) =>
+        el(
+          "li",
+          { "data-testid": "activity-" + a.revision, class: a.agent ? "activity-agent" : null },
+          el("strong", { text: a.who }),
+          a.agent ? el("span", { class: "badge", text: "agent" }) : null,
+          " " + a.what + (a.restoredFrom ? " (restored an earlier version)" : "") + " via " + a.via + ", ",
+          el("time", { datetime: a.at, text: a.at ? new Date(a.at).toLocaleString() : "" }),
+          !a.latest && a.card && !state.readOnly
+            ? el("button", { type: "button", class: "button ghost", text: "Restore", "data-testid": "restore-" + a.revision, onclick: () => restoreVersion(target.id, a.card) })
+            : null,
+        ),
+      ),
+    );
+  }
+
+  // Brings an earlier version's fields back over the card as stored now, by the dialog's
+  // rule: a newer change someone else made to one of them is asked about, never overwritten.
+  function restoreVersion(id, version) {
+    closeCardDialog();
+    const card = B.findCard(id);
+    if (!card) return toast("This card was deleted meanwhile.");
+    const shown = { ...card, column: Core.columnOf(card, state.columns) };
+    const changes = Core.changedFields(shown, version);
+    if ("column" in changes) {
+      if (state.columns.some((c) => c.id === changes.column)) changes.rank = Core.rankForPlacement(B.columnCards(changes.column), null);
+      else delete changes.column; // that column is gone: the card stays where it is
+    }
+    if (!Object.keys(changes).length) return toast("The card already holds that version.");
+    B.editCard(id, card, changes);
   }
 
   function closeCardDialog() {
@@ -223,6 +278,7 @@
       if (target && target.id) B.archiveCard(target.id);
     });
     $("card-dialog").addEventListener("cancel", () => (editing = null));
+    $("card-activity-box").addEventListener("toggle", showActivity);
     // Sandboxed pages may not submit forms, so Enter in a one-line field saves by hand.
     $("card-dialog").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.target.tagName === "INPUT") {
@@ -241,5 +297,5 @@
     });
   }
 
-  Object.assign(B, { renderArchive, ask, confirmDialog, conflictDialog, openCardDialog, fillItemPicker, closeCardDialog, saveCardDialog, openColumnDialog, closeColumnDialog, saveColumnDialog, deleteColumn, wireDialogs });
+  Object.assign(B, { renderArchive, ask, confirmDialog, conflictDialog, openCardDialog, fillItemPicker, showActivity, restoreVersion, closeCardDialog, saveCardDialog, openColumnDialog, closeColumnDialog, saveColumnDialog, deleteColumn, wireDialogs });
 })(window.BoardApp);

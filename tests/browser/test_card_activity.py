@@ -1,0 +1,76 @@
+"""A card's activity in the Board: the card dialog's Activity section lists who changed
+which field, when and through what, from the card's kept versions, and marks an agent's
+writes; Restore brings an earlier version back through the dialog's own save (its
+compare-and-set and conflict dialog, tested in test_board.py)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from kanban.accounts.tokens import token_create
+from kanban.data.kv import project_kv_get
+from tests.browser.demo_board import Demo, Person, demo, open_board
+from tests.live import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["demo", "open_board"]
+
+
+def stored_card(demo: Demo) -> Any:
+    entry = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="card:c1")
+    assert entry is not None
+    return entry.value
+
+
+def test_alice_sees_an_agents_change_marked_in_the_activity_and_restores_her_version(
+    demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
+) -> None:
+    alice = open_board("alice")
+    # Bob's agent, over REST with its run named, renames the card and gives it a due date.
+    card = stored_card(demo)
+    _, token = token_create(user=demo.people["bob"])
+    request = urllib.request.Request(
+        f"{live_server.url}/api/v1/projects/{demo.board.id}/kv/card:c1",
+        data=json.dumps(
+            {"value": {**card, "title": "Guide (agent draft)", "due": "2026-12-24"}}
+        ).encode(),
+        method="PUT",
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "X-Run-Id": "run-7",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+    alice.wait_for(
+        "boardDebug.state.cards.find((c) => c.id === 'c1').title === 'Guide (agent draft)'"
+    )
+
+    dialog = alice.plugin
+    dialog.get_by_test_id("card-c1").dblclick()
+    expect(dialog.locator("#card-dialog")).to_be_visible()
+    dialog.locator("#card-activity-box summary").click()
+    activity = dialog.get_by_test_id("card-activity").locator("li")
+    expect(activity).to_have_count(2)  # the agent's write, and the demo's first one
+    latest = activity.nth(0)
+    expect(latest).to_contain_text("bob")
+    expect(latest).to_contain_text("agent")
+    expect(latest).to_contain_text("changed title, due date via REST")
+    expect(latest.get_by_role("button", name="Restore")).to_have_count(0)  # it is current
+
+    activity.nth(1).get_by_role("button", name="Restore").click()
+    alice.wait_for(
+        "boardDebug.state.pending === 0 && "
+        "boardDebug.state.cards.find((c) => c.id === 'c1').title === 'Write the onboarding guide'"
+    )
+    restored = stored_card(demo)
+    assert restored["title"] == "Write the onboarding guide"
+    assert restored.get("due") is None
+    assert restored["column"] == card["column"], "fields the version shares stay"
