@@ -60,7 +60,7 @@ def stored(demo: Demo, key: str, *, project: str = "board") -> Any:
 
 def view(*, density: str = "comfortable", text: str = "") -> dict[str, Any]:
     return {
-        "filter": {"text": text, "label": "", "assignee": ""},
+        "filter": {"text": text, "label": "", "assignee": "", "due": ""},
         "collapsed": [],
         "density": density,
     }

@@ -1,10 +1,12 @@
-"""A card's activity in the Board: the card dialog's Activity section lists who changed
-which field, when and through what, from the card's kept versions, and marks an agent's
+"""A card's activity and its due date in the Board: the card dialog's Activity section lists
+who changed which field, when and through what, from the card's kept versions, and marks an agent's
 writes; Restore brings an earlier version back through the dialog's own save (its
-compare-and-set and conflict dialog, tested in test_board.py)."""
+compare-and-set and conflict dialog, tested in test_board.py). The due filters show the cards
+due soon (today to seven days on) or overdue."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import urllib.request
 from collections.abc import Callable
@@ -14,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from kanban.accounts.tokens import token_create
-from kanban.data.kv import project_kv_get
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
 
@@ -74,3 +76,41 @@ def test_alice_sees_an_agents_change_marked_in_the_activity_and_restores_her_ver
     assert restored["title"] == "Write the onboarding guide"
     assert restored.get("due") is None
     assert restored["column"] == card["column"], "fields the version shares stay"
+
+
+def test_alice_filters_the_board_to_cards_due_soon_and_to_overdue_ones(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    today = datetime.date.today()
+    for card_id, days in (("c1", -2), ("c2", 3), ("c3", 30)):
+        card = project_kv_get(
+            user=demo.people["alice"], project_id=demo.board.id, key=f"card:{card_id}"
+        )
+        assert card is not None
+        project_kv_set(
+            user=demo.people["alice"],
+            project_id=demo.board.id,
+            key=f"card:{card_id}",
+            value={**card.value, "due": (today + datetime.timedelta(days=days)).isoformat()},
+            provenance=Provenance(via="api"),
+        )
+    alice = open_board("alice")
+    board = alice.plugin
+
+    def shown() -> list[str]:
+        return sorted(
+            board.locator("[data-testid^='card-c']").evaluate_all(
+                "(cards) => cards.map((c) => c.dataset.testid)"
+            )
+        )
+
+    expect(board.get_by_test_id("card-c3")).to_be_visible()  # loaded
+    board.get_by_test_id("filter-due").select_option("overdue")
+    expect(board.locator("[data-testid='card-c2']")).to_have_count(0)
+    assert shown() == ["card-c1"]
+    board.get_by_test_id("filter-due").select_option("soon")
+    expect(board.locator("[data-testid='card-c1']")).to_have_count(0)
+    assert shown() == ["card-c2"]
+    board.locator("#filter-clear").click()
+    expect(board.get_by_test_id("filter-due")).to_have_value("")
+    expect(board.locator("[data-testid='card-c3']")).to_have_count(1)

@@ -131,8 +131,15 @@
 
   const fold = (s) => String(s || "").toLocaleLowerCase();
 
-  function matchesFilter(card, filter) {
+  // "Due soon": from today to this many days on.
+  const SOON_DAYS = 7;
+  const DUE_FILTERS = Object.freeze(["", "soon", "overdue"]);
+
+  // `today` ("YYYY-MM-DD", the viewer's) is needed only by a due filter.
+  function matchesFilter(card, filter, today) {
     const f = filter || {};
+    if (f.due === "overdue" && dueState(card.due, today) !== "overdue") return false;
+    if (f.due === "soon" && !(isDate(card.due) && card.due >= today && card.due <= addDays(today, SOON_DAYS))) return false;
     const text = fold(f.text).trim();
     if (text) {
       const haystack = [card.title, card.description, card.assignee, ...card.labels].map(fold).join("\n");
@@ -144,7 +151,7 @@
   }
 
   function isFiltering(filter) {
-    return Boolean(filter && (String(filter.text || "").trim() || filter.label || filter.assignee));
+    return Boolean(filter && (String(filter.text || "").trim() || filter.label || filter.assignee || filter.due));
   }
 
   // Counts every card in the column, filtered or not: the limit is about the work.
@@ -163,6 +170,11 @@
 
   function isDate(value) {
     return typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value);
+  }
+
+  function addDays(day, days) {
+    const [year, month, date] = day.split("-").map(Number);
+    return localDate(new Date(year, month - 1, date + days));
   }
 
   function localDate(date) {
@@ -231,14 +243,19 @@
   }
 
   function defaultView() {
-    return { filter: { text: "", label: "", assignee: "" }, collapsed: [], density: "comfortable" };
+    return { filter: { text: "", label: "", assignee: "", due: "" }, collapsed: [], density: "comfortable" };
   }
 
   function normalizeView(value) {
     const view = defaultView();
     if (!value || typeof value !== "object") return view;
     const f = value.filter && typeof value.filter === "object" ? value.filter : {};
-    view.filter = { text: str(f.text, MAX_TEXT), label: str(f.label, MAX_TEXT), assignee: str(f.assignee, MAX_TEXT) };
+    view.filter = {
+      text: str(f.text, MAX_TEXT),
+      label: str(f.label, MAX_TEXT),
+      assignee: str(f.assignee, MAX_TEXT),
+      due: DUE_FILTERS.includes(f.due) ? f.due : "",
+    };
     view.collapsed = Array.isArray(value.collapsed) ? [...new Set(value.collapsed.filter(isId))] : [];
     view.density = DENSITIES.includes(value.density) ? value.density : "comfortable";
     return view;

@@ -146,8 +146,9 @@
     $("filter-assignee").addEventListener("change", (e) =>
       B.setView({ filter: { ...state.view.filter, assignee: e.target.value } }, { immediate: true }),
     );
+    $("filter-due").addEventListener("change", (e) => B.setView({ filter: { ...state.view.filter, due: e.target.value } }, { immediate: true }));
     $("filter-clear").addEventListener("click", () => {
-      B.setView({ filter: { text: "", label: "", assignee: "" } }, { immediate: true });
+      B.setView({ filter: Core.defaultView().filter }, { immediate: true });
       B.syncToolbar();
       $("filter-text").focus();
     });

@@ -7,6 +7,7 @@
 
   function syncToolbar() {
     $("filter-text").value = state.view.filter.text;
+    $("filter-due").value = state.view.filter.due;
     const compact = state.view.density === "compact";
     document.body.classList.toggle("density-compact", compact);
     document.body.classList.toggle("density-comfortable", !compact);
@@ -74,7 +75,8 @@
 
   function renderColumn(column) {
     const all = B.columnCards(column.id);
-    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter));
+    const day = today();
+    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter, day));
     const wip = Core.wipState(column, all.length);
     const collapsed = state.view.collapsed.includes(column.id);
     const filtering = Core.isFiltering(state.view.filter);

@@ -128,7 +128,8 @@
   }
 
   function visibleCards(columnId) {
-    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter));
+    const day = today();
+    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter, day));
   }
 
   Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, members, memberNamed, personLabel, findCard, columnCards, visibleCards });

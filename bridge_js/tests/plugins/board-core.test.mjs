@@ -189,7 +189,7 @@ describe("view settings", () => {
   test("stored views are normalised, whatever was written", () => {
     assert.deepEqual(Core.normalizeView(undefined), Core.defaultView());
     assert.deepEqual(Core.normalizeView({ filter: { text: 5, label: "bug" }, collapsed: ["done", "done", 3], density: "huge" }), {
-      filter: { text: "", label: "bug", assignee: "" },
+      filter: { text: "", label: "bug", assignee: "", due: "" },
       collapsed: ["done"],
       density: "comfortable",
     });
@@ -364,5 +364,25 @@ describe("a card's activity", () => {
     const activity = Core.cardActivity("a", [version("5", { title: "A" }, restored), version("2", { title: "A" }, bob)], true);
     assert.equal(activity[0].restoredFrom, "2");
     assert.equal(activity[0].what, "saved it unchanged");
+  });
+});
+
+describe("the due filters", () => {
+  const today = "2026-12-28";
+  const due = (date) => card("a", "i", { due: date });
+
+  test("due soon is today to seven days on, across a year's end; overdue is before today", () => {
+    const soon = (date) => Core.matchesFilter(due(date), { due: "soon" }, today);
+    assert.deepEqual(["2026-12-27", "2026-12-28", "2027-01-04", "2027-01-05"].map(soon), [false, true, true, false]);
+    assert.equal(soon(null), false, "a card without a date is never due");
+    const overdue = (date) => Core.matchesFilter(due(date), { due: "overdue" }, today);
+    assert.deepEqual(["2026-12-27", "2026-12-28", null].map(overdue), [true, false, false]);
+  });
+
+  test("a stored view keeps a known due filter, drops any other, and counts as filtering", () => {
+    assert.equal(Core.normalizeView({ filter: { due: "overdue" } }).filter.due, "overdue");
+    assert.equal(Core.normalizeView({ filter: { due: "someday" } }).filter.due, "");
+    assert.equal(Core.isFiltering({ due: "soon" }), true);
+    assert.deepEqual(Core.defaultView().filter, { text: "", label: "", assignee: "", due: "" });
   });
 });
