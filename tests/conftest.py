@@ -175,7 +175,8 @@ def transactional_aliases(request: pytest.FixtureRequest) -> tuple[str, ...]:
 def _clear_storage_after_transactional_tests(
     request: pytest.FixtureRequest, django_db_blocker: Any
 ) -> Iterator[None]:
-    """pytest-django's flush empties model tables only; the storage tables are raw SQL.
+    """pytest-django's flush empties model tables only; the storage tables are raw SQL
+    (kept versions too: a board's next test must not find the last one's history).
     The global sequence is left alone: it only has to keep increasing."""
     aliases = transactional_aliases(request)
     yield
@@ -186,6 +187,7 @@ def _clear_storage_after_transactional_tests(
             with connections[alias].cursor() as cursor:
                 cursor.execute("DELETE FROM list_values")
                 cursor.execute("DELETE FROM scalar_values")
+                cursor.execute("DELETE FROM value_history")
 
 
 # --- async tests -----------------------------------------------------------------------------

@@ -27,7 +27,10 @@ export function createHost(env) {
   // socket sends it again when it opens and whenever it changes. `onPluginError` hears the
   // plugin page's uncaught errors ({message, at}); `onEnded(reason)` hears that the server
   // ended the connection for good.
-  function connect({ iframe, projectId, wsUrl, configuration, context, onStatus, onPluginError, onEnded, onReload, limits }) {
+  //
+  // `page`: {url, fragment} of the board page, added to this project's context part (the
+  // server's context does not know it); `setPage` tells the plugin of a new fragment.
+  function connect({ iframe, projectId, wsUrl, configuration, context, page, onStatus, onPluginError, onEnded, onReload, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
@@ -57,15 +60,18 @@ export function createHost(env) {
     // alias, and each related project's ({status, can}) under its alias; a part only
     // when it changed. alias ("" = this project) -> that part, as JSON.
     const parts = new Map();
+    let lastContext = context;
+    let pagePart = toPage(page);
     const contextParts = (c) => {
       if (!isPlain(c)) return [];
       const { related, ...own } = c;
-      const out = [["", own]];
+      const out = [["", pagePart ? { ...own, page: pagePart } : own]];
       if (isPlain(related)) for (const [alias, part] of Object.entries(related)) if (isPlain(part)) out.push([alias, part]);
       return out;
     };
     const contextFrame = (alias, part) => ({ v: V, event: "context", ...(alias && { alias }), context: part });
     const setContext = (c) => {
+      lastContext = c;
       for (const [alias, part] of contextParts(c)) {
         const text = JSON.stringify(part);
         if (parts.get(alias) === text) continue;
@@ -245,9 +251,18 @@ export function createHost(env) {
         config = toHostConfiguration(c);
         toPlugin({ v: V, event: "configuration", configuration: config });
       },
+      setPage(p) {
+        pagePart = toPage(p);
+        setContext(lastContext);
+      },
       close: () => end(null),
     };
   }
 
   return { connect };
+}
+
+function toPage(p) {
+  if (!isPlain(p) || typeof p.url !== "string") return null;
+  return { url: p.url, fragment: typeof p.fragment === "string" ? p.fragment : "" };
 }

@@ -8,7 +8,7 @@ const PROJECT = "0b7f3c52-6d0e-4f57-9d0a-2f5a2b1f9c11";
 const CONFIG = { id: "", name: "Default", values: {} };
 
 // A board page with the relay connected, and a hand-played plugin in its iframe.
-async function board({ open = true, random, wsUrl, context, onPluginError, onEnded } = {}) {
+async function board({ open = true, random, wsUrl, context, page: boardPage, onPluginError, onEnded } = {}) {
   const clock = fakeClock();
   const page = fakePage(clock);
   const sockets = fakeSockets();
@@ -21,6 +21,7 @@ async function board({ open = true, random, wsUrl, context, onPluginError, onEnd
     onStatus: (s) => statuses.push(s),
     wsUrl,
     context,
+    page: boardPage,
     onPluginError,
     onEnded,
   });
@@ -338,6 +339,22 @@ describe("context", () => {
     b.ws().receive({ v: 1, event: "context", context: "junk" });
     await flush();
     assert.deepEqual(p.events("context"), [{ v: 1, event: "context", alias: "inventory", context: confirmed }]);
+  });
+
+  test("the board page's address and fragment ride the project's part, kept over the socket's", async () => {
+    const url = "https://kanban.example/boards/" + PROJECT + "/";
+    const b = await board({ context: CONTEXT, page: { url, fragment: "card=c1" } });
+    const p = await b.plugin();
+    const { related, ...own } = CONTEXT;
+    assert.deepEqual(p.events("context")[0].context, { ...own, page: { url, fragment: "card=c1" } });
+    p.inbox.length = 0;
+    b.ws().receive({ v: 1, event: "context", context: CONTEXT }); // the server knows no page
+    await flush();
+    assert.deepEqual(p.events("context"), [], "nothing changed for the plugin");
+    b.relay.setPage({ url, fragment: "card=c2" });
+    b.relay.setPage({ url, fragment: "card=c2" });
+    await flush();
+    assert.deepEqual(p.events("context"), [{ v: 1, event: "context", context: { ...own, page: { url, fragment: "card=c2" } } }]);
   });
 });
 

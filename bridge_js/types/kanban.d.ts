@@ -198,6 +198,10 @@ export interface Context {
     readonly displayName: string;
     readonly role: Role;
   }>;
+  /** The board page the plugin is shown on: its address (without a fragment), and the
+   * fragment it was opened with or changed to ("" for none), e.g. "card=abc" for a link to
+   * one of the plugin's own things. A link is `url + "#" + fragment`. */
+  readonly page?: { readonly url: string; readonly fragment: string };
 }
 
 /** What this user may do through an alias: "pending" until the related project declares

@@ -106,6 +106,7 @@ def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
             "title": title,
             "description": "",
             "assignee": assignee,
+            "assignees": [assignee],
             "labels": labels,
             "due": None,
             "column": column,

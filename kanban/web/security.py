@@ -1,6 +1,6 @@
 """Content Security Policies, one builder per page type.
 
-Plugin pages run third-party code: they get ``sandbox allow-scripts`` (an opaque origin, no
+Plugin pages run third-party code: they get ``PLUGIN_SANDBOX`` (an opaque origin, no
 cookies, no DOM access to the host), may load scripts, styles and images only from their own
 plugin folder and the SDK, and may open no connection at all: the bridge is their only channel.
 """
@@ -17,6 +17,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpRe
 from django.http.request import split_domain_port, validate_host
 
 SDK_PATH = "/static/bridge/kanban.js"
+#: The sandbox of every plugin document, as the board's iframe attribute and as its own CSP
+#: (a plugin opened outside its frame keeps it). Scripts run in an opaque origin; a link may
+#: open in a new tab (a card comment's link, on a click: popup blockers stop the rest) as an
+#: ordinary page, which is all an <a href> anywhere on the web can do. No same-origin, no
+#: top navigation, no forms, no modals: the frame cannot act as this site or leave its box.
+PLUGIN_SANDBOX: Final = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
 PLUGIN_PREFIX = "/plugins/"
 
 
@@ -95,7 +101,7 @@ def plugin_csp(request: HttpRequest, project_id: UUID) -> str:
     sdk = f"{origin}{SDK_PATH}"
     return "; ".join(
         [
-            "sandbox allow-scripts",
+            f"sandbox {PLUGIN_SANDBOX}",
             "default-src 'none'",
             f"script-src {own} {sdk}",
             f"style-src {own} 'unsafe-inline'",

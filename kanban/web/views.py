@@ -21,6 +21,7 @@ from kanban.data import configurations
 from kanban.observability.metrics import REGISTRY, sample_db_pool
 from kanban.projects import boards
 from kanban.web.security import (
+    PLUGIN_SANDBOX,
     host_csp,
     plugin_csp,
     plugin_opened_at_top_level,
@@ -78,6 +79,7 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
     active = configurations.configuration_active(user=request.user, project_id=project.id)
     context = {
         "project": project,
+        "plugin_sandbox": PLUGIN_SANDBOX,
         "board_data": {
             "projectId": str(project.id),
             "name": project.name,

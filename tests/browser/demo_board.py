@@ -85,6 +85,7 @@ def open_board(
         route: Callable[[WebSocketRoute], Any] | None = None,
         viewport: dict[str, int] | None = None,
         server: LiveServer = live_server,
+        fragment: str = "",
     ) -> Person:
         options: dict[str, Any] = {"viewport": viewport} if viewport else {}
         context = new_context(base_url=server.url, **options)
@@ -92,7 +93,7 @@ def open_board(
         page = context.new_page()
         if route is not None:
             page.route_web_socket(re.compile(r"/ws/boards/"), route)
-        page.goto(f"/boards/{demo.board.id}/")
+        page.goto(f"/boards/{demo.board.id}/{fragment}")
         expect(page.locator("#bridge-status")).to_have_text("Live")
         person = Person(page)
         person.wait_for("window.boardDebug && boardDebug.state.loaded")

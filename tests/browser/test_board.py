@@ -282,8 +282,17 @@ def test_carol_the_guest_sees_the_board_without_editing_controls_and_cannot_chan
     assert carol.frame.evaluate("steamHarnessKanban.getContext().role") == "guest"
 
     carol.plugin.get_by_test_id("card-c1").press("Alt+ArrowRight")
+    # She opens a card to read it: nothing in its dialog changes it.
     carol.plugin.get_by_test_id("card-c1").dblclick()
-    expect(carol.plugin.locator("#card-dialog")).to_be_hidden()
+    dialog = carol.plugin.locator("#card-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#card-title-input")).to_be_disabled()
+    expect(dialog.get_by_test_id("card-save")).to_be_hidden()
+    expect(dialog.locator("#card-delete")).to_be_hidden()
+    expect(dialog.get_by_test_id("comment-input")).to_be_hidden()
+    expect(dialog.get_by_test_id("checklist-new")).to_be_hidden()
+    dialog.locator("#card-cancel").click()
+    expect(dialog).to_be_hidden()
 
     console: list[str] = []
     carol.page.on("console", lambda message: console.append(message.text))
@@ -420,7 +429,7 @@ def test_on_a_390_pixel_phone_every_top_bar_control_is_on_screen(
     assert PHONE_SHOT.stat().st_size < 300_000
 
 
-def test_alice_assigns_a_card_to_bob_from_the_members_and_old_free_text_names_still_show(
+def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_text_names_still_show(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     project_kv_set(
@@ -435,21 +444,34 @@ def test_alice_assigns_a_card_to_bob_from_the_members_and_old_free_text_names_st
     expect(alice.plugin.get_by_test_id("assignee-c3")).to_contain_text("Dana from the agency")
 
     dialog = open_card(alice, "c1")
-    picker = dialog.get_by_test_id("card-assignee-input")
-    options = picker.locator("option").all_inner_texts()
-    assert options == ["Nobody", "Alice Martin", "Bob Okafor", "Carol Diaz"]
-    picker.select_option(label="Bob Okafor")
+    people = dialog.get_by_test_id("card-assignees")
+    assert people.locator("label").all_inner_texts() == ["Alice Martin", "Bob Okafor", "Carol Diaz"]
+    expect(dialog.get_by_test_id("assign-alice")).to_be_checked()
+    dialog.get_by_test_id("assign-alice").uncheck()
+    dialog.get_by_test_id("assign-bob").check()
+    dialog.get_by_test_id("assign-carol").check()
     dialog.get_by_test_id("card-save").click()
-    expect(alice.plugin.get_by_test_id("assignee-c1")).to_contain_text("Bob Okafor")
+    face = alice.plugin.get_by_test_id("assignee-c1")
+    expect(face.locator(".avatar")).to_have_count(2)
+    expect(face).to_have_attribute("title", "Assigned to Bob Okafor, Carol Diaz")
     alice.wait_for("boardDebug.state.pending === 0")
-    assert stored(demo, "card:c1")["assignee"] == "bob"
+    card = stored(demo, "card:c1")
+    assert (card["assignees"], card["assignee"]) == (["bob", "carol"], "bob")
 
     dialog = open_card(alice, "c3")
-    expect(dialog.get_by_test_id("card-assignee-input")).to_have_value("Dana from the agency")
-    assert (
-        "Dana from the agency (not a member)"
-        in dialog.get_by_test_id("card-assignee-input").locator("option").all_inner_texts()
-    )
+    expect(dialog.get_by_test_id("assign-Dana from the agency")).to_be_checked()
+    assert "Dana from the agency (not a member)" in people.locator("label").all_inner_texts()
+
+    # Carol's view: "Assigned to me" shows c1, which she now shares with Bob.
+    dialog.locator("#card-cancel").click()
+    carol = open_board("carol")
+    carol.plugin.locator("#filter-assignee").select_option(label="Assigned to me")
+    expect(carol.plugin.get_by_test_id("card-c2")).to_have_count(0)  # Bob's alone
+    expect(carol.plugin.get_by_test_id("card-c1")).to_be_visible()
+    for title in carol.plugin.locator("[data-card-id] .assignee").evaluate_all(
+        "(faces) => faces.map((face) => face.title)"
+    ):
+        assert "Carol Diaz" in title
 
 
 def test_bob_deletes_a_card_and_undoes_it_and_a_move_and_an_edit_undo_too(

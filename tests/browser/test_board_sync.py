@@ -44,7 +44,7 @@ KINDS: dict[str, tuple[str, str]] = {
         "boardDebug.state.cards.find((c) => c.id === 'c2').column === 'done'",
     ),
     "add": (
-        "BoardApp.createCard({title: 'Added elsewhere', description: '', assignee: '',"
+        "BoardApp.createCard({title: 'Added elsewhere', description: '', assignees: [],"
         " labels: [], due: null, item: null, column: 'todo'})",
         "boardDebug.state.cards.some((c) => c.title === 'Added elsewhere')",
     ),

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from kanban.models import PluginFile
+from kanban.web.security import PLUGIN_SANDBOX
 from tests.api.conftest import People
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +59,8 @@ def test_every_page_type_has_csp_nosniff_and_framing_rules(
         assert response.get("X-Content-Type-Options") == "nosniff", name
         assert "object-src 'none'" in csp or "default-src 'none'" in csp, name
         if name == "plugin":
-            assert csp.startswith("sandbox allow-scripts;")
+            assert csp.startswith(f"sandbox {PLUGIN_SANDBOX};")
+            assert "allow-same-origin" not in csp and "allow-top-navigation" not in csp
             assert "connect-src 'none'" in csp and "frame-ancestors 'self'" in csp
             assert response.get("X-Frame-Options") == "SAMEORIGIN"
             # Public files: CORS only lets the sandboxed page see its own errors' text.
@@ -78,8 +80,8 @@ def test_the_board_embeds_the_plugin_sandboxed_without_same_origin(
     client = Client()
     client.force_login(people.bob)
     html = client.get(pages["board"]).content.decode()
-    assert 'sandbox="allow-scripts"' in html
-    assert "allow-same-origin" not in html
+    assert f'sandbox="{PLUGIN_SANDBOX}"' in html
+    assert "allow-same-origin" not in html and "allow-top-navigation" not in html
 
 
 def test_production_sends_hsts_and_secure_cookie_flags(

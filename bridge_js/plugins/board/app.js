@@ -2,7 +2,10 @@
 // the public SDK (window.steamHarnessKanban). Layout of the data:
 //   board:columns   [{id, title, wip}]                      changed with updateValue
 //   board:cards     [cardId, …]                             changed ONLY with updateValue
-//   card:<id>       {id, title, description, assignee, labels, due, column, rank, item?}
+//   card:<id>       {id, title, description, assignees, assignee, labels, due, column, rank,
+//                    item?, checklist: [{id, text, done}], commentCount}
+//   comments:<id>   [{id, author, text, at, edited}]            changed ONLY with updateValue
+// (`assignee` is the first of `assignees`, for Boards from before several assignees.)
 // The view (filter, collapsed columns, density) is each user's own: it lives in the values
 // of their configuration on screen (setConfigurationValues), the Default included.
 // Moving a card writes only its own key, so two people moving different cards never
@@ -53,15 +56,26 @@
 
   B.wireToolbar();
   B.wireDialogs();
+  B.wireDiscussion();
+  // A link to a card (#card=<id> on the board page) opens its dialog once the board is in,
+  // and again whenever the page's fragment changes to another card.
+  let fragment = null;
+  function followLink(context) {
+    const next = context.page ? context.page.fragment : "";
+    if (next === fragment || !state.loaded) return;
+    fragment = next;
+    B.openLinkedCard(next);
+  }
   kanban.ready.then(() => {
     B.applyContext(kanban.getContext());
     kanban.onContextChange(B.applyContext);
+    kanban.onContextChange(followLink);
     state.view = B.configuredView();
     B.syncToolbar();
     // Watch first, then read: every change after the read's start reaches the page.
     unwatchBoard = kanban.kv.watch(B.onBoardChanges);
     watchStock();
-    B.load();
+    B.load().then(() => followLink(kanban.getContext()));
   });
   // A switch means other view settings over the same board: nothing to read again.
   kanban.onConfigurationChange(() => {

@@ -140,7 +140,7 @@
     const id = newId();
     const list = B.columnCards(fields.column);
     const rank = Core.rankForPlacement(list, null);
-    const card = { id, ...fields, rank };
+    const card = { id, ...Core.storedChanges(fields), rank };
     const mark = applyLocal(id, Core.normalizeCard(id, card));
     B.render();
     B.focusCard(id);
@@ -249,5 +249,5 @@
     announce("Moved column " + (column ? column.title : id) + " to position " + (state.columns.findIndex((c) => c.id === id) + 1) + ".");
   }
 
-  Object.assign(B, { remember, undoEntry, undoLatest, applyContext, enterReadOnly, write, useOne, applyLocal, settle, moveCard, patchCardNow, moveByKeyboard, createCard, editCard, saveChanges, archiveCard, restoreCard, deleteForever, neighbourOf, saveColumns, moveColumn });
+  Object.assign(B, { update, remember, undoEntry, undoLatest, applyContext, enterReadOnly, write, useOne, applyLocal, settle, moveCard, patchCardNow, moveByKeyboard, createCard, editCard, saveChanges, archiveCard, restoreCard, deleteForever, neighbourOf, saveColumns, moveColumn });
 })(window.BoardApp);

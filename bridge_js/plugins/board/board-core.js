@@ -22,6 +22,11 @@
   const MAX_TEXT = 200;
   const MAX_DESCRIPTION = 4000;
   const MAX_LABELS = 12;
+  const MAX_ASSIGNEES = 10;
+  const MAX_CHECKLIST = 50;
+  // The assignee filter's choice for "the cards assigned to the viewer": a colon is in no
+  // username, so no member's name can mean it.
+  const ME = ":me";
 
   // --- ranks ------------------------------------------------------------------------------
   // A rank is a base-36 fraction written without "0." and without trailing zeros, compared
@@ -135,18 +140,20 @@
   const SOON_DAYS = 7;
   const DUE_FILTERS = Object.freeze(["", "soon", "overdue"]);
 
-  // `today` ("YYYY-MM-DD", the viewer's) is needed only by a due filter.
-  function matchesFilter(card, filter, today) {
+  // `today` ("YYYY-MM-DD", the viewer's) is needed only by a due filter, `me` (the viewer's
+  // username) only by "assigned to me".
+  function matchesFilter(card, filter, today, me) {
     const f = filter || {};
     if (f.due === "overdue" && dueState(card.due, today) !== "overdue") return false;
     if (f.due === "soon" && !(isDate(card.due) && card.due >= today && card.due <= addDays(today, SOON_DAYS))) return false;
     const text = fold(f.text).trim();
     if (text) {
-      const haystack = [card.title, card.description, card.assignee, ...card.labels].map(fold).join("\n");
+      const haystack = [card.title, card.description, ...card.assignees, ...card.labels].map(fold).join("\n");
       if (!text.split(/\s+/).every((word) => haystack.includes(word))) return false;
     }
     if (f.label && !card.labels.some((l) => fold(l) === fold(f.label))) return false;
-    if (f.assignee && fold(card.assignee) !== fold(f.assignee)) return false;
+    if (f.assignee === ME) return card.assignees.includes(me);
+    if (f.assignee && !card.assignees.some((a) => fold(a) === fold(f.assignee))) return false;
     return true;
   }
 
@@ -226,20 +233,52 @@
     return [...new Set(value.filter(isId))];
   }
 
+  // Several assignees; a card from before them names one as `assignee`.
+  function normalizeAssignees(value) {
+    const names = Array.isArray(value.assignees) ? value.assignees : [value.assignee];
+    const out = [];
+    for (const name of names) {
+      const clean = str(name, MAX_TEXT).trim();
+      if (clean && !out.includes(clean) && out.length < MAX_ASSIGNEES) out.push(clean);
+    }
+    return out;
+  }
+
+  function normalizeChecklist(value) {
+    if (!Array.isArray(value)) return [];
+    const seen = new Set();
+    const out = [];
+    for (const item of value) {
+      if (!item || typeof item !== "object" || !isId(item.id) || seen.has(item.id) || out.length >= MAX_CHECKLIST) continue;
+      const text = str(item.text, MAX_TEXT).trim();
+      if (!text) continue;
+      seen.add(item.id);
+      out.push({ id: item.id, text, done: item.done === true });
+    }
+    return out;
+  }
+
   function normalizeCard(id, value) {
     if (!value || typeof value !== "object" || Array.isArray(value) || value.deleted) return null;
     return {
       id,
       title: str(value.title, MAX_TEXT) || "Untitled",
       description: str(value.description, MAX_DESCRIPTION),
-      assignee: str(value.assignee, MAX_TEXT).trim(),
+      assignees: normalizeAssignees(value),
       labels: Array.isArray(value.labels) ? parseLabels(value.labels.filter((l) => typeof l === "string").join(",")) : [],
       due: isDate(value.due) ? value.due : null,
       column: typeof value.column === "string" ? value.column : "",
       rank: isRank(value.rank) ? value.rank : "i",
       item: typeof value.item === "string" && value.item ? value.item.slice(0, 200) : null,
       archived: value.archived === true,
+      checklist: normalizeChecklist(value.checklist),
+      // How many comments the card's comments key holds, kept on the card for its face.
+      commentCount: Number.isInteger(value.commentCount) && value.commentCount > 0 ? value.commentCount : 0,
     };
+  }
+
+  function checklistProgress(card) {
+    return { done: card.checklist.filter((item) => item.done).length, total: card.checklist.length };
   }
 
   function defaultView() {
@@ -337,11 +376,11 @@
   // this user chose, is a conflict: the save stops and names it, so nobody's edit is lost
   // without them being told.
 
-  const EDITABLE = Object.freeze(["title", "description", "assignee", "labels", "due", "item", "column"]);
+  const EDITABLE = Object.freeze(["title", "description", "assignees", "labels", "due", "item", "column"]);
   const FIELD_NAMES = Object.freeze({
     title: "Title",
     description: "Description",
-    assignee: "Assignee",
+    assignees: "Assignees",
     labels: "Labels",
     due: "Due date",
     item: "Inventory item",
@@ -361,7 +400,7 @@
   // A card's activity from its kept versions (kv.getHistory, newest first): who wrote each,
   // through what, when, and which fields it changed from the version before it. The oldest
   // version of a page that is not the whole history changed what we cannot tell.
-  const ACTIVITY_NAMES = Object.freeze({ ...FIELD_NAMES, rank: "Position", archived: "Archived" });
+  const ACTIVITY_NAMES = Object.freeze({ ...FIELD_NAMES, rank: "Position", archived: "Archived", checklist: "Checklist", commentCount: "Comments" });
   const VIA = Object.freeze({ bridge: "the board", api: "REST", mcp: "MCP", admin: "admin", cli: "the command line" });
 
   function cardActivity(id, entries, complete) {
@@ -412,7 +451,39 @@
       (f) => f !== "rank" && !sameValue(now[f], base[f]) && !sameValue(now[f], changes[f]),
     );
     if (conflicts.length) throw new Conflict(conflicts, now);
-    return { ...current, ...changes };
+    return { ...current, ...storedChanges(changes) };
+  };
+
+  // What a change writes: beside `assignees`, the first of them as `assignee`, which Boards
+  // from before several assignees show (kanban/data/board/layout.py writes the same).
+  function storedChanges(changes) {
+    if (!("assignees" in changes)) return changes;
+    return { ...changes, assignee: changes.assignees[0] || "" };
+  }
+
+  // One change of a card's checklist, applied to the card as stored now, so two people
+  // ticking different items both keep theirs. `op`: {add: {id, text}} | {tick: id, done} |
+  // {remove: id} | {move: id, to: index}.
+  const changeChecklist = (op) => (current) => {
+    if (!current || typeof current !== "object" || current.deleted) {
+      throw new Refused("gone", "This card was deleted meanwhile.");
+    }
+    const list = normalizeChecklist(current.checklist);
+    const target = op.add ? null : list.findIndex((item) => item.id === (op.tick || op.remove || op.move));
+    if (target !== null && target < 0) throw new Refused("gone", "This item was removed meanwhile.");
+    let next;
+    if (op.add) {
+      if (list.length >= MAX_CHECKLIST) throw new Refused("full", "A checklist holds at most " + MAX_CHECKLIST + " items.");
+      next = [...list, { id: op.add.id, text: str(op.add.text, MAX_TEXT).trim(), done: false }];
+    } else if (op.tick) {
+      next = list.map((item, i) => (i === target ? { ...item, done: op.done === true } : item));
+    } else if (op.remove) {
+      next = list.filter((_, i) => i !== target);
+    } else {
+      next = list.filter((_, i) => i !== target);
+      next.splice(Math.max(0, Math.min(op.to, next.length)), 0, list[target]);
+    }
+    return { ...current, checklist: next };
   };
 
   // Only if absent: a value already there is never overwritten.
@@ -477,6 +548,7 @@
     columnOf,
     rankForPlacement,
     keyboardTarget,
+    ME,
     matchesFilter,
     isFiltering,
     wipState,
@@ -487,6 +559,11 @@
     normalizeColumns,
     normalizeIndex,
     normalizeCard,
+    normalizeChecklist,
+    checklistProgress,
+    changeChecklist,
+    storedChanges,
+    MAX_CHECKLIST,
     normalizeView,
     defaultView,
     addToIndex,

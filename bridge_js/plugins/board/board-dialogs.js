@@ -55,7 +55,7 @@
     const shown = (field, value) => {
       if (field === "column") return (state.columns.find((c) => c.id === value) || { title: value }).title;
       if (field === "labels") return value.join(", ");
-      if (field === "assignee" && value) return B.personLabel(value);
+      if (field === "assignees") return value.length ? value.map(B.personLabel).join(", ") : "(nobody)";
       return value === null || value === "" ? "(empty)" : String(value);
     };
     $("conflict-text").textContent = conflict.message + " Keep your version of these fields, or take theirs?";
@@ -74,21 +74,27 @@
   let editing = null;
   let returnFocus = null;
 
+  // A guest opens a card to read it: its fields, checklist and comments, nothing to change.
   async function openCardDialog(target) {
-    if (state.readOnly) return;
     const card = target.id ? B.findCard(target.id) : null;
+    if (state.readOnly && !card) return;
     editing = card ? { ...target, base: card } : target;
     returnFocus = document.activeElement;
-    $("card-dialog-title").textContent = card ? "Edit card" : "New card";
+    $("card-dialog-title").textContent = state.readOnly ? "Card" : card ? "Edit card" : "New card";
+    for (const field of $("card-dialog").querySelectorAll(".card-fields input, .card-fields textarea, .card-fields select")) {
+      field.disabled = state.readOnly;
+    }
     $("card-title-input").value = card ? card.title : "";
     $("card-description-input").value = card ? card.description : "";
-    const assignee = card ? card.assignee : "";
-    const label = (name) => B.personLabel(name) + (B.memberNamed(name) ? "" : " (not a member)");
-    B.fillSelect($("card-assignee-input"), "Nobody", B.members().map((m) => m.username), assignee, label);
+    fillAssignees(card ? card.assignees : []);
     $("card-due-input").value = card && card.due ? card.due : "";
     $("card-labels-input").value = card ? card.labels.join(", ") : "";
     $("card-dialog-error").hidden = true;
-    $("card-delete").hidden = !card;
+    $("card-delete").hidden = !card || state.readOnly;
+    $("card-save").hidden = state.readOnly;
+    $("card-cancel").textContent = state.readOnly ? "Close" : "Cancel";
+    $("card-copy-link").hidden = !card || !pageLink();
+    $("card-link").hidden = true;
     const column = card ? Core.columnOf(card, state.columns) : target.column;
     $("card-column-input").replaceChildren(...state.columns.map((c) => el("option", { value: c.id, text: c.title })));
     $("card-column-input").value = column;
@@ -96,8 +102,73 @@
     $("card-activity-box").hidden = !card;
     $("card-activity-box").open = false;
     $("card-activity").replaceChildren();
+    $("card-checklist").hidden = !card;
+    $("card-comments").hidden = !card;
+    if (card) B.openDiscussion(card.id);
     $("card-dialog").showModal();
-    $("card-title-input").focus();
+    (state.readOnly ? $("card-cancel") : $("card-title-input")).focus();
+  }
+
+  // Members to tick, and anyone the card names who is not one (kept unless unticked).
+  function fillAssignees(assigned) {
+    const names = [...new Set([...B.members().map((m) => m.username), ...assigned])];
+    $("card-assignees-list").replaceChildren(
+      ...names.map((name) =>
+        el(
+          "label",
+          { class: "assignee-option" },
+          el("input", { type: "checkbox", value: name, checked: assigned.includes(name), disabled: state.readOnly, "data-testid": "assign-" + name }),
+          el("span", { text: B.personLabel(name) + (B.memberNamed(name) ? "" : " (not a member)") }),
+        ),
+      ),
+    );
+    $("card-assignees-list").dataset.order = JSON.stringify(assigned);
+  }
+
+  // The ticked names, those already on the card first in their order.
+  function chosenAssignees() {
+    const ticked = [...$("card-assignees-list").querySelectorAll("input:checked")].map((input) => input.value);
+    const before = JSON.parse($("card-assignees-list").dataset.order || "[]");
+    return [...before.filter((n) => ticked.includes(n)), ...ticked.filter((n) => !before.includes(n))];
+  }
+
+  // --- a link to the card -----------------------------------------------------------------------
+  // The host tells the page its board's address (context.page); a link to a card is that
+  // address with #card=<id>, which the host hands back as context.page.fragment.
+
+  function pageLink() {
+    const page = kanban.getContext().page;
+    return page && typeof page.url === "string" ? page.url : null;
+  }
+
+  async function copyLink() {
+    const target = editing;
+    if (!target || !target.id || !pageLink()) return;
+    const link = pageLink() + "#card=" + encodeURIComponent(target.id);
+    const field = $("card-link");
+    field.value = link;
+    try {
+      await navigator.clipboard.writeText(link);
+      toast("Link copied.");
+    } catch {
+      // The frame may not write the clipboard: the link is shown, selected, to copy by hand.
+      field.hidden = false;
+      field.focus();
+      field.select();
+      toast("Press Ctrl+C (or ⌘C) to copy the link.");
+    }
+  }
+
+  function openLinkedCard(fragment) {
+    const match = /^card=([A-Za-z0-9_-]{1,64})$/.exec(fragment || "");
+    if (!match) return false;
+    if (!B.findCard(match[1])) {
+      toast("That card is not on this board (any more).");
+      return true;
+    }
+    if ($("card-dialog").open) closeCardDialog();
+    openCardDialog({ id: match[1] });
+    return true;
   }
 
   async function fillItemPicker(selected) {
@@ -113,6 +184,8 @@
       if (err && INVENTORY_DOWN.has(err.code)) state.inventoryProblem = state.inventoryProblem || err.code;
     }
     if (editing !== opened) return;
+    // A board with no inventory at all (no such relationship) offers no picker.
+    $("card-item-field").hidden = items === null && state.inventoryProblem === "unknown_alias" && !selected;
     if (items === null) {
       select.replaceChildren(el("option", { value: selected || "", text: selected ? selected + " (inventory unavailable)" : "Inventory unavailable" }));
       select.value = selected || "";
@@ -123,7 +196,7 @@
     if (selected && !items.some((i) => i.id === selected)) options.push(el("option", { value: selected, text: selected + " (missing)" }));
     select.replaceChildren(...options);
     select.value = selected || "";
-    select.disabled = false;
+    select.disabled = state.readOnly;
   }
 
   // The card's activity, read from its kept versions when the section is opened (never
@@ -178,11 +251,13 @@
 
   function closeCardDialog() {
     editing = null;
+    B.closeDiscussion();
     if ($("card-dialog").open) $("card-dialog").close();
     if (returnFocus && document.contains(returnFocus)) returnFocus.focus();
   }
 
   function saveCardDialog() {
+    if (state.readOnly || !editing) return closeCardDialog();
     const title = $("card-title-input").value.trim();
     if (!title) {
       $("card-dialog-error").textContent = "A card needs a title.";
@@ -193,7 +268,7 @@
     const fields = {
       title,
       description: $("card-description-input").value.trim(),
-      assignee: $("card-assignee-input").value,
+      assignees: chosenAssignees(),
       labels: Core.parseLabels($("card-labels-input").value),
       due: $("card-due-input").value || null,
     };
@@ -277,13 +352,18 @@
       closeCardDialog();
       if (target && target.id) B.archiveCard(target.id);
     });
-    $("card-dialog").addEventListener("cancel", () => (editing = null));
+    $("card-dialog").addEventListener("cancel", () => {
+      editing = null;
+      B.closeDiscussion();
+    });
+    $("card-copy-link").addEventListener("click", copyLink);
     $("card-activity-box").addEventListener("toggle", showActivity);
     // Sandboxed pages may not submit forms, so Enter in a one-line field saves by hand.
     $("card-dialog").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && event.target.tagName === "INPUT") {
         event.preventDefault();
-        saveCardDialog();
+        if (event.target.id === "checklist-new") B.addChecklistItem();
+        else if (event.target.id !== "card-link") saveCardDialog();
       }
     });
     $("column-save").addEventListener("click", saveColumnDialog);
@@ -297,5 +377,5 @@
     });
   }
 
-  Object.assign(B, { renderArchive, ask, confirmDialog, conflictDialog, openCardDialog, fillItemPicker, showActivity, restoreVersion, closeCardDialog, saveCardDialog, openColumnDialog, closeColumnDialog, saveColumnDialog, deleteColumn, wireDialogs });
+  Object.assign(B, { openLinkedCard, copyLink, renderArchive, ask, confirmDialog, conflictDialog, openCardDialog, fillItemPicker, showActivity, restoreVersion, closeCardDialog, saveCardDialog, openColumnDialog, closeColumnDialog, saveColumnDialog, deleteColumn, wireDialogs });
 })(window.BoardApp);

@@ -39,6 +39,7 @@
   function render() {
     if (!state.loaded) return;
     B.renderArchive();
+    B.renderChecklist();
     if (state.dragging) {
       state.renderDeferred = true;
       return;
@@ -51,7 +52,9 @@
 
     document.body.classList.toggle("read-only", state.readOnly);
     fillSelect($("filter-label"), "All labels", Core.distinct(state.cards.flatMap((c) => c.labels)), state.view.filter.label);
-    fillSelect($("filter-assignee"), "Everyone", Core.distinct(state.cards.map((c) => c.assignee)), state.view.filter.assignee, B.personLabel);
+    const people = Core.distinct(state.cards.flatMap((c) => c.assignees));
+    const label = (v) => (v === Core.ME ? "Assigned to me" : B.personLabel(v));
+    fillSelect($("filter-assignee"), "Everyone", [Core.ME, ...people], state.view.filter.assignee, label);
     $("filter-clear").hidden = !Core.isFiltering(state.view.filter);
 
     if (!state.columns.length) {
@@ -76,7 +79,7 @@
   function renderColumn(column) {
     const all = B.columnCards(column.id);
     const day = today();
-    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter, day));
+    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter, day, B.me()));
     const wip = Core.wipState(column, all.length);
     const collapsed = state.view.collapsed.includes(column.id);
     const filtering = Core.isFiltering(state.view.filter);
@@ -193,12 +196,7 @@
       node.append(chips);
     }
     const meta = el("div", { class: "card-meta" });
-    if (card.assignee) {
-      const name = B.personLabel(card.assignee);
-      const avatar = el("span", { class: "avatar", "aria-hidden": "true", text: B.initials(name) });
-      avatar.style.setProperty("--hue", String(B.hue(card.assignee)));
-      meta.append(el("span", { class: "assignee", title: "Assignee", "data-testid": "assignee-" + card.id }, avatar, el("span", { text: name })));
-    }
+    if (card.assignees.length) meta.append(renderAssignees(card));
     if (card.due) {
       meta.append(
         el("span", {
@@ -207,6 +205,27 @@
           title: due === "overdue" ? "Overdue" : "Due date",
           text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
         }),
+      );
+    }
+    const { done, total } = Core.checklistProgress(card);
+    if (total) {
+      meta.append(
+        el("span", {
+          class: "progress" + (done === total ? " progress-done" : ""),
+          "data-testid": "checklist-" + card.id,
+          title: "Checklist",
+          "aria-label": "Checklist " + done + " of " + total + " done",
+        }, B.icon("check"), done + "/" + total),
+      );
+    }
+    if (card.commentCount) {
+      meta.append(
+        el("span", {
+          class: "comment-count",
+          "data-testid": "comments-" + card.id,
+          title: "Comments",
+          "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
+        }, B.icon("comment"), String(card.commentCount)),
       );
     }
     if (meta.childNodes.length) node.append(meta);
@@ -237,6 +256,19 @@
     node.addEventListener("dblclick", () => B.openCardDialog({ id: card.id }));
     B.wireDrag(node, card);
     return node;
+  }
+
+  // One avatar a person; the name beside it when there is only one.
+  function renderAssignees(card) {
+    const names = card.assignees.map(B.personLabel);
+    const box = el("span", { class: "assignee", title: "Assigned to " + names.join(", "), "data-testid": "assignee-" + card.id });
+    card.assignees.forEach((username, i) => {
+      const avatar = el("span", { class: "avatar", "aria-hidden": "true", "data-testid": "avatar-" + username, text: B.initials(names[i]) });
+      avatar.style.setProperty("--hue", String(B.hue(username)));
+      box.append(avatar);
+    });
+    box.append(el("span", { class: names.length > 1 ? "sr-only" : null, text: names.join(", ") }));
+    return box;
   }
 
   function renderStock(card) {

@@ -71,6 +71,8 @@
   // Line icons drawn inline: no icon font or emoji font is needed (or allowed to load).
   const ICONS = {
     edit: ["M4 20h4L18.5 9.5a2.1 2.1 0 0 0-4-4L4 16z", "M13.5 6.5l4 4"],
+    check: ["M4 12l5 5L20 6"],
+    comment: ["M4 5h16v11H9l-5 4z"],
     trash: ["M4 7h16", "M10 11v6", "M14 11v6", "M5 7l1 12a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2l1-12", "M9 7V4h6v3"],
   };
 
@@ -104,6 +106,9 @@
     return ((parts[0] || "?")[0] + (parts.length > 1 ? parts[parts.length - 1][0] : "")).toUpperCase();
   }
 
+  // The viewer's username ("" before the context is in).
+  const me = () => (kanban.getContext().user || {}).username || "";
+
   function members() {
     return kanban.getContext().members || [];
   }
@@ -129,8 +134,8 @@
 
   function visibleCards(columnId) {
     const day = today();
-    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter, day));
+    return columnCards(columnId).filter((c) => Core.matchesFilter(c, state.view.filter, day, me()));
   }
 
-  Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, members, memberNamed, personLabel, findCard, columnCards, visibleCards });
+  Object.assign(B, { kanban, Core, KEYS, inventory, INVENTORY_DOWN, READ_BATCH, state, overlays, $, boardEl, ICONS, newId, today, resolveReady, icon, hue, initials, me, members, memberNamed, personLabel, findCard, columnCards, visibleCards });
 })();

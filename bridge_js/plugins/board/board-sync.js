@@ -121,7 +121,12 @@
   // A queue, so one event's read never lets a later event be applied before it.
   let applying = Promise.resolve();
   function onBoardChanges({ changes, resync }) {
-    if (resync) return load();
+    if (resync) {
+      B.reloadComments();
+      return load();
+    }
+    const comments = changes.filter((change) => window.BoardComments.isCommentKey(change.key));
+    if (comments.length) B.onCommentChanges(comments);
     if (waiting) return void waiting.push(changes);
     applying = applying.then(() => applyChanges(changes)).catch((err) => reportError(err, "Updating the board"));
   }

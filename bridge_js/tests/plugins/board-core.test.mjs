@@ -10,10 +10,12 @@ const card = (id, rank, extra = {}) => ({
   column: "todo",
   title: id,
   description: "",
-  assignee: "",
+  assignees: [],
   labels: [],
   due: null,
   item: null,
+  checklist: [],
+  commentCount: 0,
   ...extra,
 });
 const COLUMNS = [
@@ -135,11 +137,11 @@ describe("card order and placement", () => {
 
 describe("filters", () => {
   const cards = [
-    card("a", "c", { title: "Fix login", labels: ["bug", "Auth"], assignee: "Alice" }),
-    card("b", "i", { title: "Write docs", description: "Explain the login page", assignee: "bob" }),
+    card("a", "c", { title: "Fix login", labels: ["bug", "Auth"], assignees: ["Alice"] }),
+    card("b", "i", { title: "Write docs", description: "Explain the login page", assignees: ["bob", "carol"] }),
     card("c", "p", { title: "Ship it", labels: ["release"] }),
   ];
-  const ids = (filter) => cards.filter((c) => Core.matchesFilter(c, filter)).map((c) => c.id);
+  const ids = (filter, me = "") => cards.filter((c) => Core.matchesFilter(c, filter, "2026-12-01", me)).map((c) => c.id);
 
   test("text matches title, description, assignee and labels, every word, any case", () => {
     assert.deepEqual(ids({ text: "LOGIN" }), ["a", "b"]);
@@ -154,6 +156,14 @@ describe("filters", () => {
     assert.deepEqual(ids({ label: "au" }), []);
     assert.deepEqual(ids({ assignee: "BOB" }), ["b"]);
     assert.deepEqual(ids({ text: "login", assignee: "alice" }), ["a"]);
+    assert.deepEqual(ids({ assignee: "carol" }), ["b"], "any of several assignees");
+  });
+
+  test("assigned to me is the cards naming the viewer, and nobody's name can mean it", () => {
+    assert.deepEqual(ids({ assignee: Core.ME }, "carol"), ["b"]);
+    assert.deepEqual(ids({ assignee: Core.ME }, ""), []);
+    assert.equal(Core.isFiltering({ assignee: Core.ME }), true);
+    assert.match(Core.ME, /:/, "Django usernames have no colon");
   });
 
   test("an empty filter is not filtering", () => {
@@ -215,14 +225,24 @@ describe("stored board values", () => {
       id: "a",
       title: "T",
       description: "",
-      assignee: "",
+      assignees: [],
       labels: ["x"],
       due: null,
       column: "",
       rank: "i",
       item: null,
       archived: false,
+      checklist: [],
+      commentCount: 0,
     });
+  });
+
+  test("a card from before several assignees names its one; junk assignees and items go", () => {
+    assert.deepEqual(Core.normalizeCard("a", { assignee: " bob " }).assignees, ["bob"]);
+    assert.deepEqual(Core.normalizeCard("a", { assignees: ["bob", "bob", 3, "", "carol"], assignee: "x" }).assignees, ["bob", "carol"]);
+    const items = [{ id: "i1", text: " Buy ", done: true }, { id: "i1", text: "again" }, { id: "bad id", text: "x" }, { id: "i2", text: "" }, "x"];
+    assert.deepEqual(Core.normalizeCard("a", { checklist: items }).checklist, [{ id: "i1", text: "Buy", done: true }]);
+    assert.equal(Core.normalizeCard("a", { commentCount: -2 }).commentCount, 0);
   });
 
   test("an archived card is in no column and in the archive", () => {
@@ -252,7 +272,7 @@ describe("updaters", () => {
 
   test("a dialog save names only the fields its user changed", () => {
     const base = Core.normalizeCard("a", { title: "Bolts", description: "M6", labels: ["x"], column: "todo" });
-    const fields = { title: "Bolts", description: "M8", labels: ["x"], assignee: "", due: null };
+    const fields = { title: "Bolts", description: "M8", labels: ["x"], assignees: [], due: null };
     assert.deepEqual(Core.changedFields(base, fields), { description: "M8" });
   });
 
@@ -384,5 +404,38 @@ describe("the due filters", () => {
     assert.equal(Core.normalizeView({ filter: { due: "someday" } }).filter.due, "");
     assert.equal(Core.isFiltering({ due: "soon" }), true);
     assert.deepEqual(Core.defaultView().filter, { text: "", label: "", assignee: "", due: "" });
+  });
+});
+
+describe("assignees and checklists", () => {
+  test("a change of assignees also writes the first as assignee, for older Boards", () => {
+    const base = Core.normalizeCard("a", { title: "A", column: "todo" });
+    const stored = Core.mergeCard(base, { assignees: ["bob", "carol"] })({ title: "A", column: "todo" });
+    assert.deepEqual([stored.assignees, stored.assignee], [["bob", "carol"], "bob"]);
+    assert.equal(Core.mergeCard(base, { assignees: [] })({ title: "A" }).assignee, "");
+  });
+
+  const stored = { id: "a", title: "A", checklist: [{ id: "x", text: "X" }, { id: "y", text: "Y" }, { id: "z", text: "Z" }] };
+  const texts = (card) => card.checklist.map((i) => i.text + (i.done ? "+" : "")).join(" ");
+
+  test("two people ticking different items both keep theirs", () => {
+    const alice = Core.changeChecklist({ tick: "x", done: true });
+    const bob = Core.changeChecklist({ tick: "z", done: true });
+    assert.equal(texts(bob(alice(stored))), "X+ Y Z+");
+    assert.deepEqual(Core.checklistProgress(Core.normalizeCard("a", bob(alice(stored)))), { done: 2, total: 3 });
+  });
+
+  test("items are added at the end, moved within bounds and removed; a removed one is gone", () => {
+    assert.equal(texts(Core.changeChecklist({ add: { id: "w", text: " W " } })(stored)), "X Y Z W");
+    assert.equal(texts(Core.changeChecklist({ move: "z", to: 0 })(stored)), "Z X Y");
+    assert.equal(texts(Core.changeChecklist({ move: "x", to: 99 })(stored)), "Y Z X");
+    assert.equal(texts(Core.changeChecklist({ remove: "y" })(stored)), "X Z");
+    assert.throws(() => Core.changeChecklist({ tick: "gone", done: true })(stored), (e) => e.reason === "gone");
+    assert.throws(() => Core.changeChecklist({ add: { id: "w", text: "W" } })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+  });
+
+  test("a checklist holds at most its maximum", () => {
+    const full = { checklist: Array.from({ length: Core.MAX_CHECKLIST }, (_, i) => ({ id: "i" + i, text: "t" })) };
+    assert.throws(() => Core.changeChecklist({ add: { id: "new", text: "one more" } })(full), (e) => e.reason === "full");
   });
 });

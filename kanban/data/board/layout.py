@@ -4,7 +4,9 @@ documents it, and the shapes its cards take:
     board:columns   [{id, title, wip}]
     board:cards     [cardId, ...]          the index: a card is on the board when listed
     card:<id>       {id, title, description, assignee, assignees, labels, due, column,
-                     rank, item, archived}; {id, deleted: true} once deleted for good
+                     rank, item, archived, checklist: [{id, text, done}], commentCount};
+                    {id, deleted: true} once deleted for good
+    comments:<id>   [{id, author, text, at, edited}]
 
 Anyone who may write can store anything under these keys, so every read is normalised the
 way the plugin normalises it (``normalizeCard``), and every field an agent gives is checked
@@ -31,6 +33,7 @@ MAX_DESCRIPTION: Final = 4000
 MAX_LABELS: Final = 12
 MAX_LABEL: Final = 40
 MAX_ASSIGNEES: Final = 10
+MAX_CHECKLIST: Final = 50
 _ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
@@ -94,6 +97,19 @@ def _assignees(value: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_ASSIGNEES]
 
 
+def _checklist(value: object) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, dict) or not is_id(item.get("id")) or item["id"] in seen:
+            continue
+        text = _text(item.get("text"), MAX_TEXT).strip()
+        if text and len(items) < MAX_CHECKLIST:
+            seen.add(item["id"])
+            items.append({"id": item["id"], "text": text, "done": item.get("done") is True})
+    return items
+
+
 def normalize_card(card_id: str, value: object) -> dict[str, Any] | None:
     """A card as the Board shows it, or None when the key holds no card (absent, deleted
     for good, or not an object)."""
@@ -115,6 +131,10 @@ def normalize_card(card_id: str, value: object) -> dict[str, Any] | None:
         if isinstance(value.get("item"), str) and value["item"]
         else None,
         "archived": value.get("archived") is True,
+        "checklist": _checklist(value.get("checklist")),
+        "commentCount": count
+        if type(count := value.get("commentCount")) is int and count > 0
+        else 0,
     }
 
 

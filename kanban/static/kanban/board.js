@@ -14,7 +14,10 @@
   const errorText = document.getElementById("plugin-error-text");
   document.getElementById("plugin-error-close").addEventListener("click", () => (errorPanel.hidden = true));
   const iframe = document.getElementById("plugin-frame");
+  // The plugin may link to its own things (a card: #card=<id>); it hears the fragment.
+  const page = () => ({ url: location.origin + location.pathname + location.search, fragment: location.hash.slice(1) });
   const host = window.KanbanHost.connect({
+    page: page(),
     iframe,
     projectId: data.projectId,
     configuration: data.configuration,
@@ -50,6 +53,7 @@
       errorPanel.hidden = false;
     },
   });
+  addEventListener("hashchange", () => host.setPage(page()));
   const picker = window.KanbanConfigurations.mount({
     root: document.getElementById("config-picker"),
     projectId: data.projectId,

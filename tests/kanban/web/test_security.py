@@ -20,6 +20,7 @@ from kanban.access.memberships import membership_set
 from kanban.models import PluginFile, Project
 from kanban.projects.lifecycle import project_create
 from kanban.settings import plugin_origin_from_env
+from kanban.web.security import PLUGIN_SANDBOX
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +98,7 @@ def test_with_a_plugin_origin_the_board_frames_its_plugin_from_there(
 
     html = response.content.decode()
     assert f'src="{PLUGIN_ORIGIN}/plugins/{board.id}/index.html"' in html
-    assert 'sandbox="allow-scripts"' in html
+    assert f'sandbox="{PLUGIN_SANDBOX}"' in html
     assert f"frame-src 'self' {PLUGIN_ORIGIN};" in response["Content-Security-Policy"]
 
 
@@ -111,7 +112,7 @@ def test_with_a_plugin_origin_plugin_files_are_served_there_and_only_there(board
 
     assert on_plugin_host.status_code == 200
     csp = on_plugin_host["Content-Security-Policy"]
-    assert csp.startswith("sandbox allow-scripts;")
+    assert csp.startswith(f"sandbox {PLUGIN_SANDBOX};")
     assert f"script-src {PLUGIN_ORIGIN}/plugins/{board.id}/ {PLUGIN_ORIGIN}/static/" in csp
     assert "frame-ancestors testserver:* example.com:* *.example.com:*" in csp
     assert "plugins.testserver" not in csp.split("frame-ancestors")[1]

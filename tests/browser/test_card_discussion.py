@@ -1,0 +1,144 @@
+"""A card's checklist and comments in the Board, with alice (owner), bob (developer) and
+carol (guest) each in a browser of their own: comments and their @mentions, live for
+everyone with the card open and counted on its face; a checklist ticked by one and seen by
+the other; a guest who reads both and writes neither; and a link that opens the card."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import FrameLocator, expect
+
+from kanban.data.kv import project_kv_get
+from tests.browser.demo_board import Demo, Person, demo, open_board
+from tests.live import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["demo", "open_board"]
+
+
+def open_card(person: Person, card_id: str) -> FrameLocator:
+    person.plugin.get_by_test_id(f"card-{card_id}").dblclick()
+    expect(person.plugin.locator("#card-dialog")).to_be_visible()
+    return person.plugin
+
+
+def stored(demo: Demo, key: str) -> Any:
+    entry = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key=key)
+    return None if entry is None else entry.value
+
+
+def test_alice_mentions_bob_who_sees_it_live_ticks_her_checklist_and_carol_only_reads(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice, bob, carol = open_board("alice"), open_board("bob"), open_board("carol")
+    bobs = open_card(bob, "c1")
+    expect(bobs.get_by_test_id("comments-list")).to_have_count(1)
+    expect(bobs.locator("#comments-status")).to_have_text("No comments yet.")
+
+    # Alice types "@b": the members it may be are offered, Enter takes the first.
+    alices = open_card(alice, "c1")
+    box = alices.get_by_test_id("comment-input")
+    box.press_sequentially("@b")
+    expect(alices.get_by_test_id("mention-choices")).to_contain_text("Bob Okafor @bob")
+    box.press("Enter")
+    box.press_sequentially("please check https://example.com/spec. <b>not bold</b>")
+    expect(box).to_have_value("@bob please check https://example.com/spec. <b>not bold</b>")
+    alices.get_by_test_id("comment-post").click()
+
+    # Bob's open dialog shows it at once; the link opens in a tab of its own, the rest is text.
+    comment = bobs.get_by_test_id("comments-list").locator("li")
+    expect(comment).to_have_count(1)
+    expect(comment).to_contain_text("Alice Martin")
+    expect(comment).to_contain_text("@bob please check")
+    link = comment.locator("a")
+    expect(link).to_have_attribute("href", "https://example.com/spec")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    expect(link).to_have_attribute("target", "_blank")
+    expect(comment.locator("b")).to_have_count(0)
+    expect(comment).to_contain_text("<b>not bold</b>")
+    expect(comment.get_by_role("button", name="Edit")).to_have_count(0)  # not his
+    expect(carol.plugin.get_by_test_id("comments-c1")).to_have_text("1")  # the card's face
+
+    # Alice adds three items; Bob ticks the second; Alice's board says 1/3.
+    for text in ("Outline", "Draft", "Review"):
+        alices.get_by_test_id("checklist-new").fill(text)
+        alices.get_by_test_id("checklist-new").press("Enter")
+    expect(alices.locator("#checklist-items li")).to_have_count(3)
+    items = bobs.locator("#checklist-items li")
+    expect(items).to_have_count(3)
+    items.nth(1).get_by_role("checkbox").check()
+    expect(alice.plugin.get_by_test_id("checklist-c1")).to_have_text("1/3")
+    expect(alices.get_by_test_id("checklist-progress")).to_have_text("1/3")
+    bob.wait_for("boardDebug.state.pending === 0")
+    alice.wait_for("boardDebug.state.pending === 0")
+    card = stored(demo, "card:c1")
+    assert [(i["text"], i["done"]) for i in card["checklist"]] == [
+        ("Outline", False),
+        ("Draft", True),
+        ("Review", False),
+    ]
+    assert card["commentCount"] == 1
+    [kept] = stored(demo, "comments:c1")
+    assert (kept["author"], kept["text"]) == (
+        "alice",
+        "@bob please check https://example.com/spec. <b>not bold</b>",
+    )
+
+    # Carol reads the comment and the checklist; she can write neither.
+    carols = open_card(carol, "c1")
+    expect(carols.get_by_test_id("comments-list")).to_contain_text("@bob please check")
+    expect(carols.get_by_test_id("comment-input")).to_be_hidden()
+    expect(carols.get_by_test_id("checklist-new")).to_be_hidden()
+    expect(carols.locator("#checklist-items input").nth(1)).to_be_checked()
+    expect(carols.locator("#checklist-items input").nth(0)).to_be_disabled()
+    refused = carol.frame.evaluate(
+        """() => steamHarnessKanban.kv.updateValue("comments:c1", (list) => [
+              ...(list || []), {id: "x1", author: "alice", text: "forged", at: ""}])
+            .then(() => "written", (e) => e.code)"""
+    )
+    assert refused == "forbidden"
+
+    # Bob replies; Alice, an owner, may delete his comment, and he may edit his own.
+    bobs.get_by_test_id("comment-input").fill("Done, see the draft")
+    bobs.get_by_test_id("comment-post").click()
+    replies = alices.get_by_test_id("comments-list").locator("li")
+    expect(replies).to_have_count(2)
+    expect(replies.nth(1).get_by_role("button", name="Delete")).to_be_visible()
+    expect(replies.nth(1).get_by_role("button", name="Edit")).to_have_count(0)
+    expect(carols.get_by_test_id("comments-list").locator("li")).to_have_count(2)
+    expect(alice.plugin.get_by_test_id("comments-c1")).to_have_text("2")
+
+
+def test_a_link_to_a_card_opens_its_dialog_and_copy_link_gives_that_link(
+    demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
+) -> None:
+    alice = open_board("alice")
+    dialog = open_card(alice, "c3")
+    # A comment's link opens in a tab of its own, out of the plugin's sandbox.
+    dialog.get_by_test_id("comment-input").fill(f"status: {live_server.url}/healthz")
+    dialog.get_by_test_id("comment-post").click()
+    with alice.page.context.expect_page() as opened:
+        dialog.get_by_test_id("comments-list").locator("a").click()
+    opened.value.wait_for_load_state()
+    assert opened.value.url == f"{live_server.url}/healthz"
+    assert opened.value.evaluate("() => window.opener") is None
+    opened.value.close()
+
+    dialog.get_by_test_id("copy-card-link").click()
+    link = alice.page.evaluate("() => location.href") + "#card=c3"
+    # Clipboard or not (a sandboxed frame may not write it), the link is the same.
+    copied = dialog.get_by_test_id("card-link")
+    expect(copied).to_have_value(link)
+
+    carol = open_board("carol", fragment="#card=c3")
+    expect(carol.plugin.locator("#card-dialog")).to_be_visible()
+    expect(carol.plugin.locator("#card-title-input")).to_have_value("Fix the login redirect")
+
+    # On the open board, a link to another card (only the fragment changes) opens that one.
+    carol.page.evaluate("() => { location.hash = 'card=c1'; }")
+    expect(carol.plugin.locator("#card-title-input")).to_have_value("Write the onboarding guide")
+    carol.page.evaluate("() => { location.hash = 'card=nope'; }")
+    expect(carol.plugin.locator(".toast").last).to_contain_text("not on this board")
