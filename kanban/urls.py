@@ -5,13 +5,20 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
-from kanban.web import dashboard, views
+from kanban.web import dashboard, invites, views
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("archive/", dashboard.archive, name="archive"),
     path("boards/new", dashboard.board_new, name="board-new"),
     path("boards/<uuid:project_id>/members/", dashboard.members, name="board-members"),
+    path("boards/<uuid:project_id>/invites", invites.invite_new, name="board-invites"),
+    path(
+        "boards/<uuid:project_id>/invites/<int:invite_id>/revoke",
+        invites.invite_end,
+        name="board-invite-revoke",
+    ),
+    path("invites/<str:token>/", invites.invite, name="invite"),
     path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
     path("boards/<uuid:project_id>/delete", dashboard.board_delete, name="board-delete"),
     path("healthz", views.healthz, name="healthz"),

@@ -5,7 +5,15 @@ from typing import Any
 from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from kanban.api import configurations, entrypoints, knowledge, kv, projects, token_usage
+from kanban.api import (
+    configurations,
+    entrypoints,
+    invites,
+    knowledge,
+    kv,
+    projects,
+    token_usage,
+)
 
 project = "projects/<uuid:project_id>/"
 conversation = project + "conversations/<str:conversation_id>/"
@@ -44,6 +52,8 @@ urlpatterns = [
     path(project, projects.ProjectView.as_view(), name="api-project"),
     path(project + "members/", projects.MemberListView.as_view(), name="api-members"),
     path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
+    path(project + "invites/", invites.InviteListView.as_view(), name="api-invites"),
+    path(project + "invites/<int:invite_id>", invites.InviteView.as_view(), name="api-invite"),
     path(project + "kv:batchGet", kv.BatchGetView.as_view(), name="api-kv-batch-get"),
     path(
         project + "related/<str:alias>/kv:batchGet",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kanban.models.configurations import Configuration
+from kanban.models.invites import Invite
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -21,6 +22,7 @@ __all__ = [
     "ROLE_RANK",
     "ApiToken",
     "Configuration",
+    "Invite",
     "Membership",
     "PluginFile",
     "Project",

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kanban.access.memberships import Member, member_set, members_list
+from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
 from kanban.data.demo import demo_is_loaded
 from kanban.models import Role
 from kanban.projects import boards
@@ -180,8 +181,19 @@ def _board_or_404(request: HttpRequest, project_id: UUID) -> Any:
         raise _PageRefused(refused_page) from None
 
 
+def members_page(request: HttpRequest, project_id: UUID, **extra: Any) -> HttpResponse:
+    """The members page with what a form elsewhere adds to it (an invite link's outcome)."""
+    return _members_page(request, _board_or_404(request, project_id), **extra)
+
+
 def _members_page(
-    request: HttpRequest, project: Any, *, error: Any = None, delete_error: str | None = None
+    request: HttpRequest,
+    project: Any,
+    *,
+    error: Any = None,
+    delete_error: str | None = None,
+    invite_error: dict[str, Any] | None = None,
+    invite_link: dict[str, str] | None = None,
 ) -> HttpResponse:
     listed = members_list(user=request.user, project_id=project.id)
     mine = next((m.role for m in listed if m.user_id == request.user.pk), None)
@@ -195,8 +207,13 @@ def _members_page(
         "delete_error": delete_error,
         "changed": request.GET.get("changed", ""),
         "archived": project.archived_at is not None,
+        "invites": invites_list(actor=request.user, project_id=project.id) if owner else [],
+        "invite_error": invite_error,
+        "invite_link": invite_link,
+        "revoked": request.GET.get("revoked") == "1",
+        "invite_limits": {"days": MAX_DAYS, "uses": MAX_USES},
     }
-    refused = error is not None or delete_error is not None
+    refused = error is not None or delete_error is not None or invite_error is not None
     return render(request, "kanban/members.html", context, status=400 if refused else 200)
 
 

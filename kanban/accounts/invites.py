@@ -1,0 +1,161 @@
+"""Invite links: an owner brings people onto a board with a role, without an administrator.
+
+A link carries a secret; only its hash is stored. It works until it expires, is revoked,
+or has been used its number of times. A person without an account chooses a username and
+password on the link's page (the same rules as everywhere: ``user_create``); a signed-in
+person accepts with one click. Accepting never lowers a role someone already holds, and
+uses the link only when it gives them something.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+from uuid import UUID
+
+from django.db import transaction
+from django.utils import timezone
+
+from kanban.access.memberships import access_project_role, check_role, membership_set, role_of
+from kanban.accounts.users import user_create
+from kanban.models import ROLE_RANK, Invite, Project, Role
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+MAX_DAYS: Final = 30
+MAX_USES: Final = 100
+#: Links a board may have working at once: past it, revoke one first.
+MAX_ACTIVE: Final = 50
+PATH: Final = "/invites/{token}/"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _bounded(value: object, *, field: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise invalid_argument(f"{field} is a whole number from {low} to {high}", field=field)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    invite: Invite
+    #: Where the link goes, under this server's address; shown once, never stored.
+    path: str
+
+
+def invite_create(
+    *, actor: Any, project_id: UUID, role: object, days: object = 7, uses: object = 1
+) -> Created:
+    """An owner's new link for ``role`` (guest, developer or owner), working ``days`` days
+    (1-30) for ``uses`` people (1-100)."""
+    checked = check_role(role)
+    if checked is None:
+        raise invalid_argument("an invite is for a role: guest, developer or owner", field="role")
+    lifetime = timedelta(days=_bounded(days, field="days", low=1, high=MAX_DAYS))
+    max_uses = _bounded(uses, field="uses", low=1, high=MAX_USES)
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="inviting people"
+    )
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        if len(invites_active(project=project)) >= MAX_ACTIVE:
+            raise KanbanError(
+                ErrorCode.CONFLICT, f"a board has at most {MAX_ACTIVE} working invite links"
+            )
+        token = secrets.token_urlsafe(24)
+        invite = Invite.objects.create(
+            project=project,
+            role=checked,
+            digest=_digest(token),
+            created_by=actor,
+            expires_at=timezone.now() + lifetime,
+            max_uses=max_uses,
+        )
+    return Created(invite=invite, path=PATH.format(token=token))
+
+
+def invites_active(*, project: Project) -> list[Invite]:
+    return [
+        invite
+        for invite in Invite.objects.filter(project=project, revoked_at=None)
+        if _problem(invite) is None
+    ]
+
+
+def invites_list(*, actor: Any, project_id: UUID) -> list[Invite]:
+    """The board's working links, newest first, for its owners."""
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="seeing invite links"
+    )
+    return invites_active(project=project)
+
+
+def invite_revoke(*, actor: Any, project_id: UUID, invite_id: object) -> bool:
+    """Whether a working link was revoked; a link already ended is left as it is."""
+    project = access_project_role(
+        user=actor, project_id=project_id, needed=Role.OWNER, doing="revoking invite links"
+    )
+    if type(invite_id) is not int:
+        raise invalid_argument("an invite id is a number", field="invite")
+    return bool(
+        Invite.objects.filter(project=project, pk=invite_id, revoked_at=None).update(
+            revoked_at=timezone.now()
+        )
+    )
+
+
+def _problem(invite: Invite) -> str | None:
+    if invite.revoked_at is not None:
+        return "This invite link was revoked."
+    if invite.expires_at <= timezone.now():
+        return "This invite link has expired."
+    if invite.uses >= invite.max_uses:
+        return "This invite link has been used up."
+    if invite.project.archived_at is not None:
+        return "The board of this invite link is archived."
+    return None
+
+
+def invite_find(*, token: object, lock: bool = False) -> Invite:
+    """The working invite a link's secret names, or ``not_found`` saying why not."""
+    if not isinstance(token, str) or not token.isascii() or not 20 <= len(token) <= 64:
+        raise KanbanError(ErrorCode.NOT_FOUND, "There is no such invite link.")
+    found = Invite.objects.select_related("project", "created_by")
+    if lock:
+        found = found.select_for_update(of=("self",))
+    invite = found.filter(digest=_digest(token)).first()
+    if invite is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "There is no such invite link.")
+    problem = _problem(invite)
+    if problem is not None:
+        raise KanbanError(ErrorCode.NOT_FOUND, problem)
+    return invite
+
+
+def invite_accept(*, user: Any, token: object) -> Project:
+    """``user`` joins the link's board with its role (or keeps a higher one they hold)."""
+    with transaction.atomic():
+        invite = invite_find(token=token, lock=True)
+        held = role_of(user=user, project=invite.project)
+        if held is None or ROLE_RANK[held] < ROLE_RANK[Role(invite.role)]:
+            membership_set(user=user, project=invite.project, role=invite.role)
+            invite.uses += 1
+            invite.save(update_fields=["uses"])
+    return invite.project
+
+
+def invite_sign_up(*, token: object, username: object, password: object) -> tuple[Any, Project]:
+    """A new person's account, made through the link, and the board it joined; nothing is
+    created when the link no longer works or the username or password is refused."""
+    if not isinstance(username, str) or not isinstance(password, str):
+        raise invalid_argument("a username and a password are needed")
+    with transaction.atomic():
+        invite_find(token=token, lock=True)
+        user = user_create(username=username, password=password)
+        project = invite_accept(user=user, token=token)
+    return user, project
