@@ -228,6 +228,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "kanban.web.inbox.inbox_count",
             ],
         },
     },
@@ -383,6 +384,8 @@ KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
 KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
+# Notifications one person may send a minute, each recipient counted (kanban/data/notifications).
+KANBAN_NOTIFY_PER_MINUTE = env_int("KANBAN_NOTIFY_PER_MINUTE", 30, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 # /metrics answers this bearer token only (404 while unset); see kanban/observability.

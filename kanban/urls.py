@@ -5,7 +5,7 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
-from kanban.web import dashboard, invites, views
+from kanban.web import dashboard, inbox, invites, views
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -19,6 +19,12 @@ urlpatterns = [
         name="board-invite-revoke",
     ),
     path("invites/<str:token>/", invites.invite, name="invite"),
+    path(
+        "notifications/<int:notification_id>/open",
+        inbox.notification_follow,
+        name="notification-open",
+    ),
+    path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
     path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
     path("boards/<uuid:project_id>/delete", dashboard.board_delete, name="board-delete"),
     path("healthz", views.healthz, name="healthz"),

@@ -278,6 +278,14 @@ export interface SteamHarnessKanban extends KanbanEntrypoints {
   onContextChange(listener: (context: Context) => void): Unsubscribe;
   /** Extension: a subscription was dropped (relationship, grant or membership changed). */
   onInvalidated(listener: (event: InvalidatedEvent) => void): Unsubscribe;
+  /** Extension: puts a notice in the inboxes of members of this board (usernames; the
+   * sender is skipped), linking to `card` when given (an id of the plugin's, opened as
+   * `#card=<id>`). Only someone who may write here may notify; `text` is 1-500 characters;
+   * rejects `invalid_argument` for a non-member and `rate_limited` past the server's rate
+   * (30 recipients a minute by default). Resolves with the usernames notified. */
+  notify(notice: { readonly users: readonly string[]; readonly text: string; readonly card?: string }): Promise<{
+    readonly sent: readonly string[];
+  }>;
 }
 
 declare global {

@@ -46,6 +46,13 @@ var protocol_default = {
         "limit",
         "before"
       ]
+    },
+    notify: {
+      value: [
+        "users",
+        "text",
+        "card"
+      ]
     }
   },
   knowledge: {
@@ -508,6 +515,8 @@ function createKanban(env) {
     setConfigurationValues: (values) => pub(call({ op: "configuration.set", key: configuration.id || "default", value: values })).then(() => {
     }),
     onConfigurationChange: (listener) => listen(configListeners, listener),
+    // Members of this board, in their inbox; the server decides who may and how often.
+    notify: (notice) => pub(call({ op: "notify", value: notice })),
     onInvalidated: (listener) => listen(invalidListeners, listener)
   };
 }
@@ -541,6 +550,8 @@ async function createTestHost(options = {}) {
   }
   for (const target of projects.values()) for (const key of target.values.keys()) target.revisions.set(key, String(++revision));
   const follows = { subscribe: /* @__PURE__ */ new Set(), watch: /* @__PURE__ */ new Map() };
+  const members = [{ ...user, role }, ...options.members || []];
+  const notifications = [];
   const listeners = /* @__PURE__ */ new Map();
   const timers = /* @__PURE__ */ new Set();
   const parent = {
@@ -575,7 +586,7 @@ async function createTestHost(options = {}) {
   }
   function context(alias) {
     if (alias === null) {
-      return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members: [{ ...user, role }] };
+      return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members };
     }
     const target = projects.get(alias);
     return { status: "confirmed", can: { read: target.read !== "none", write: target.write !== "none" && WRITERS.has(role) } };
@@ -657,6 +668,18 @@ async function createTestHost(options = {}) {
       case "configuration.set":
         configuration = { ...configuration, values: f.value };
         return {};
+      case "notify": {
+        if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
+        if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
+        const { users, text, card } = f.value || {};
+        if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
+        if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
+        const stranger = users.find((name) => !members.some((m) => m.username === name));
+        if (stranger !== void 0) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
+        const sent = [...new Set(users)].filter((name) => name !== user.username);
+        for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
+        return { sent };
+      }
       default:
         throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
     }
@@ -680,6 +703,8 @@ async function createTestHost(options = {}) {
     kanban: win.steamHarnessKanban,
     /** The plugin page's reported errors ({message, at}). */
     errors,
+    /** What `kanban.notify` sent: [{user, text, card}]. */
+    notifications,
     /** Someone else's write (a person on another board, an agent): events reach the plugin. */
     write(key, value, { alias = null, by = "someone-else" } = {}) {
       return store(alias, targetOf(alias), key, value, by);

@@ -249,6 +249,8 @@ export function createKanban(env) {
     setConfigurationValues: (values) =>
       pub(call({ op: "configuration.set", key: configuration.id || "default", value: values })).then(() => {}),
     onConfigurationChange: (listener) => listen(configListeners, listener),
+    // Members of this board, in their inbox; the server decides who may and how often.
+    notify: (notice) => pub(call({ op: "notify", value: notice })),
     onInvalidated: (listener) => listen(invalidListeners, listener),
   };
 }

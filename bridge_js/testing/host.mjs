@@ -12,8 +12,10 @@
 // Options: `user` ({id, username, displayName}), `role` ("guest" | "developer" | "owner"),
 // `kv` (the project's values), `related` ({alias: {kv, read, write}} where a rule is "all",
 // "none" or a list of key prefixes), `configuration` ({id, name, values}), `pushLimit`
-// (bytes of JSON up to which watch events carry values; the server's default). Knowledge
-// and entrypoints answer `not_supported` here. No timers are left behind: `close()` ends it.
+// (bytes of JSON up to which watch events carry values; the server's default), `members`
+// (the board's other members, [{id, username, displayName, role}]: whom `notify` may reach;
+// `host.notifications` records what it sent). Knowledge and entrypoints answer
+// `not_supported` here. No timers are left behind: `close()` ends it.
 
 import { createKanban } from "../src/sdk.js";
 import { V, HELLO, CONNECT, LIMITS } from "../src/protocol.js";
@@ -50,6 +52,8 @@ export async function createTestHost(options = {}) {
   }
   for (const target of projects.values()) for (const key of target.values.keys()) target.revisions.set(key, String(++revision));
   const follows = { subscribe: new Set(), watch: new Map() }; // alias; alias -> prefix
+  const members = [{ ...user, role }, ...(options.members || [])];
+  const notifications = [];
 
   // --- the plugin's window ------------------------------------------------------------------
   const listeners = new Map();
@@ -89,7 +93,7 @@ export async function createTestHost(options = {}) {
 
   function context(alias) {
     if (alias === null) {
-      return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members: [{ ...user, role }] };
+      return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members };
     }
     const target = projects.get(alias);
     return { status: "confirmed", can: { read: target.read !== "none", write: target.write !== "none" && WRITERS.has(role) } };
@@ -176,6 +180,18 @@ export async function createTestHost(options = {}) {
       case "configuration.set":
         configuration = { ...configuration, values: f.value };
         return {};
+      case "notify": {
+        if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
+        if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
+        const { users, text, card } = f.value || {};
+        if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
+        if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
+        const stranger = users.find((name) => !members.some((m) => m.username === name));
+        if (stranger !== undefined) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
+        const sent = [...new Set(users)].filter((name) => name !== user.username);
+        for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
+        return { sent };
+      }
       default:
         throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
     }
@@ -201,6 +217,8 @@ export async function createTestHost(options = {}) {
     kanban: win.steamHarnessKanban,
     /** The plugin page's reported errors ({message, at}). */
     errors,
+    /** What `kanban.notify` sent: [{user, text, card}]. */
+    notifications,
     /** Someone else's write (a person on another board, an agent): events reach the plugin. */
     write(key, value, { alias = null, by = "someone-else" } = {}) {
       return store(alias, targetOf(alias), key, value, by);

@@ -24,9 +24,10 @@ test("everything comes from protocol.json, which the server reads too", () => {
   assert.deepEqual(protocol.CODES, spec.errors);
 });
 
-test("the ops are the eight KV ops, the configuration's and the seven knowledge ops", () => {
+test("the ops are the eight KV ops, the configuration's, notify and the seven knowledge ops", () => {
   assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
     "configuration.set",
+    "notify",
     "get",
     "getMany",
     "history",

@@ -53,4 +53,14 @@ describe("the plugin test host", () => {
     await assert.rejects(h.kanban.relatedProjects.get("payroll").kv.getValue("x"), { code: "unknown_alias" });
     await assert.rejects(h.kanban.knowledge.listDocuments(), { code: "not_supported" });
   });
+
+  test("notify reaches members only, never the sender, and only from a writer", async () => {
+    const bob = { id: 2, username: "bob", displayName: "Bob", role: "developer" };
+    const h = await host({ members: [bob] });
+    assert.deepEqual(await h.kanban.notify({ users: ["bob", "alice"], text: " look ", card: "c1" }), { sent: ["bob"] });
+    assert.deepEqual(h.notifications, [{ user: "bob", text: "look", card: "c1" }]);
+    await assert.rejects(h.kanban.notify({ users: ["mallory"], text: "hi" }), { code: "invalid_argument" });
+    const guest = await host({ role: "guest", members: [bob] });
+    await assert.rejects(guest.kanban.notify({ users: ["bob"], text: "hi" }), { code: "forbidden" });
+  });
 });

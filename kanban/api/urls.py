@@ -11,6 +11,7 @@ from kanban.api import (
     invites,
     knowledge,
     kv,
+    notifications,
     projects,
     token_usage,
 )
@@ -121,6 +122,12 @@ urlpatterns = [
         project + "token-usage",
         token_usage.ProjectTokenUsageView.as_view(),
         name="api-project-token-usage",
+    ),
+    path("notifications/", notifications.NotificationListView.as_view(), name="api-notifications"),
+    path(
+        "notifications/read",
+        notifications.NotificationReadView.as_view(),
+        name="api-notifications-read",
     ),
     path("token-usage", token_usage.SystemTokenUsageView.as_view(), name="api-token-usage"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),

@@ -98,6 +98,11 @@ def board_group(project_id: UUID) -> str:
     return f"kanban.board.{project_id}"
 
 
+def inbox_group(user_id: int) -> str:
+    """A person's open pages (``kanban.bridge.inbox``), told when their inbox changed."""
+    return f"kanban.inbox.{user_id}"
+
+
 class Socket(Protocol):
     user_id: int
     consumer_id: UUID
@@ -613,6 +618,12 @@ def publish_plugin_changed(project_id: UUID, version: str) -> None:
         board_group(project_id),
         {"type": "plugin.changed", "project": str(project_id), "version": version},
     )
+
+
+def publish_inbox_changed(users: Iterable[int]) -> None:
+    """One message per person: their pages count again, if their session still holds."""
+    for user_id in users:
+        _group_send(inbox_group(user_id), {"type": "inbox.changed"})
 
 
 def publish_access_changed(projects: Iterable[UUID], users: Iterable[int]) -> None:

@@ -16,7 +16,7 @@ from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
-from kanban.data import entrypoints
+from kanban.data import entrypoints, notifications
 from kanban.data import kv as kv_actions
 from kanban.data.configurations import DEFAULT_ID, configuration_update
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -71,6 +71,18 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
     if request.op in KNOWLEDGE_OPS:
         return knowledge_calls.knowledge_call(
             user=user, consumer_id=consumer_id, page=page, request=request
+        )
+    if request.op == "notify":
+        if request.alias is not None:
+            raise invalid_argument("a plugin notifies members of its own board", field="alias")
+        value = request.value or {}
+        return notifications.notification_send(
+            actor=user,
+            project_id=consumer_id,
+            users=value.get("users"),
+            text=value.get("text"),
+            card=value.get("card"),
+            via="bridge",
         )
     if request.op == "entrypoints.list":
         return entrypoints.project_entrypoints_list(

@@ -14,6 +14,7 @@ from django.contrib.auth import user_logged_out
 from kanban.access import events as access_events
 from kanban.bridge import hub
 from kanban.bridge.frames import Change
+from kanban.data import notifications
 from kanban.projects import plugin_events
 from storage.knowledge_format import is_document_key
 from storage.kv import KvChange, add_kv_listener
@@ -71,6 +72,12 @@ def _utf8_size(text: str, limit: int) -> int:
 
 def _forward_access(event: access_events.AccessChanged) -> None:
     hub.publish_access_changed(event.project_ids, event.user_ids)
+    # A membership gone hides that board's notifications; a sign-out ends the inbox socket.
+    hub.publish_inbox_changed(event.user_ids)
+
+
+def _forward_notified(event: notifications.Notified) -> None:
+    hub.publish_inbox_changed(event.user_ids)
 
 
 def _forward_plugin(event: plugin_events.PluginChanged) -> None:
@@ -92,4 +99,5 @@ def connect() -> None:
     add_kv_listener(_forward_kv)
     access_events.ACCESS_CHANGED.listen(_forward_access)
     plugin_events.PLUGIN_CHANGED.listen(_forward_plugin)
+    notifications.NOTIFIED.listen(_forward_notified)
     user_logged_out.connect(_user_logged_out, dispatch_uid="kanban.bridge.logout")

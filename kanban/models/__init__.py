@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kanban.models.configurations import Configuration
 from kanban.models.invites import Invite
+from kanban.models.notifications import Notification
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -24,6 +25,7 @@ __all__ = [
     "Configuration",
     "Invite",
     "Membership",
+    "Notification",
     "PluginFile",
     "Project",
     "ProjectType",

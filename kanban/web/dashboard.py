@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kanban.access.memberships import Member, member_set, members_list
 from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
 from kanban.data.demo import demo_is_loaded
+from kanban.data.notifications import notifications_list
 from kanban.models import Role
 from kanban.projects import boards
 from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
@@ -56,6 +57,9 @@ def refusals_rendered(view: Any) -> Any:
 
     return wrapped
 
+
+#: The newest notifications the dashboard lists (REST pages through all of them).
+INBOX_SHOWN = 20
 
 #: How many avatars a tile shows before "+N".
 TILE_AVATARS = 5
@@ -116,6 +120,7 @@ def _dashboard(
         templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
         form=form,
         deleted=request.GET.get("deleted", ""),
+        inbox=notifications_list(user=request.user, limit=INBOX_SHOWN),
         **extra,
     )
     return render(request, "kanban/dashboard.html", context, status=status)

@@ -61,6 +61,9 @@ def test_alice_mentions_bob_who_sees_it_live_ticks_her_checklist_and_carol_only_
     expect(comment).to_contain_text("<b>not bold</b>")
     expect(comment.get_by_role("button", name="Edit")).to_have_count(0)  # not his
     expect(carol.plugin.get_by_test_id("comments-c1")).to_have_text("1")  # the card's face
+    # The mention reached Bob's inbox: the count in his open page's top bar went up.
+    expect(bob.page.get_by_test_id("inbox-count")).to_have_attribute("data-unread", "1")
+    expect(carol.page.get_by_test_id("inbox-count")).to_have_attribute("data-unread", "0")
 
     # Alice adds three items; Bob ticks the second; Alice's board says 1/3.
     for text in ("Outline", "Draft", "Review"):
@@ -110,6 +113,17 @@ def test_alice_mentions_bob_who_sees_it_live_ticks_her_checklist_and_carol_only_
     expect(replies.nth(1).get_by_role("button", name="Edit")).to_have_count(0)
     expect(carols.get_by_test_id("comments-list").locator("li")).to_have_count(2)
     expect(alice.plugin.get_by_test_id("comments-c1")).to_have_text("2")
+
+    # From his dashboard's inbox, Bob follows the mention to the card's dialog; read now.
+    bob.page.goto("/")
+    mention = bob.page.get_by_test_id("notification")
+    expect(mention).to_have_count(1)
+    expect(mention).to_contain_text("mentioned you on “Write the onboarding guide”: @bob please")
+    expect(mention).to_contain_text("Alice Martin · Board")
+    mention.get_by_test_id("notification-open").click()
+    expect(bob.plugin.locator("#card-dialog")).to_be_visible()
+    expect(bob.plugin.locator("#card-title-input")).to_have_value("Write the onboarding guide")
+    expect(bob.page.get_by_test_id("inbox-count")).to_have_attribute("data-unread", "0")
 
 
 def test_a_link_to_a_card_opens_its_dialog_and_copy_link_gives_that_link(

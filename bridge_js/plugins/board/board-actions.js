@@ -148,10 +148,26 @@
     // The card first, then the index: a reader never finds an id without its card.
     await write("Adding the card", () =>
       settle(id, mark, async () => {
-        await update(KEYS.card(id), Core.createOnly(card));
+        const stored = await update(KEYS.card(id), Core.createOnly(card));
         await update(KEYS.cards, Core.addToIndex(id));
+        notifyAssigned(id, [], stored);
       }),
     );
+  }
+
+  // Into the inboxes of members of this board (never the sender's: the server skips it).
+  function notify(users, text, card) {
+    const others = users.filter((u) => u !== B.me() && B.memberNamed(u));
+    if (!others.length) return Promise.resolve();
+    return kanban.notify({ users: others, text: text.slice(0, 500), card }).catch((err) => reportError(err, "Notifying " + others.join(", ")));
+  }
+
+  // The people a saved card names that it did not before hear of it.
+  function notifyAssigned(id, before, stored) {
+    const card = stored && Core.normalizeCard(id, stored);
+    if (!card) return;
+    const added = card.assignees.filter((name) => !before.includes(name));
+    if (added.length) notify(added, "assigned you “" + card.title + "”", id);
   }
 
   // `changes` are what this user changed against `base`, the card as their dialog showed it.
@@ -160,7 +176,12 @@
     if (!card) return;
     const mark = applyLocal(id, { ...card, ...changes });
     B.render();
-    write("Saving the card", () => settle(id, mark, () => saveChanges(id, base, changes)));
+    write("Saving the card", () =>
+      settle(id, mark, async () => {
+        const stored = await saveChanges(id, base, changes);
+        if ("assignees" in changes) notifyAssigned(id, base.assignees, stored);
+      }),
+    );
     const before = Object.fromEntries(Object.keys(changes).map((field) => [field, base[field]]));
     const after = { ...base, ...changes };
     remember("Saved " + after.title + ".", () => editCard(id, after, before));
@@ -249,5 +270,5 @@
     announce("Moved column " + (column ? column.title : id) + " to position " + (state.columns.findIndex((c) => c.id === id) + 1) + ".");
   }
 
-  Object.assign(B, { update, remember, undoEntry, undoLatest, applyContext, enterReadOnly, write, useOne, applyLocal, settle, moveCard, patchCardNow, moveByKeyboard, createCard, editCard, saveChanges, archiveCard, restoreCard, deleteForever, neighbourOf, saveColumns, moveColumn });
+  Object.assign(B, { update, notify, remember, undoEntry, undoLatest, applyContext, enterReadOnly, write, useOne, applyLocal, settle, moveCard, patchCardNow, moveByKeyboard, createCard, editCard, saveChanges, archiveCard, restoreCard, deleteForever, neighbourOf, saveColumns, moveColumn });
 })(window.BoardApp);

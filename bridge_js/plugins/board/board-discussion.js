@@ -166,10 +166,10 @@
   }
 
   // One change of the comments list, then the count on the card's face.
-  async function writeComments(label, updater) {
+  function writeComments(label, updater) {
     const id = open.id;
     const target = open;
-    await B.write(label, async () => {
+    return B.write(label, async () => {
       const since = seenComments(id);
       const list = await kanban.kv.updateValue(Comments.key(id), updater);
       if (open === target && seenComments(id) === since) showComments(Comments.normalizeComments(list));
@@ -193,7 +193,12 @@
     if (text.length > Comments.MAX_COMMENT) return toast("A comment is at most " + Comments.MAX_COMMENT + " characters.");
     input.value = "";
     hideChoices();
-    writeComments("Posting the comment", Comments.addComment({ id: newId(), author: me(), text, at: new Date().toISOString() }));
+    const card = B.findCard(open.id);
+    const mentioned = Comments.mentioned(text, B.members().map((m) => m.username));
+    const comment = { id: newId(), author: me(), text, at: new Date().toISOString() };
+    writeComments("Posting the comment", Comments.addComment(comment)).then((posted) => {
+      if (posted && card) B.notify(mentioned, "mentioned you on “" + card.title + "”: " + text, card.id);
+    });
   }
 
   function editComment(comment) {

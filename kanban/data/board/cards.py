@@ -32,6 +32,7 @@ from kanban.data.kv import (
     project_kv_history,
     project_kv_set,
 )
+from kanban.data.notifications import notification_send
 from kanban.models import Membership, Project
 from kanban.projects.packages import package_name
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -326,7 +327,29 @@ def _add(call: Call) -> Any:
             call.set(layout.INDEX_KEY, [*ids, card_id], None if index is None else index.revision)
 
     _retrying(index_it)
-    return _answer(layout.normalize_card(card_id, layout.stored_fields(value)), revision)
+    card = layout.normalize_card(card_id, layout.stored_fields(value))
+    assert card is not None
+    return {**_answer(card, revision), **_notify_assigned(call, card, before=[])}
+
+
+def _notify_assigned(call: Call, card: dict[str, Any], *, before: list[str]) -> dict[str, Any]:
+    """Tells the people newly assigned, as the Board does; the write stands either way, and
+    the answer says whom it told (or why it told nobody)."""
+    new = [name for name in card["assignees"] if name not in before]
+    if not new:
+        return {}
+    try:
+        sent = notification_send(
+            actor=call.user,
+            project_id=call.project_id,
+            users=new,
+            text=f"assigned you “{card['title']}”",
+            card=card["id"],
+            via=call.provenance.via,
+        )
+    except KanbanError as error:
+        return {"notified": [], "notifyError": error.as_dict()}
+    return {"notified": sent["sent"]}
 
 
 def _base_at(call: Call, card_id: str, revision: str) -> dict[str, Any] | None:
@@ -372,10 +395,16 @@ def _update(call: Call) -> Any:
             )
         stored = {**now.value, **layout.stored_fields(fields)}
         result["revision"] = call.set(layout.card_key(card_id), stored, now.revision)
+        result["before"] = current["assignees"]
         result["card"] = layout.normalize_card(card_id, stored)
 
     _retrying(write)
-    return _answer(result["card"], result["revision"])
+    told = (
+        _notify_assigned(call, result["card"], before=result["before"])
+        if "assignees" in fields
+        else {}
+    )
+    return {**_answer(result["card"], result["revision"]), **told}
 
 
 def _move(call: Call) -> Any:

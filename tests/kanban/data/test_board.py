@@ -20,6 +20,7 @@ from kanban.data.board.cards import board_action
 from kanban.data.board.ranks import rank_between, rank_for_placement
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.notifications import notifications_list
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage.errors import KanbanError
@@ -311,3 +312,16 @@ def test_ranks_are_the_boards_own(tmp_path: Path) -> None:
     )
     assert json.loads(out.stdout) == [rank_between(a, b) for a, b in RANK_PAIRS]
     assert rank_for_placement(["a", "a", "b"], 1) == rank_between("a", "b")
+
+
+def test_an_agents_assignment_lands_in_the_new_assignees_inbox_marked_as_the_agents(
+    demo: dict[str, Any],
+) -> None:
+    added = act(demo, "add", title="Ship", column="todo", assignees=["alice", "bob"])
+    assert added["notified"] == ["alice"], "never the agent's own person"
+    updated = act(demo, "update", id=added["id"], assignees=["alice", "bob", "carol"])
+    assert updated["notified"] == ["carol"], "only who is new on the card"
+    assert "notified" not in act(demo, "update", id=added["id"], title="Ship it")
+    [item] = notifications_list(user=demo["carol"])["notifications"]
+    assert (item["text"], item["via"], item["card"]) == ("assigned you “Ship”", "mcp", added["id"])
+    assert item["sender"]["username"] == "bob"

@@ -1,0 +1,95 @@
+"""REST endpoints for the caller's inbox: list it (newest first, paged) and mark read.
+Thin: parse, call one service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban.api.configurations import check_body
+from kanban.api.kv import ERRORS
+from kanban.api.schema import json_body
+from kanban.data.notifications import MAX_LIST, notifications_list, notifications_read
+from storage.errors import invalid_argument
+
+TAGS = ["notifications"]
+
+
+def _whole(raw: str, field: str) -> int:
+    if not raw.isdecimal() or not raw.isascii() or len(raw) > 18:
+        raise invalid_argument(f"{field} is a whole number", field=field)
+    return int(raw)
+
+
+class PersonSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    displayName = serializers.CharField()
+
+
+class BoardSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
+class NotificationSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    board = BoardSerializer()
+    card = serializers.CharField(allow_null=True)
+    url = serializers.CharField(help_text="the board's page, opening the card when named")
+    sender = PersonSerializer(allow_null=True, help_text="who sent it (null: gone since)")
+    via = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+    read = serializers.BooleanField()
+
+
+class InboxSerializer(serializers.Serializer[Any]):
+    notifications = NotificationSerializer(many=True)
+    unread = serializers.IntegerField()
+    cursor = serializers.IntegerField(allow_null=True, help_text="pass as before for more")
+
+
+class ReadSerializer(serializers.Serializer[Any]):
+    read = serializers.IntegerField(help_text="how many were unread and now are read")
+
+
+class NotificationListView(APIView):
+    @extend_schema(
+        operation_id="notifications_list",
+        tags=TAGS,
+        description="The caller's notifications, of boards they belong to, newest first.",
+        parameters=[
+            OpenApiParameter("limit", int, description=f"1 to {MAX_LIST}, 50 by default"),
+            OpenApiParameter("before", int, description="the cursor of the page before"),
+        ],
+        responses={200: InboxSerializer, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        query = request.query_params
+        extra = sorted(set(query) - {"limit", "before"})
+        if extra:
+            raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
+        arguments: dict[str, Any] = {}
+        for name in ("limit", "before"):
+            if name in query:
+                arguments[name] = _whole(query[name], name)
+        return Response(notifications_list(user=request.user, **arguments))
+
+
+class NotificationReadView(APIView):
+    @extend_schema(
+        operation_id="notifications_read",
+        tags=TAGS,
+        description="Marks the notifications named by ``ids`` read, or all of them when the "
+        "body names none.",
+        request=json_body(ids={"type": "array", "items": {"type": "integer"}, "maxItems": 1000}),
+        responses={200: ReadSerializer, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        body = check_body(request.data if request.data else {}, allowed=("ids",))
+        return Response({"read": notifications_read(user=request.user, ids=body.get("ids"))})

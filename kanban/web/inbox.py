@@ -1,0 +1,37 @@
+"""A person's inbox on the web: the count in every page's top bar (kept current by
+``static/kanban/inbox.js`` over ``/ws/inbox/``), the list on the dashboard, and marking
+read. Changes are forms (POST), never links that change something when followed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from kanban.data.notifications import notification_open, notifications_read, notifications_unread
+
+INBOX = "/#inbox"
+
+
+def inbox_count(request: HttpRequest) -> dict[str, Any]:
+    """Context processor: the top bar's unread count, for a signed-in person."""
+    if not getattr(request.user, "is_authenticated", False):
+        return {}
+    return {"inbox_unread": notifications_unread(user=request.user)}
+
+
+@login_required
+@require_POST
+def notification_follow(request: HttpRequest, notification_id: int) -> HttpResponse:
+    """Marks it read and goes to its card (to the inbox when it is no longer there)."""
+    return redirect(notification_open(user=request.user, notification_id=notification_id) or INBOX)
+
+
+@login_required
+@require_POST
+def notifications_all_read(request: HttpRequest) -> HttpResponse:
+    notifications_read(user=request.user)
+    return redirect(INBOX)

@@ -1,0 +1,103 @@
+"""The inbox socket every page holds: bob's count arrives when it opens and again when alice
+notifies him through her board's bridge; it ends when his session does, and an anonymous
+page gets none."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kanban.access.events import publish_access_changed
+from kanban.access.memberships import membership_set
+from kanban.asgi import application
+from kanban.projects.lifecycle import project_create
+from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, Bridge, open_bridge
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def people(transactional_db: None) -> dict[str, Any]:
+    board = project_create(name="Launch")
+    alice = get_user_model().objects.create_user("alice")
+    bob = get_user_model().objects.create_user("bob", password="first password")
+    membership_set(user=alice, project=board, role="owner")
+    membership_set(user=bob, project=board, role="developer")
+    return {"board": board, "alice": alice, "bob": bob}
+
+
+async def open_inbox(cookie: bytes | None) -> WebsocketCommunicator:
+    headers = [ORIGIN, HOST] + ([(b"cookie", cookie)] if cookie else [])
+    communicator = WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
+    connected, _ = await communicator.connect(timeout=CONNECT_TIMEOUT)
+    assert connected
+    return communicator
+
+
+@database_sync_to_async
+def signed_in(user: Any) -> tuple[Client, bytes]:
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return client, f"{name}={client.cookies[name].value}".encode()
+
+
+async def unread(communicator: WebsocketCommunicator) -> int:
+    return int(json.loads(await communicator.receive_from(timeout=5))["unread"])
+
+
+async def test_bobs_count_goes_up_when_alice_mentions_him_from_her_board(
+    people: dict[str, Any],
+) -> None:
+    _, cookie = await signed_in(people["bob"])
+    inbox = await open_inbox(cookie)
+    assert await unread(inbox) == 0
+
+    communicator, connected, _ = await open_bridge(people["board"], people["alice"])
+    assert connected
+    alice = Bridge(communicator)
+    reply = await alice.call("notify", value={"users": ["bob"], "text": "@bob look", "card": "c1"})
+    assert reply == {"v": 1, "id": 1, "ok": True, "result": {"sent": ["bob"]}}
+    assert await unread(inbox) == 1
+
+    refused = await alice.call("notify", value={"users": ["mallory"], "text": "hi"})
+    assert refused["error"]["code"] == "invalid_argument"
+    related = await alice.call("notify", alias="inventory", value={"users": ["bob"], "text": "x"})
+    assert related["error"]["code"] == "invalid_argument"
+    await communicator.disconnect()
+    await inbox.disconnect()
+
+
+async def test_the_inbox_ends_with_the_session_and_an_anonymous_page_gets_none(
+    people: dict[str, Any],
+) -> None:
+    anonymous = await open_inbox(None)
+    assert await anonymous.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
+
+    _, cookie = await signed_in(people["bob"])
+    inbox = await open_inbox(cookie)
+    assert await unread(inbox) == 0
+
+    @database_sync_to_async
+    def change_password() -> None:
+        people["bob"].set_password("second password")
+        people["bob"].save()
+        publish_access_changed(user_ids={people["bob"].pk})
+
+    await change_password()
+    assert await inbox.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
+
+
+async def test_an_inbox_socket_that_talks_is_closed(people: dict[str, Any]) -> None:
+    _, cookie = await signed_in(people["bob"])
+    inbox = await open_inbox(cookie)
+    assert await unread(inbox) == 0
+    await inbox.send_to(text_data="{}")
+    assert await inbox.receive_output(timeout=5) == {"type": "websocket.close", "code": 4400}
