@@ -13,6 +13,7 @@ from kanban.api import (
     kv,
     notifications,
     projects,
+    search,
     token_usage,
 )
 
@@ -23,7 +24,7 @@ configuration = project + "configurations/<str:configuration_id>/"
 
 def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
     """The Knowledge endpoints under ``base`` (the project's, or a related project's)."""
-    listing, document, lines, search = views
+    listing, document, lines, finder = views
     documents = base + "knowledge/documents/"
     return [
         path(documents, listing.as_view(), name=f"{name}-documents"),
@@ -33,7 +34,7 @@ def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPat
             lines.as_view(),
             name=f"{name}-document-lines",
         ),
-        path(base + "knowledge/search/", search.as_view(), name=f"{name}-search"),
+        path(base + "knowledge/search/", finder.as_view(), name=f"{name}-search"),
     ]
 
 
@@ -129,6 +130,7 @@ urlpatterns = [
         notifications.NotificationReadView.as_view(),
         name="api-notifications-read",
     ),
+    path("search/cards", search.CardSearchView.as_view(), name="api-search-cards"),
     path("token-usage", token_usage.SystemTokenUsageView.as_view(), name="api-token-usage"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(

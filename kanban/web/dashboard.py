@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from kanban.access.memberships import Member, member_set, members_list
 from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
+from kanban.data.board.search import cards_search
 from kanban.data.demo import demo_is_loaded
 from kanban.data.notifications import notifications_list
 from kanban.models import Role
@@ -60,6 +61,8 @@ def refusals_rendered(view: Any) -> Any:
 
 #: The newest notifications the dashboard lists (REST pages through all of them).
 INBOX_SHOWN = 20
+#: The cards a dashboard search shows (REST pages through all of them).
+CARDS_SHOWN = 20
 
 #: How many avatars a tile shows before "+N".
 TILE_AVATARS = 5
@@ -105,6 +108,17 @@ def _listing(request: HttpRequest, *, archived: bool) -> dict[str, Any]:
     }
 
 
+def _card_search(request: HttpRequest, query: str) -> dict[str, Any]:
+    """The dashboard's search finds cards too, on every board the person can read."""
+    if not query.strip():
+        return {}
+    try:
+        found = cards_search(user=request.user, query=query, limit=CARDS_SHOWN)
+    except KanbanError as refused:
+        return {"card_results": [], "card_error": refused.message}
+    return {"card_results": found["results"], "card_more": found["cursor"] is not None}
+
+
 @login_required
 @require_http_methods(["GET"])
 def dashboard(request: HttpRequest) -> HttpResponse:
@@ -121,6 +135,7 @@ def _dashboard(
         form=form,
         deleted=request.GET.get("deleted", ""),
         inbox=notifications_list(user=request.user, limit=INBOX_SHOWN),
+        **_card_search(request, context["query"]),
         **extra,
     )
     return render(request, "kanban/dashboard.html", context, status=status)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import FrameLocator, expect
 
-from kanban.data.kv import project_kv_get
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.projects.board_templates import board_create
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
 
@@ -156,3 +157,35 @@ def test_a_link_to_a_card_opens_its_dialog_and_copy_link_gives_that_link(
     expect(carol.plugin.locator("#card-title-input")).to_have_value("Write the onboarding guide")
     carol.page.evaluate("() => { location.hash = 'card=nope'; }")
     expect(carol.plugin.locator(".toast").last).to_contain_text("not on this board")
+
+
+def test_alices_dashboard_search_finds_a_card_on_another_board_and_opens_its_dialog(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = demo.people["alice"]
+    roadmap = board_create(user=alice, name="Roadmap", template="board")
+    for key, value in (
+        ("card:r1", {"id": "r1", "title": "Beta launch", "column": "todo", "rank": "i"}),
+        ("board:cards", ["r1"]),
+        ("comments:r1", [{"id": "m1", "author": "bob", "text": "Needs the onboarding guide"}]),
+    ):
+        project_kv_set(
+            user=alice,
+            project_id=roadmap.id,
+            key=key,
+            value=value,
+            provenance=Provenance(via="cli"),
+        )
+    person = open_board("alice")
+    person.page.goto("/")
+    person.page.get_by_label("Search boards and cards").fill("onboarding guide")
+    person.page.get_by_label("Search boards and cards").press("Enter")
+    results = person.page.get_by_test_id("card-result")
+    expect(results).to_have_count(2)  # the demo Board's card by its title, Roadmap's by a comment
+    expect(results.nth(1)).to_contain_text("Roadmap · in its comment: Needs the onboarding guide")
+    results.nth(1).get_by_role("link").click()
+    person.page.wait_for_url(f"**/boards/{roadmap.id}/#card=r1")
+    expect(person.page.locator("#bridge-status")).to_have_text("Live")
+    person.wait_for("window.boardDebug && boardDebug.state.loaded")
+    expect(person.plugin.locator("#card-dialog")).to_be_visible()
+    expect(person.plugin.locator("#card-title-input")).to_have_value("Beta launch")

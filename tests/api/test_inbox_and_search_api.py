@@ -1,10 +1,12 @@
 """The inbox over REST: bob lists what alice sent him, pages through it and marks it read;
-bad parameters get invalid_argument."""
+bad parameters get invalid_argument. And the search across boards, beside it."""
 
 from __future__ import annotations
 
+from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.notifications import notification_send
 from kanban.models import Project
+from kanban.projects.board_templates import board_create
 from tests.api.conftest import People, client_for
 
 
@@ -36,3 +38,27 @@ def test_bad_parameters_are_refused(people: People, board: Project) -> None:
         assert (answer.status_code, answer.json()["code"]) == (400, "invalid_argument"), query
     answer = bob.post("/api/v1/notifications/read", {"ids": "all"}, format="json")
     assert (answer.status_code, answer.json()["code"]) == (400, "invalid_argument")
+
+
+def test_search_finds_cards_over_rest_paged_and_in_the_schema(people: People) -> None:
+    board = board_create(user=people.alice, name="Roadmap", template="board")
+    for key, value in (("card:r1", {"title": "Beta launch"}), ("board:cards", ["r1"])):
+        project_kv_set(
+            user=people.alice,
+            project_id=board.id,
+            key=key,
+            value=value,
+            provenance=Provenance(via="cli"),
+        )
+    alice = client_for(people.alice)
+    answer = alice.get("/api/v1/search/cards?q=LAUNCH&limit=5").json()
+    assert [(r["card"]["id"], r["url"]) for r in answer["results"]] == [
+        ("r1", f"/boards/{board.id}/#card=r1")
+    ]
+    assert client_for(people.bob).get("/api/v1/search/cards?q=launch").json()["results"] == []
+    bad = alice.get("/api/v1/search/cards?q=")
+    assert (bad.status_code, bad.json()["code"]) == (400, "invalid_argument")
+    schema = alice.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    assert {"/api/v1/search/cards", "/api/v1/notifications/", "/api/v1/notifications/read"} <= set(
+        schema["paths"]
+    )

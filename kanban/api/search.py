@@ -1,0 +1,76 @@
+"""REST search across boards: ``GET /api/v1/search/cards?q=``. Thin: parse, call one
+service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban.api.kv import ERRORS
+from kanban.data.board.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, cards_search
+from storage.errors import invalid_argument
+
+
+class ResultBoardSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
+class ResultCardSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    column = serializers.CharField()
+    archived = serializers.BooleanField()
+
+
+class CardResultSerializer(serializers.Serializer[Any]):
+    board = ResultBoardSerializer()
+    card = ResultCardSerializer()
+    matched = serializers.ChoiceField(choices=["title", "description", "comment"])
+    excerpt = serializers.CharField()
+    url = serializers.CharField(help_text="the board's page, opening the card")
+
+
+class CardSearchSerializer(serializers.Serializer[Any]):
+    results = CardResultSerializer(many=True)
+    cursor = serializers.IntegerField(allow_null=True, help_text="pass back for the next page")
+
+
+def _whole(raw: str, field: str) -> int:
+    if not raw.isdecimal() or not raw.isascii() or len(raw) > 9:
+        raise invalid_argument(f"{field} is a whole number", field=field)
+    return int(raw)
+
+
+class CardSearchView(APIView):
+    @extend_schema(
+        operation_id="cards_search",
+        tags=["search"],
+        description="Cards whose title, description or comments hold every word of q (any "
+        "case), on every built-in Board the caller can read, boards by name and cards in "
+        "board order. Bounded like a Knowledge search: too_large past its budget, "
+        "rate_limited past the caller's running searches.",
+        parameters=[
+            OpenApiParameter("q", str, required=True, description=f"1 to {MAX_QUERY} characters"),
+            OpenApiParameter(
+                "limit", int, description=f"1 to {MAX_LIMIT}, {DEFAULT_LIMIT} by default"
+            ),
+            OpenApiParameter("cursor", int, description="the cursor of the page before"),
+        ],
+        responses={200: CardSearchSerializer, **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        query = request.query_params
+        extra = sorted(set(query) - {"q", "limit", "cursor"})
+        if extra:
+            raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
+        arguments: dict[str, Any] = {"query": query.get("q")}
+        for name in ("limit", "cursor"):
+            if name in query:
+                arguments[name] = _whole(query[name], name)
+        return Response(cards_search(user=request.user, **arguments))
