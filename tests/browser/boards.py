@@ -134,13 +134,16 @@ class Plugin:
 
 @dataclass
 class Board:
-    """One open board page: its top bar, its plugin iframe, and what its host sent."""
+    """One open board page: its top bar, its plugin iframe, and what its host sent over
+    the bridge socket."""
 
     page: Page
     sockets: list[WebSocket] = field(default_factory=list)
     sent: list[dict[str, Any]] = field(default_factory=list)
 
     def _watch(self, socket: WebSocket) -> None:
+        if "/ws/boards/" not in socket.url:
+            return  # the top bar's inbox socket (kanban/static/kanban/inbox.js)
         self.sockets.append(socket)
         socket.on("framesent", lambda payload: self.sent.append(json.loads(payload)))
 

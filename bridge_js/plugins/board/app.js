@@ -82,7 +82,10 @@
     B.dropPendingView();
     B.applyView();
   });
+  // A view change still waiting (typing in the filter) is saved before the page goes.
+  addEventListener("visibilitychange", () => document.visibilityState === "hidden" && B.flushView());
   addEventListener("pagehide", () => {
+    B.flushView();
     unwatchBoard();
     unwatchStock();
   });

@@ -140,6 +140,10 @@
   // --- wiring ----------------------------------------------------------------------------------
 
   function wireToolbar() {
+    $("toolbar-toggle").addEventListener("click", () => {
+      const open = $("toolbar").classList.toggle("open");
+      $("toolbar-toggle").setAttribute("aria-expanded", String(open));
+    });
     $("filter-text").addEventListener("input", (e) => B.setView({ filter: { ...state.view.filter, text: e.target.value } }));
     $("filter-label").addEventListener("change", (e) => B.setView({ filter: { ...state.view.filter, label: e.target.value } }, { immediate: true }));
     $("filter-assignee").addEventListener("change", (e) =>

@@ -56,6 +56,7 @@
     const label = (v) => (v === Core.ME ? "Assigned to me" : B.personLabel(v));
     fillSelect($("filter-assignee"), "Everyone", [Core.ME, ...people], state.view.filter.assignee, label);
     $("filter-clear").hidden = !Core.isFiltering(state.view.filter);
+    $("toolbar-toggle").textContent = Core.isFiltering(state.view.filter) ? "Filters (on)" : "Filters";
 
     if (!state.columns.length) {
       boardEl.replaceChildren(

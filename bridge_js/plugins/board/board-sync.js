@@ -221,20 +221,30 @@
 
   // Saved a moment after the last change (typing in the filter is many changes), into the
   // configuration on screen when the change was made: a switch drops what has not gone.
+  // One still waiting goes at once when the page is hidden or left (a filter cleared just
+  // before closing the page is kept cleared).
   let viewTimer = null;
+  let pendingSave = null;
   function dropPendingView() {
     clearTimeout(viewTimer);
+    pendingSave = null;
+  }
+
+  function flushView() {
+    const save = pendingSave;
+    dropPendingView();
+    if (save) save();
   }
 
   function setView(patch, { immediate = false } = {}) {
     state.view = { ...state.view, ...patch };
     const values = { ...kanban.getConfiguration().values, view: state.view };
     B.render();
-    clearTimeout(viewTimer);
-    const save = () => kanban.setConfigurationValues(values).catch((err) => reportError(err, "Saving your view"));
-    if (immediate) save();
-    else viewTimer = setTimeout(save, 400);
+    dropPendingView();
+    pendingSave = () => kanban.setConfigurationValues(values).catch((err) => reportError(err, "Saving your view"));
+    if (immediate) flushView();
+    else viewTimer = setTimeout(flushView, 400);
   }
 
-  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, redraw, load, onBoardChanges, applyView, wrote, seen, caughtUp, refreshStock, onStockChanges, stockSeen, wroteStock, resetStock, readInventoryItems, dropPendingView, setView });
+  Object.assign(B, { readAll, ensureDefaultColumns, readBoard, configuredView, withOverlays, redraw, load, onBoardChanges, applyView, wrote, seen, caughtUp, refreshStock, onStockChanges, stockSeen, wroteStock, resetStock, readInventoryItems, dropPendingView, flushView, setView });
 })(window.BoardApp);
