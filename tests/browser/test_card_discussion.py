@@ -5,13 +5,17 @@ the other; a guest who reads both and writes neither; and a link that opens the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from playwright.sync_api import FrameLocator, expect
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.notifications import notification_send
 from kanban.projects.board_templates import board_create
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
@@ -189,3 +193,78 @@ def test_alices_dashboard_search_finds_a_card_on_another_board_and_opens_its_dia
     person.wait_for("window.boardDebug && boardDebug.state.loaded")
     expect(person.plugin.locator("#card-dialog")).to_be_visible()
     expect(person.plugin.locator("#card-title-input")).to_have_value("Beta launch")
+
+
+#: The README's pictures of the card dialog and the inbox, under var/ unless
+#: KANBAN_UPDATE_DOCS=1 asks to refresh docs/screenshots/ (as test_board.py's).
+SHOTS = (
+    Path(settings.BASE_DIR)
+    / ("docs" if os.environ.get("KANBAN_UPDATE_DOCS") == "1" else "var")
+    / "screenshots"
+)
+
+
+@pytest.mark.parametrize(
+    ("viewport", "suffix"),
+    [({"width": 1280, "height": 800}, ""), ({"width": 390, "height": 844}, "-phone")],
+)
+def test_the_card_dialog_and_the_inbox_for_the_readme(
+    demo: Demo, open_board: Callable[..., Person], viewport: dict[str, int], suffix: str
+) -> None:
+    bob = demo.people["bob"]
+    card = stored(demo, "card:c1")
+    checklist = [
+        {"id": "k1", "text": "Outline the first week", "done": True},
+        {"id": "k2", "text": "Draft the accounts section", "done": False},
+        {"id": "k3", "text": "Review with Carol", "done": False},
+    ]
+    comments = [
+        {
+            "id": "m1",
+            "author": "alice",
+            "text": "@bob please check the outline",
+            "at": "2026-12-01T09:12:00Z",
+        },
+        {
+            "id": "m2",
+            "author": "bob",
+            "text": "Looks good; notes in https://example.com/notes",
+            "at": "2026-12-01T10:40:00Z",
+        },
+    ]
+    for key, value, who in (
+        (
+            "card:c1",
+            {**card, "assignees": ["alice", "bob"], "checklist": checklist, "commentCount": 2},
+            bob,
+        ),
+        ("comments:c1", comments, bob),
+    ):
+        project_kv_set(
+            user=who,
+            project_id=demo.board.id,
+            key=key,
+            value=value,
+            provenance=Provenance(via="bridge"),
+        )
+    notification_send(
+        actor=bob,
+        project_id=demo.board.id,
+        users=["alice"],
+        text="assigned you “Write the onboarding guide”",
+        card="c1",
+        via="bridge",
+    )
+    person = open_board("alice", viewport=viewport)
+    dialog = open_card(person, "c1")
+    expect(dialog.get_by_test_id("comments-list").locator("li")).to_have_count(2)
+    dialog.locator("#card-activity-box summary").click()
+    expect(dialog.get_by_test_id("card-activity").locator("li").first).to_be_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    person.page.screenshot(path=str(SHOTS / f"card-dialog{suffix}.png"))
+    dialog.locator("#card-cancel").click()
+    person.page.goto("/")
+    expect(person.page.get_by_test_id("notification")).to_have_count(1)
+    person.page.screenshot(path=str(SHOTS / f"inbox{suffix}.png"))
+    for name in ("card-dialog", "inbox"):
+        assert (SHOTS / f"{name}{suffix}.png").stat().st_size < 300_000
