@@ -13,13 +13,24 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from smtplib import SMTPException
 from typing import Any, Final
 from uuid import UUID
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
-from kanban.access.memberships import access_project_role, check_role, membership_set, role_of
+from kanban.access.memberships import (
+    access_project_role,
+    check_role,
+    display_name,
+    membership_set,
+    role_of,
+)
 from kanban.accounts.users import user_create
 from kanban.models import ROLE_RANK, Invite, Project, Role
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -77,6 +88,31 @@ def invite_create(
             max_uses=max_uses,
         )
     return Created(invite=invite, path=PATH.format(token=token))
+
+
+def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
+    """Sends the new link to ``to`` when the server has a mail server (``EMAIL_HOST``);
+    ``not_supported`` otherwise, ``unavailable`` when the mail server refuses it."""
+    if not settings.KANBAN_EMAIL_ENABLED:
+        raise KanbanError(ErrorCode.NOT_SUPPORTED, "this server sends no email")
+    try:
+        if not isinstance(to, str):
+            raise ValidationError("not text")
+        validate_email(to)
+    except ValidationError:
+        raise invalid_argument("that is not an email address", field="email") from None
+    project = created.invite.project
+    body = (
+        f"{display_name(actor)} invites you to the board {project.name} as a "
+        f"{created.invite.role}.\n\nOpen this link to join (it works until "
+        f"{created.invite.expires_at:%Y-%m-%d %H:%M} UTC):\n\n{url}\n"
+    )
+    try:
+        send_mail(f"Join {project.name}", body, None, [str(to)])
+    except (OSError, SMTPException) as error:
+        raise KanbanError(
+            ErrorCode.UNAVAILABLE, f"the mail server did not take it ({error})"
+        ) from None
 
 
 def invites_active(*, project: Project) -> list[Invite]:

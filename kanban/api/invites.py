@@ -15,6 +15,7 @@ from kanban.accounts.invites import (
     MAX_DAYS,
     MAX_USES,
     invite_create,
+    invite_email,
     invite_revoke,
     invites_list,
 )
@@ -22,6 +23,7 @@ from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.schema import json_body
 from kanban.models import Invite, Role
+from storage.errors import KanbanError
 
 TAGS = ["projects"]
 
@@ -50,6 +52,10 @@ class InviteSerializer(serializers.Serializer[Any]):
 
 class CreatedInviteSerializer(InviteSerializer):
     url = serializers.URLField(help_text="the link to send; shown only in this answer")
+    emailed = serializers.EmailField(required=False, help_text="where the link was sent")
+    emailError = serializers.DictField(
+        required=False, help_text="why it was not sent (not_supported: no mail server)"
+    )
 
 
 class InviteListSerializer(serializers.Serializer[Any]):
@@ -81,14 +87,27 @@ class InviteListView(APIView):
             role={"type": "string", "enum": Role.values},
             days={"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 7},
             uses={"type": "integer", "minimum": 1, "maximum": MAX_USES, "default": 1},
+            email={"type": "string", "format": "email", "description": "send it there too"},
         ),
         responses={201: CreatedInviteSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: Any) -> Response:
-        body = check_body(request.data, allowed=("role", "days", "uses"), required=("role",))
+        body = check_body(
+            request.data, allowed=("role", "days", "uses", "email"), required=("role",)
+        )
+        to = body.pop("email", None)
         created = invite_create(actor=request.user, project_id=project_id, **body)
         url = request.build_absolute_uri(created.path)
-        return Response({**render_invite(created.invite), "url": url}, status=201)
+        answer = {**render_invite(created.invite), "url": url}
+        if to is not None:
+            # The link stands either way; the answer says whether the mail went.
+            try:
+                invite_email(actor=request.user, created=created, url=url, to=to)
+            except KanbanError as error:
+                answer["emailError"] = error.as_dict()
+            else:
+                answer["emailed"] = to
+        return Response(answer, status=201)
 
 
 class InviteView(APIView):

@@ -232,6 +232,7 @@ def _members_page(
         "invite_link": invite_link,
         "revoked": request.GET.get("revoked") == "1",
         "invite_limits": {"days": MAX_DAYS, "uses": MAX_USES},
+        "invite_email": settings.KANBAN_EMAIL_ENABLED,
     }
     refused = error is not None or delete_error is not None or invite_error is not None
     return render(request, "kanban/members.html", context, status=400 if refused else 200)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kanban.accounts.invites import (
     invite_accept,
     invite_create,
+    invite_email,
     invite_find,
     invite_revoke,
     invite_sign_up,
@@ -49,7 +50,16 @@ def invite_new(request: HttpRequest, project_id: UUID) -> HttpResponse:
     except KanbanError as refused:
         return members_page(request, project_id, invite_error={**form, "message": refused.message})
     link = request.build_absolute_uri(created.path)
-    return members_page(request, project_id, invite_link={"url": link, "role": form["role"]})
+    shown = {"url": link, "role": form["role"]}
+    to = request.POST.get("email", "").strip()
+    if to:
+        try:
+            invite_email(actor=request.user, created=created, url=link, to=to)
+        except KanbanError as refused:
+            shown["unsent"] = f"Not sent to {to}: {refused.message}"
+        else:
+            shown["sent"] = to
+    return members_page(request, project_id, invite_link=shown)
 
 
 @login_required

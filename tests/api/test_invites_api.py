@@ -3,6 +3,8 @@ them; bob (developer) may not; bad input gets invalid_argument and makes nothing
 
 from __future__ import annotations
 
+from typing import Any
+
 from kanban.models import Invite, Project
 from tests.api.conftest import People, client_for
 
@@ -40,3 +42,21 @@ def test_bob_may_not_and_bad_input_makes_nothing(people: People, board: Project)
         answer = alice.post(f"/api/v1/projects/{board.id}/invites/", body, format="json")
         assert (answer.status_code, answer.json()["code"]) == (400, "invalid_argument")
     assert not Invite.objects.exists()
+
+
+def test_alice_sends_the_link_by_email_when_the_server_has_a_mail_server(
+    people: People, board: Project, settings: Any, mailoutbox: list[Any]
+) -> None:
+    alice = client_for(people.alice)
+    url = f"/api/v1/projects/{board.id}/invites/"
+    off = alice.post(url, {"role": "guest", "email": "dave@example.com"}, format="json").json()
+    assert off["emailError"]["code"] == "not_supported" and off["url"] and mailoutbox == []
+
+    settings.KANBAN_EMAIL_ENABLED = True
+    made = alice.post(url, {"role": "developer", "email": "dave@example.com"}, format="json")
+    assert made.json()["emailed"] == "dave@example.com"
+    [mail] = mailoutbox
+    assert mail.to == ["dave@example.com"] and mail.subject == "Join Board"
+    assert made.json()["url"] in mail.body and "as a developer" in mail.body
+    bad = alice.post(url, {"role": "guest", "email": "not an address"}, format="json").json()
+    assert bad["emailError"]["code"] == "invalid_argument"
