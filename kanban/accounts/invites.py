@@ -136,8 +136,8 @@ def invite_revoke(*, actor: Any, project_id: UUID, invite_id: object) -> bool:
     project = access_project_role(
         user=actor, project_id=project_id, needed=Role.OWNER, doing="revoking invite links"
     )
-    if type(invite_id) is not int:
-        raise invalid_argument("an invite id is a number", field="invite")
+    if type(invite_id) is not int or not 0 < invite_id < 2**63:
+        raise invalid_argument("an invite id is a positive number", field="invite")
     return bool(
         Invite.objects.filter(project=project, pk=invite_id, revoked_at=None).update(
             revoked_at=timezone.now()

@@ -28,6 +28,8 @@ from storage.events import Topic
 MAX_TEXT: Final = 500
 MAX_RECIPIENTS: Final = 20
 MAX_LIST: Final = 100
+#: Row ids are 64-bit: a larger number names none (and a database would refuse it).
+MAX_ID: Final = 2**63 - 1
 _CARD_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -124,7 +126,7 @@ def notifications_list(*, user: Any, limit: object = 50, before: object = None) 
         raise invalid_argument(f"limit is a whole number from 1 to {MAX_LIST}", field="limit")
     found = _visible(user).select_related("project", "actor")
     if before is not None:
-        if type(before) is not int:
+        if not _is_id(before):
             raise invalid_argument("before is the cursor a page answered", field="before")
         found = found.filter(pk__lt=before)
     page = list(found.order_by("-id")[: limit + 1])
@@ -140,7 +142,7 @@ def notifications_read(*, user: Any, ids: object = None) -> int:
     """Mark these (or, for None, all) of the user's notifications read; how many were."""
     unread = _visible(user).filter(read_at=None)
     if ids is not None:
-        if not isinstance(ids, list) or not all(type(i) is int for i in ids) or len(ids) > 1000:
+        if not isinstance(ids, list) or not all(_is_id(i) for i in ids) or len(ids) > 1000:
             raise invalid_argument("ids is a list of notification ids", field="ids")
         unread = unread.filter(pk__in=ids)
     with transaction.atomic():
@@ -151,9 +153,15 @@ def notifications_read(*, user: Any, ids: object = None) -> int:
     return changed
 
 
+def _is_id(value: object) -> bool:
+    return type(value) is int and 0 < value <= MAX_ID
+
+
 def notification_open(*, user: Any, notification_id: int) -> str | None:
     """Marks one of the user's notifications read; the address of what it is about (None
     when it is not theirs, or its board no longer is)."""
+    if not _is_id(notification_id):
+        return None
     item = _visible(user).select_related("project").filter(pk=notification_id).first()
     if item is None:
         return None

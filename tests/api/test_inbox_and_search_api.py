@@ -62,3 +62,15 @@ def test_search_finds_cards_over_rest_paged_and_in_the_schema(people: People) ->
     assert {"/api/v1/search/cards", "/api/v1/notifications/", "/api/v1/notifications/read"} <= set(
         schema["paths"]
     )
+
+
+def test_ids_past_64_bits_are_refused_not_a_database_error(people: People, board: Project) -> None:
+    bob = client_for(people.bob)
+    huge = 2**63
+    answer = bob.post("/api/v1/notifications/read", {"ids": [huge]}, format="json")
+    assert (answer.status_code, answer.json()["code"]) == (400, "invalid_argument")
+    listed = bob.get(f"/api/v1/notifications/?before={huge}")
+    assert (listed.status_code, listed.json()["code"]) == (400, "invalid_argument")
+    alice = client_for(people.alice)
+    revoke = alice.delete(f"/api/v1/projects/{board.id}/invites/{huge}")
+    assert (revoke.status_code, revoke.json()["code"]) == (400, "invalid_argument")
