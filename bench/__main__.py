@@ -24,7 +24,7 @@ from pathlib import Path
 from bench import env
 from bench.stats import Figure
 
-MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5")
+MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5", "U6", "CAP")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ class Plan:
     u4_rate: float
     u5_seconds: float
     u5_viewers: int
+    u6_seconds: float
+    u6_rate: float
+    u6_viewers: int
+    cap_seconds: float
+    cap_rates: tuple[float, ...]
+    cap_viewers: tuple[int, int]
 
 
 FULL = Plan(
@@ -66,6 +72,12 @@ FULL = Plan(
     u4_rate=10.0,
     u5_seconds=20.0,
     u5_viewers=100,
+    u6_seconds=10.0,
+    u6_rate=10.0,
+    u6_viewers=1000,
+    cap_seconds=5.0,
+    cap_rates=(5.0, 10.0, 20.0, 40.0, 80.0),
+    cap_viewers=(100, 1000),
 )
 QUICK = Plan(
     rounds=2,
@@ -85,6 +97,12 @@ QUICK = Plan(
     u4_rate=5.0,
     u5_seconds=3.0,
     u5_viewers=10,
+    u6_seconds=2.0,
+    u6_rate=5.0,
+    u6_viewers=30,
+    cap_seconds=1.0,
+    cap_rates=(5.0, 10.0),
+    cap_viewers=(10, 30),
 )
 
 
@@ -117,7 +135,7 @@ def main(argv: list[str]) -> int:
     scene = env.make_scene()
     namespace = f"bench.{os.urandom(4).hex()}"
 
-    from bench import board_bench, bridge_bench, engine_bench, sdk_bench
+    from bench import board_bench, bridge_bench, engine_bench, sdk_bench, spread_bench
 
     runners: dict[str, Callable[[], list[Figure]]] = {
         "B1": lambda: engine_bench.b1(rounds=plan.rounds, count=plan.b1_count, namespace=namespace),
@@ -156,6 +174,12 @@ def main(argv: list[str]) -> int:
             seconds=plan.u4_seconds, rate=plan.u4_rate, viewers=plan.u2_viewers, scene=scene
         ),
         "U5": lambda: board_bench.u5(seconds=plan.u5_seconds, viewers=plan.u5_viewers, scene=scene),
+        "U6": lambda: spread_bench.u6(
+            seconds=plan.u6_seconds, rate=plan.u6_rate, viewers=plan.u6_viewers, scene=scene
+        ),
+        "CAP": lambda: spread_bench.capacity(
+            seconds=plan.cap_seconds, rates=plan.cap_rates, viewers=plan.cap_viewers, scene=scene
+        ),
     }
     figures: list[Figure] = []
     errors: dict[str, str] = {}

@@ -259,26 +259,35 @@ def u2(*, rounds: int, viewers: tuple[int, ...], writes: int, scene: Scene) -> l
     return figures
 
 
+async def drive_moves(
+    writer: Wire, board: Scene, *, seconds: float, rate: float
+) -> tuple[dict[str, tuple[str, float]], int]:
+    """Card moves at ``rate`` a second for ``seconds`` through ``writer``: each key's last
+    written revision and when it was written, and how many moves went."""
+    card_ids = [f"g{n:05d}" for n in range(CARDS - 5)]
+    written: dict[str, tuple[str, float]] = {}
+    end = time.monotonic() + seconds
+    moves = 0
+    while time.monotonic() < end:
+        started = time.monotonic()
+        card_id = random.choice(card_ids)
+        card = _move(await asyncio.to_thread(_card, board, card_id))
+        reply = await writer.call("set", key=f"card:{card_id}", value=card)
+        written[f"card:{card_id}"] = (reply["result"]["revision"], started)
+        moves += 1
+        await asyncio.sleep(max(0.0, 1 / rate - (time.monotonic() - started)))
+    await asyncio.sleep(3.0)  # the last events land
+    return written, moves
+
+
 async def _u4(*, seconds: float, rate: float, viewers: int, board: Scene) -> list[Figure]:
     label = f"@{viewers}"
     with env.daphne() as server:
         pool = await asyncio.to_thread(_pool, server, board, viewers)
         try:
             writer = Wire(await open_bridge(server, board))
-            card_ids = [f"g{n:05d}" for n in range(CARDS - 5)]
-            written: dict[str, tuple[str, float]] = {}
             cpu_before, wall = pool.report([])["cpu"], time.monotonic()
-            end = time.monotonic() + seconds
-            moves = 0
-            while time.monotonic() < end:
-                started = time.monotonic()
-                card_id = random.choice(card_ids)
-                card = _move(await asyncio.to_thread(_card, board, card_id))
-                reply = await writer.call("set", key=f"card:{card_id}", value=card)
-                written[f"card:{card_id}"] = (reply["result"]["revision"], started)
-                moves += 1
-                await asyncio.sleep(max(0.0, 1 / rate - (time.monotonic() - started)))
-            await asyncio.sleep(3.0)  # the last events land
+            written, moves = await drive_moves(writer, board, seconds=seconds, rate=rate)
             report = await asyncio.to_thread(pool.report, list(written))
             lags, diverged = _lags(report, written)
             await close_all([writer.socket])

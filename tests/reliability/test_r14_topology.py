@@ -19,27 +19,22 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from playwright.sync_api import BrowserContext, Page, expect
 from websockets.sync.client import connect
 
+from bench.nginx import NGINX, Nginx
+from bench.nginx import nginx_in_front_of as proxy_in_front_of
 from kanban.accounts.tokens import token_create
 from kanban.data.demo import demo_load
 from kanban.models import Project
@@ -48,13 +43,11 @@ from storage.namespaces import dataset_value
 from tests.browser.helpers import login
 from tests.kanban.bridge.helpers import session_cookie
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
-from tests.live import HOST, LiveServer, Visitor, free_port
+from tests.live import HOST, LiveServer, Visitor
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.redis]
 __all__ = ["redis_layer"]
 
-CONF = Path(settings.BASE_DIR) / "deploy" / "nginx.conf"
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 #: Longer than every idle timeout nginx applies by default (60 s reads, 75 s keep-alive is
 #: for idle HTTP connections, which an upgraded one is not).
 IDLE_SECONDS = 65
@@ -78,73 +71,9 @@ def _needs_the_topology() -> None:
     pytest.skip(why)
 
 
-def nginx_config(upstream_ports: list[int], port: int, prefix: Path) -> str:
-    """The repository's configuration, with the upstream servers and the listen port the
-    only changes, inside the ``events``/``http`` shell a standalone nginx needs."""
-    site = CONF.read_text(encoding="utf-8")
-    servers = "\n".join(f"    server {HOST}:{p};" for p in upstream_ports)
-    site, upstreams = re.subn(r"^\s*server web:8000;$", servers, site, flags=re.M)
-    site, listens = re.subn(r"^\s*listen 80;$", f"    listen {HOST}:{port};", site, flags=re.M)
-    assert (upstreams, listens) == (1, 1), "deploy/nginx.conf changed shape"
-    temp = "\n".join(
-        f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi")
-    )
-    return (
-        f"daemon off;\nworker_processes 1;\npid {prefix / 'nginx.pid'};\n"
-        f"error_log {prefix / 'error.log'} warn;\n"
-        "events { worker_connections 1024; }\n"
-        f"http {{\naccess_log off;\n{temp}\nuwsgi_temp_path {prefix / 'uwsgi'};\n"
-        f"scgi_temp_path {prefix / 'scgi'};\n{site}\n}}\n"
-    )
-
-
-@dataclass
-class Nginx:
-    process: subprocess.Popen[bytes]
-    port: int
-    prefix: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.prefix, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def nginx_in_front_of(servers: list[LiveServer]) -> Iterator[Nginx]:
-    prefix = Path(tempfile.mkdtemp(prefix="kanban-nginx-"))
-    # nginx's workers drop root for "nobody": let them use the temp folders.
-    prefix.chmod(0o777)
-    port = free_port()
-    conf = prefix / "nginx.conf"
-    conf.write_text(nginx_config([s.port for s in servers], port, prefix), encoding="utf-8")
-    process = subprocess.Popen(
-        [NGINX, "-p", str(prefix), "-c", str(conf)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    proxy = Nginx(process, port, prefix)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection((HOST, port), 0.2):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                log = (prefix / "error.log").read_text(errors="replace")
-                raise AssertionError(f"nginx did not start: {log}")
-            time.sleep(0.05)
-        yield proxy
-    finally:
-        proxy.stop()
+def nginx_in_front_of(servers: list[LiveServer]) -> contextlib.AbstractContextManager[Nginx]:
+    """The repository's nginx configuration in front of these workers (bench/nginx.py)."""
+    return proxy_in_front_of([server.port for server in servers])
 
 
 def request(url: str, *, method: str = "GET", body: Any = None, **headers: str) -> Any:
