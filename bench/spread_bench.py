@@ -147,8 +147,8 @@ async def _capacity(
     ceiling = "" if saturated else " (the last rate still held: at least this)"
     note = (
         f"{many} viewers on one worker, {', '.join(steps)}{ceiling}; anchor ~{ANCHOR:,}"
-        f" deliveries/s per core (Centrifugo); Redis commands per move {few_cost:.1f} at {few} viewers,"
-        f" {many_cost:.1f} at {many}; client CPU {cpu:.1f} s in the last step"
+        f" deliveries/s per core (Centrifugo); Redis commands per move {few_cost:.1f} at"
+        f" {few} viewers, {many_cost:.1f} at {many}; client CPU {cpu:.1f} s in the last step"
     )
     return [
         Figure(
