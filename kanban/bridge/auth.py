@@ -46,7 +46,9 @@ def session_user_of(*, session_key: str | None) -> tuple[SessionBase | None, Any
 
 
 class SessionAuthMiddleware:
-    """Sets ``scope["session"]`` and ``scope["user"]`` for a websocket."""
+    """Sets ``scope["session_key"]`` and ``scope["user"]`` for a websocket. The socket
+    keeps the key alone, not the session read through it: a re-check reads the session
+    again (its user may have changed their password since), and an idle socket holds less."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -59,7 +61,8 @@ class SessionAuthMiddleware:
         except DatabaseError:
             logger.warning("bridge connect could not read the session", exc_info=True)
             return await try_again_later(receive, send)
-        return await self.app({**scope, "session": session, "user": user}, receive, send)
+        key = None if session is None else session.session_key
+        return await self.app({**scope, "session_key": key, "user": user}, receive, send)
 
 
 async def try_again_later(receive: Any, send: Any) -> None:

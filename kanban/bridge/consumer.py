@@ -87,7 +87,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         self.watches: dict[str | None, Subscription] = {}
         self.bucket = TokenBucket(settings.KANBAN_BRIDGE_RATE, settings.KANBAN_BRIDGE_BURST)
         self.hub = get_hub()
-        self.context: dict[str, Any] | None = None
+        # What the page was last told, as JSON text: the same for a re-check that changed
+        # nothing, and a few hundred bytes where the context's dicts took kilobytes.
+        self.context_text: str | None = None
         await self.accept()
         await self.hub.add_socket(self)
         # Read once the hub hears this socket's access changes, so none falls in between;
@@ -117,8 +119,9 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             await hub.remove_socket(self)
 
     async def send_context(self, context: dict[str, Any]) -> None:
-        if context != self.context:
-            self.context = context
+        text = jsoncodec.encode(context)
+        if text != self.context_text:
+            self.context_text = text
             await self.reply(frames.context_event(context))
 
     def write_frame(self, frame: bytes) -> bool:
@@ -248,7 +251,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
         """Called by the hub after an access change that may concern this socket."""
         verdicts = await in_thread(service.recheck_socket)(
             user_id=self.user_id,
-            session_key=self.scope.get("session") and self.scope["session"].session_key,
+            session_key=self.scope.get("session_key"),
             consumer_id=self.consumer_id,
             aliases=[sub.alias for sub in subscriptions],
         )

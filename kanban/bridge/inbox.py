@@ -58,10 +58,8 @@ class InboxConsumer(AsyncWebsocketConsumer):
         change the socket ends instead, as a page request would be refused)."""
         if self.user is None:
             return
-        session = self.scope.get("session")
-        key = None if session is None else session.session_key
         try:
-            _, user = await in_thread(session_user_of)(session_key=key)
+            _, user = await in_thread(session_user_of)(session_key=self.scope.get("session_key"))
         except DatabaseError:
             logger.warning("inbox could not re-check its session", exc_info=True)
             return
