@@ -128,7 +128,7 @@
           { "data-testid": "comment-" + c.id, class: "comment" },
           el("strong", { text: B.personLabel(c.author) }),
           " ",
-          el("time", { datetime: c.at, text: c.at ? new Date(c.at).toLocaleString() : "" }),
+          el("time", { datetime: c.at, text: Number.isNaN(Date.parse(c.at)) ? "" : new Date(c.at).toLocaleString() }),
           c.edited ? el("span", { class: "hint", text: " (edited)" }) : null,
           el("p", { class: "comment-text" }, ...Comments.segments(c.text).map(segment)),
           c.author === mine && !state.readOnly
