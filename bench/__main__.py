@@ -97,12 +97,12 @@ QUICK = Plan(
     u4_rate=5.0,
     u5_seconds=3.0,
     u5_viewers=10,
-    u6_seconds=2.0,
+    u6_seconds=1.0,
     u6_rate=5.0,
-    u6_viewers=30,
+    u6_viewers=15,
     cap_seconds=1.0,
-    cap_rates=(5.0, 10.0),
-    cap_viewers=(10, 30),
+    cap_rates=(5.0,),
+    cap_viewers=(5, 15),
 )
 
 
