@@ -13,17 +13,11 @@ from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
+from kanban.api.query import check_query
 from kanban.api.schema import json_body
 from kanban.data.notifications import MAX_LIST, notifications_list, notifications_read
-from storage.errors import invalid_argument
 
 TAGS = ["notifications"]
-
-
-def _whole(raw: str, field: str) -> int:
-    if not raw.isdecimal() or not raw.isascii() or len(raw) > 18:
-        raise invalid_argument(f"{field} is a whole number", field=field)
-    return int(raw)
 
 
 class PersonSerializer(serializers.Serializer[Any]):
@@ -70,14 +64,9 @@ class NotificationListView(APIView):
         responses={200: InboxSerializer, **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        query = request.query_params
-        extra = sorted(set(query) - {"limit", "before"})
-        if extra:
-            raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
-        arguments: dict[str, Any] = {}
-        for name in ("limit", "before"):
-            if name in query:
-                arguments[name] = _whole(query[name], name)
+        arguments = check_query(
+            request.query_params, allowed=("limit", "before"), numbers=("limit", "before")
+        )
         return Response(notifications_list(user=request.user, **arguments))
 
 

@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.kv import ERRORS
+from kanban.api.query import check_query
 from kanban.data.board.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, cards_search
-from storage.errors import invalid_argument
 
 
 class ResultBoardSerializer(serializers.Serializer[Any]):
@@ -41,12 +41,6 @@ class CardSearchSerializer(serializers.Serializer[Any]):
     cursor = serializers.IntegerField(allow_null=True, help_text="pass back for the next page")
 
 
-def _whole(raw: str, field: str) -> int:
-    if not raw.isdecimal() or not raw.isascii() or len(raw) > 9:
-        raise invalid_argument(f"{field} is a whole number", field=field)
-    return int(raw)
-
-
 class CardSearchView(APIView):
     @extend_schema(
         operation_id="cards_search",
@@ -65,12 +59,8 @@ class CardSearchView(APIView):
         responses={200: CardSearchSerializer, **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        query = request.query_params
-        extra = sorted(set(query) - {"q", "limit", "cursor"})
-        if extra:
-            raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
-        arguments: dict[str, Any] = {"query": query.get("q")}
-        for name in ("limit", "cursor"):
-            if name in query:
-                arguments[name] = _whole(query[name], name)
-        return Response(cards_search(user=request.user, **arguments))
+        arguments = check_query(
+            request.query_params, allowed=("q", "limit", "cursor"), numbers=("limit", "cursor")
+        )
+        query = arguments.pop("q", None)
+        return Response(cards_search(user=request.user, query=query, **arguments))

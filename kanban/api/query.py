@@ -1,0 +1,31 @@
+"""Query parameters of the REST views: only the ones a view takes, and whole numbers parsed
+once (their ranges are the services' to check)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from storage.errors import invalid_argument
+
+
+def check_query(
+    query: Mapping[str, str], *, allowed: Iterable[str], numbers: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The parameters present, ``numbers`` among them as ints; an unknown one is refused."""
+    names, whole = tuple(allowed), frozenset(numbers)
+    extra = sorted(set(query) - set(names))
+    if extra:
+        raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
+    found: dict[str, Any] = {}
+    for name in names:
+        if name not in query:
+            continue
+        raw = query[name]
+        if name in whole:
+            if not raw.isdecimal() or not raw.isascii() or len(raw) > 18:
+                raise invalid_argument(f"{name} is a whole number", field=name)
+            found[name] = int(raw)
+        else:
+            found[name] = raw
+    return found
