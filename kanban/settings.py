@@ -376,6 +376,11 @@ KANBAN_MAX_DOCUMENT_BYTES = env_int(
 # many at a time (more are rate_limited).
 KANBAN_SEARCH_BUDGET_CHARS = env_int("KANBAN_SEARCH_BUDGET_CHARS", 32 * 2**20, minimum=1)
 KANBAN_SEARCHES_PER_USER = env_int("KANBAN_SEARCHES_PER_USER", 2, minimum=1)
+# On PostgreSQL the bridge's reads (get, getMany, the access decision of a subscribe or a
+# watch) run on each worker's event loop over a pool of async connections of this size
+# (storage/aio.py); off, they run in threads as writes do.
+KANBAN_READS_ON_LOOP = env_bool("KANBAN_READS_ON_LOOP", True)
+KANBAN_LOOP_POOL_MAX = env_int("KANBAN_LOOP_POOL_MAX", 4, minimum=1)
 # The bridge websocket: per-connection message rate and burst.
 KANBAN_BRIDGE_RATE = env_float("KANBAN_BRIDGE_RATE", 200.0, minimum=0.001)
 KANBAN_BRIDGE_BURST = env_float("KANBAN_BRIDGE_BURST", 400.0, minimum=1.0)

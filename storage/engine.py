@@ -12,13 +12,14 @@ from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from django.db import connections, transaction
 
-from storage import events, jsoncodec
+from storage import aio, events, jsoncodec
 from storage.addresses import MAX_KEY_LENGTH, MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
 from storage.backends import Dialect, dialect_for
+from storage.backends.postgresql import PostgresDialect
 from storage.errors import Conflict, invalid_argument
 from storage.writes import ANY, AppendList, DeleteList, DeleteValue, SetValue, Write
 
@@ -138,20 +139,35 @@ def _stored(dialect: Dialect, address: Value, row: tuple[Any, ...]) -> StoredVal
     )
 
 
-def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
+def _loop_dialect() -> PostgresDialect:
+    """Reads on the event loop run on PostgreSQL only (``storage.aio``)."""
+    return cast(PostgresDialect, dialect_for("postgresql"))
+
+
+def _check_one(address: Value) -> None:
     if not isinstance(address, Value):
         raise invalid_argument("get_value needs a Value address")
     _record("get", address)
+
+
+def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
+    _check_one(address)
     with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_value, (address.namespace, address.key))
         row = cursor.fetchone()
     return None if row is None else _stored(dialect, address, row)
 
 
-def get_values(addresses: Sequence[Value], *, using: str = "default") -> list[StoredValue | None]:
-    """Many values of one namespace in one round trip, in the order asked (None: absent)."""
-    if not addresses:
-        return []
+async def aget_value(address: Value, *, using: str = "default") -> StoredValue | None:
+    """``get_value`` on the event loop (PostgreSQL only: ``storage.aio.reads_on_loop``)."""
+    _check_one(address)
+    dialect = _loop_dialect()
+    row = await aio.fetchone(dialect.get_value, (address.namespace, address.key), using=using)
+    return None if row is None else _stored(dialect, address, row)
+
+
+def _check_batch(addresses: Sequence[Value]) -> tuple[str, list[str]]:
+    """The one namespace of a batched read and its distinct keys."""
     if not all(isinstance(a, Value) for a in addresses):
         raise invalid_argument("get_values needs Value addresses")
     namespace = addresses[0].namespace
@@ -159,12 +175,38 @@ def get_values(addresses: Sequence[Value], *, using: str = "default") -> list[St
         raise invalid_argument("get_values reads one namespace at a time")
     for address in addresses:
         _record("get", address)
-    keys = list(dict.fromkeys(a.key for a in addresses))
-    with driver_cursor(using) as (dialect, cursor):
-        rows = {row[0]: row[1:] for row in dialect.select_values(cursor, namespace, keys)}
+    return namespace, list(dict.fromkeys(a.key for a in addresses))
+
+
+def _in_order(
+    dialect: Dialect, addresses: Sequence[Value], rows: Sequence[tuple[Any, ...]]
+) -> list[StoredValue | None]:
+    by_key = {row[0]: row[1:] for row in rows}
     return [
-        None if (row := rows.get(a.key)) is None else _stored(dialect, a, row) for a in addresses
+        None if (row := by_key.get(a.key)) is None else _stored(dialect, a, row) for a in addresses
     ]
+
+
+def get_values(addresses: Sequence[Value], *, using: str = "default") -> list[StoredValue | None]:
+    """Many values of one namespace in one round trip, in the order asked (None: absent)."""
+    if not addresses:
+        return []
+    namespace, keys = _check_batch(addresses)
+    with driver_cursor(using) as (dialect, cursor):
+        rows = dialect.select_values(cursor, namespace, keys)
+    return _in_order(dialect, addresses, rows)
+
+
+async def aget_values(
+    addresses: Sequence[Value], *, using: str = "default"
+) -> list[StoredValue | None]:
+    """``get_values`` on the event loop (PostgreSQL only)."""
+    if not addresses:
+        return []
+    namespace, keys = _check_batch(addresses)
+    dialect = _loop_dialect()
+    rows = await aio.fetchall(dialect.select_values_sql, (namespace, keys), using=using)
+    return _in_order(dialect, addresses, rows)
 
 
 @dataclass(frozen=True, slots=True)

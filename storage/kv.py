@@ -133,6 +133,18 @@ def kv_get_many(*, dataset: Dataset, keys: list[str]) -> list[Entry | None]:
     return [None if stored is None else _entry(stored) for stored in found]
 
 
+async def akv_get(*, dataset: Dataset, key: str) -> Entry | None:
+    """``kv_get`` on the event loop (``storage.aio.reads_on_loop``)."""
+    stored = await engine.aget_value(dataset.address(key))
+    return None if stored is None else _entry(stored)
+
+
+async def akv_get_many(*, dataset: Dataset, keys: list[str]) -> list[Entry | None]:
+    """``kv_get_many`` on the event loop."""
+    found = await engine.aget_values([dataset.address(key) for key in keys])
+    return [None if stored is None else _entry(stored) for stored in found]
+
+
 def kv_set(
     *,
     dataset: Dataset,

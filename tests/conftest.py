@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib.auth import hashers
 from django.db import connections
 
+from storage import aio
 from tests.browser.fixtures import browser, chromium, new_context
 from tests.live import LiveServer, start_live_servers
 
@@ -33,6 +34,7 @@ FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    isolate_parallel_worker()
     settings.PASSWORD_HASHERS = FAST_HASHERS
     hashers.get_hashers.cache_clear()
     hashers.get_hashers_by_algorithm.cache_clear()
@@ -51,6 +53,25 @@ def pytest_configure(config: pytest.Config) -> None:
         configured = connections.configure_settings({**settings.DATABASES})
         connections.settings["sqlite"] = configured["sqlite"]
         BACKEND_ALIASES["sqlite"] = "sqlite"
+
+
+def isolate_parallel_worker() -> None:
+    """Under pytest-xdist (``-n 2``) each worker has its own test databases (pytest-django
+    suffixes them) but would share Redis: the same project ids in two workers' databases
+    would meet in one channel group. Each worker gets its own key prefix, and so do the
+    daphne workers it starts (they read it from the environment, tests/live.py)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    prefix = f"{settings.KANBAN_REDIS_PREFIX}-{worker}"
+    os.environ["KANBAN_REDIS_PREFIX"] = prefix
+    settings.KANBAN_REDIS_PREFIX = prefix
+    layer = settings.CHANNEL_LAYERS["default"]
+    if "prefix" in layer.get("CONFIG", {}):
+        layer["CONFIG"]["prefix"] = prefix
+    cache = settings.CACHES["default"]
+    if "KEY_PREFIX" in cache:
+        cache["KEY_PREFIX"] = f"{prefix}:cache"
 
 
 def backend_params() -> list[Any]:
@@ -210,6 +231,9 @@ def _close_connections_after_async_tests(request: pytest.FixtureRequest) -> Iter
     yield
     if inspect.iscoroutinefunction(getattr(request.node, "function", None)):
         close_connections_everywhere()
+    # Reads on the event loop (storage/aio.py) pool connections per loop; a test's loop,
+    # or one async_to_sync made, has ended by now.
+    aio.close_abandoned()
 
 
 # --- channel layer -----------------------------------------------------------------------------

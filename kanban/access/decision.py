@@ -26,10 +26,11 @@ from django.db import connections, router
 
 from kanban.access.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
+from storage import aio
 from storage.engine import driver_cursor
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
-__all__ = ["Access", "Op", "Rule", "access_project_data"]
+__all__ = ["Access", "Op", "Rule", "aaccess_project_data", "access_project_data"]
 
 
 class Op(StrEnum):
@@ -100,20 +101,61 @@ def access_project_data(
     the user is not a member; the two are indistinguishable), ``unknown_alias``,
     ``relationship_pending``, ``forbidden``.
     """
+    op, consumer_uuid = _check_request(user, consumer_id, alias, op, key)
+    row = None if consumer_uuid is None else _fetch(_params(user, consumer_uuid, alias))
+    return _decide(user, consumer_uuid, alias, op, key, row)
+
+
+async def aaccess_project_data(
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    consumer_id: UUID,
+    alias: str | None,
+    op: Op,
+    key: str | None,
+) -> Access:
+    """``access_project_data`` on the event loop (``storage.aio.reads_on_loop``): the same
+    statement fetched asynchronously, the same verdict."""
+    op, consumer_uuid = _check_request(user, consumer_id, alias, op, key)
+    row = None
+    if consumer_uuid is not None:
+        raw = await aio.fetchone(_access_sql("postgresql"), _params(user, consumer_uuid, alias))
+        row = None if raw is None else _row_of(raw)
+    return _decide(user, consumer_uuid, alias, op, key, row)
+
+
+def _check_request(
+    user: AbstractBaseUser | AnonymousUser | None,
+    consumer_id: object,
+    alias: object,
+    op: Op | str,
+    key: object,
+) -> tuple[Op, UUID | None]:
+    """The request's own shape, before any read; the project id as a UUID (None: not one)."""
     if user is None or not user.is_authenticated or not user.is_active:
         raise KanbanError(ErrorCode.UNAUTHENTICATED, "sign in to access project data")
     try:
-        op = Op(op)
+        checked = Op(op)
     except ValueError:
         raise invalid_argument(f"unknown operation {op!r}", field="op") from None
     if alias is not None and not isinstance(alias, str):
         raise invalid_argument("alias must be a string", field="alias")
     if key is not None and not isinstance(key, str):
         raise invalid_argument("key must be a string", field="key")
-    needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
+    return checked, _as_uuid(consumer_id)
 
-    consumer_uuid = _as_uuid(consumer_id)
-    row = None if consumer_uuid is None else _fetch(user, consumer_uuid, alias)
+
+def _decide(
+    user: Any,
+    consumer_uuid: UUID | None,
+    alias: str | None,
+    op: Op,
+    key: str | None,
+    row: _Row | None,
+) -> Access:
+    """The verdict on one fetched row: the one place the rules are applied, whichever way
+    the row was fetched."""
+    needed = Role.DEVELOPER if op in _WRITES else Role.GUEST
     # The user as the database has them now, not as whoever holds ``user`` loaded them (an
     # open websocket, since its handshake): deactivated, or a new password, ends access
     # at once, with no event needed; a revoked superuser is no longer one.
@@ -237,29 +279,27 @@ def _access_sql(vendor: str) -> str:
     return sql.replace("%s", "?") if vendor == "sqlite" else sql
 
 
-def _fetch(
-    user: AbstractBaseUser | AnonymousUser, consumer_id: UUID, alias: str | None
-) -> _Row | None:
+def _params(user: Any, consumer_id: UUID, alias: str | None) -> tuple[Any, ...]:
+    using = router.db_for_read(Project)
+    project_pk = Project._meta.pk
+    assert project_pk is not None
+    consumer = project_pk.get_db_prep_value(consumer_id, connections[using])
+    return (user.pk, user.pk, alias, user.pk, consumer)
+
+
+def _fetch(params: tuple[Any, ...]) -> _Row | None:
     """One round trip: the consumer project (None if unknown), the user's role there, the
     alias' target, the target's declaration back and the user's role in the target."""
     using = router.db_for_read(Project)
-    connection = connections[using]
-    project_pk = Project._meta.pk
-    assert project_pk is not None
-    params = (
-        user.pk,
-        user.pk,
-        alias,
-        user.pk,
-        project_pk.get_db_prep_value(consumer_id, connection),
-    )
     # The driver's cursor: on PostgreSQL it binds on the server and psycopg prepares the
     # statement after a few calls per connection.
     with driver_cursor(using) as (_, cursor):
-        cursor.execute(_access_sql(connection.vendor), params)
+        cursor.execute(_access_sql(connections[using].vendor), params)
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _row_of(row)
+
+
+def _row_of(row: tuple[Any, ...]) -> _Row:
     role, target, back_id, *grant, target_role, active, superuser, password = row
     back = None
     if back_id is not None:

@@ -205,12 +205,12 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             if sub is not None:
                 await self.hub.unsubscribe(sub)
             return {"watching": False}
-        return await in_thread(service.bridge_call)(
+        return await service.bridge_request(
             user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
         )
 
     async def subscribe(self, alias: str | None) -> dict[str, Any]:
-        access = await in_thread(service.access_subscription)(
+        access = await service.subscription_access(
             user=self.user, consumer_id=self.consumer_id, alias=alias
         )
         if alias not in self.subscriptions:
@@ -228,7 +228,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             allow_empty=True,
             max_length=MAX_USER_KEY_LENGTH,
         )
-        access = await in_thread(service.access_subscription)(
+        access = await service.subscription_access(
             user=self.user, consumer_id=self.consumer_id, alias=alias
         )
         old = self.watches.pop(alias, None)

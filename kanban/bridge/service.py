@@ -1,7 +1,8 @@
 """The bridge's service calls: what the websocket consumer asks of the database layer.
 
-Each function is synchronous (the consumer runs it in a thread) and goes through the one
-access function; tests call these directly as well.
+Each call goes through the one access decision. The synchronous ones run in a thread
+(tests call them directly as well); ``bridge_request`` and ``subscription_access`` are the
+consumer's, and read on the event loop where ``storage.aio`` says reads may run there.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.access.context import plugin_context
-from kanban.access.decision import Access, Op, access_project_data
+from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
 from kanban.bridge import knowledge_calls
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.frames import KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
+from kanban.bridge.threads import in_thread
 from kanban.data import entrypoints, notifications
 from kanban.data import kv as kv_actions
 from kanban.data.configurations import DEFAULT_ID, configuration_update
+from storage import aio
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.writes import ANY
 
@@ -26,6 +29,31 @@ from storage.writes import ANY
 def access_subscription(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:
     return access_project_data(
         user=user, consumer_id=consumer_id, alias=alias, op=Op.SUBSCRIBE, key=None
+    )
+
+
+async def subscription_access(*, user: Any, consumer_id: UUID, alias: str | None) -> Access:
+    """``access_subscription`` from the event loop: on it where reads run there."""
+    if aio.reads_on_loop():
+        return await aaccess_project_data(
+            user=user, consumer_id=consumer_id, alias=alias, op=Op.SUBSCRIBE, key=None
+        )
+    return await in_thread(access_subscription)(user=user, consumer_id=consumer_id, alias=alias)
+
+
+async def bridge_request(*, user: Any, consumer_id: UUID, page: str, request: Request) -> Any:
+    """One call from the event loop: a KV read on the loop where reads run there (no thread
+    crossing: most of a ``get``'s cost, bench B2/B3), anything else in a thread."""
+    if request.op in kv_actions.LOOP_ACTIONS and aio.reads_on_loop():
+        return await kv_actions.kv_read_action(
+            action=request.op,
+            user=user,
+            project_id=consumer_id,
+            alias=request.alias,
+            arguments=kv_arguments(request),
+        )
+    return await in_thread(bridge_call)(
+        user=user, consumer_id=consumer_id, page=page, request=request
     )
 
 

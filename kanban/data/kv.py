@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from uuid import UUID
 
-from kanban.access.decision import Access, Op, access_project_data
+from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
 from storage import jsoncodec, kv
 from storage.addresses import check_text
 from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
@@ -114,13 +114,14 @@ def project_kv_get_many(
         user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=None
     )
     allowed = [key for key in checked if access.read.allows(key)]
-    entries = dict(
-        zip(
-            allowed,
-            kv.kv_get_many(dataset=_dataset(access, domain, None), keys=allowed),
-            strict=True,
-        )
-    )
+    found = kv.kv_get_many(dataset=_dataset(access, domain, None), keys=allowed)
+    return _batch(checked, dict(zip(allowed, found, strict=True)), alias)
+
+
+def _batch(
+    checked: list[str], entries: dict[str, kv.Entry | None], alias: str | None
+) -> list[kv.Entry | KanbanError | None]:
+    """A batched read's answer per key asked, from the entries of the keys it could read."""
     results: list[kv.Entry | KanbanError | None] = []
     budget = MAX_BATCH_BYTES
     for key in checked:
@@ -144,6 +145,27 @@ def project_kv_get_many(
         budget -= size
         results.append(entry)
     return results
+
+
+async def aproject_kv_get(*, user: Any, project_id: UUID, key: str, alias: str | None) -> Any:
+    """``project_kv_get`` of the KV dataset on the event loop (``storage.aio``)."""
+    access = await aaccess_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key
+    )
+    return await kv.akv_get(dataset=_dataset(access, "kv", None), key=key)
+
+
+async def aproject_kv_get_many(
+    *, user: Any, project_id: UUID, keys: object, alias: str | None
+) -> list[kv.Entry | KanbanError | None]:
+    """``project_kv_get_many`` of the KV dataset on the event loop."""
+    checked = check_user_keys(keys)
+    access = await aaccess_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=None
+    )
+    allowed = [key for key in checked if access.read.allows(key)]
+    found = await kv.akv_get_many(dataset=_dataset(access, "kv", None), keys=allowed)
+    return _batch(checked, dict(zip(allowed, found, strict=True)), alias)
 
 
 def read_result(item: kv.Entry | KanbanError | None) -> dict[str, Any]:
@@ -372,6 +394,25 @@ def _history(call: _KvCall, provenance: Provenance) -> Any:
         limit=call.arguments.get("limit"),
         **call.scope,
     )
+
+
+#: The actions ``kv_read_action`` serves on the event loop.
+LOOP_ACTIONS: Final = frozenset({"get", "getMany"})
+
+
+async def kv_read_action(
+    *, action: str, user: Any, project_id: UUID, arguments: Mapping[str, Any], alias: str | None
+) -> Any:
+    """``kv_action`` for the reads in ``LOOP_ACTIONS`` of the KV dataset, answered the same
+    way, on the event loop: the bridge's hot path on PostgreSQL (``storage.aio``)."""
+    scope = {"user": user, "project_id": project_id, "alias": alias}
+    call = _KvCall(action, {**scope, "domain": "kv", "conversation_id": None}, arguments)
+    if action == "get":
+        return read_result(await aproject_kv_get(key=call.key, **scope))
+    if action == "getMany":
+        items = await aproject_kv_get_many(keys=call.needs("keys"), **scope)
+        return [read_result(item) for item in items]
+    raise invalid_argument(f"{action!r} is not read on the event loop", field="action")
 
 
 _ACTIONS: Final[dict[str, Callable[[_KvCall, Provenance], Any]]] = {

@@ -170,13 +170,14 @@ class PostgresDialect(Dialect):
         cursor.execute(self._append, (namespace, key, value), prepare=True)
         return int(cursor.fetchone()[0])
 
+    #: (namespace, keys) -> key, seq, value, source, written_at
+    select_values_sql = (
+        "SELECT key, seq, value, source, written_at FROM scalar_values "
+        "WHERE namespace = %s AND key = ANY(%s)"
+    )
+
     def select_values(self, cursor: Any, namespace: str, keys: list[str]) -> list[tuple[Any, ...]]:
-        cursor.execute(
-            "SELECT key, seq, value, source, written_at FROM scalar_values "
-            "WHERE namespace = %s AND key = ANY(%s)",
-            (namespace, keys),
-            prepare=True,
-        )
+        cursor.execute(self.select_values_sql, (namespace, keys), prepare=True)
         return list(cursor.fetchall())
 
     def last_seq(self, cursor: Any) -> int:

@@ -29,9 +29,12 @@ if TYPE_CHECKING:
 def chromium() -> Iterator[Chromium]:
     """One headless Chromium for the whole run; tests isolate themselves with contexts."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         browser_unavailable("the playwright package is not installed")
+    # As long as an action waits (below): a page is slower while the suite runs over both
+    # cores, and a wait that gives up first fails a test that was only late.
+    expect.set_options(timeout=10_000)
     if not os.access(CHROMIUM, os.X_OK):
         browser_unavailable(f"no Chromium executable at {CHROMIUM}")
     with sync_playwright() as playwright:

@@ -1,0 +1,163 @@
+"""Reads on the event loop: psycopg's async connections, for PostgreSQL's hot reads.
+
+A bridge ``get`` used to cross into a thread and back for two short statements; most of its
+cost was that crossing and the GIL contention of the executor threads (bench B2/B3), not
+the database. Here each event loop has its own small pool of async connections (a pool
+belongs to the loop that opened it), in autocommit, on UTC, preparing statements as
+Django's connections do. Only reads run here: a write keeps Django's connection, so
+``transaction.atomic`` and ``on_commit`` keep composing with it.
+
+SQLite has no async driver worth the name, and a test inside a transaction would not see
+its own rows from another connection: ``reads_on_loop`` says when to take this path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+
+#: Django's connection options that are Django's own, not libpq's or psycopg's.
+_DJANGO_ONLY_OPTIONS = frozenset({"pool", "server_side_binding", "isolation_level", "assume_role"})
+
+#: How these connections show in ``pg_stat_activity``.
+APPLICATION_NAME = "kanban-loop-reads"
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def reads_on_loop(using: str = "default") -> bool:
+    """True when reads of ``using`` may run here: PostgreSQL, the setting on, and the
+    connection not inside a transaction of this thread (a test's, or a caller's atomic
+    block, whose uncommitted rows another connection would not see)."""
+    connection = connections[using]
+    return (
+        connection.vendor == "postgresql"
+        and bool(settings.KANBAN_READS_ON_LOOP)
+        and not connection.in_atomic_block
+    )
+
+
+def connection_kwargs(using: str = "default") -> dict[str, Any]:
+    """psycopg's connect arguments for the database behind ``using``, as Django would
+    connect (its test database during tests)."""
+    settings_dict = connections[using].settings_dict
+    options = {
+        name: value
+        for name, value in (settings_dict.get("OPTIONS") or {}).items()
+        if name not in _DJANGO_ONLY_OPTIONS
+    }
+    kwargs: dict[str, Any] = {
+        "dbname": settings_dict["NAME"],
+        **options,
+        "autocommit": True,
+        "application_name": APPLICATION_NAME,
+    }
+    for name, key in (("user", "USER"), ("password", "PASSWORD"), ("host", "HOST")):
+        if settings_dict.get(key):
+            kwargs[name] = settings_dict[key]
+    if settings_dict.get("PORT"):
+        kwargs["port"] = int(settings_dict["PORT"])
+    return kwargs
+
+
+def _django_pool(using: str) -> dict[str, Any]:
+    pool = (connections[using].settings_dict.get("OPTIONS") or {}).get("pool")
+    return pool if isinstance(pool, dict) else {}
+
+
+async def _configure(connection: Any) -> None:
+    # As Django's connections: times come back in UTC.
+    await connection.execute("SET TIME ZONE 'UTC'")
+    _connections.setdefault(asyncio.get_running_loop(), weakref.WeakSet()).add(connection)
+
+
+#: Every connection a loop's pools opened, so that those of a loop that ended can be closed.
+_connections: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakSet[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _pool(using: str) -> Any:
+    from psycopg_pool import AsyncConnectionPool
+
+    loop = asyncio.get_running_loop()
+    pools = _pools.setdefault(loop, {})
+    pool = pools.get(using)
+    if pool is None:
+        pool = AsyncConnectionPool(
+            kwargs=connection_kwargs(using),
+            min_size=1,
+            max_size=int(settings.KANBAN_LOOP_POOL_MAX),
+            # As long as a thread waits for Django's pool.
+            timeout=float(_django_pool(using).get("timeout", 10.0)),
+            configure=_configure,
+            open=False,
+            name=f"loop-reads-{using}",
+        )
+        pools[using] = pool
+    return pool
+
+
+@asynccontextmanager
+async def cursor(using: str = "default") -> AsyncIterator[Any]:
+    """An async cursor binding on the server, on a pooled connection of this loop. psycopg's
+    errors surface as Django's ``DatabaseError``, as on the thread path."""
+    import psycopg
+
+    pool = _pool(using)
+    try:
+        if pool.closed:
+            # Waiting for the first connection: asked for before it is ready, the pool would
+            # open a second. Two racing here are fine: psycopg's open is idempotent.
+            await pool.open(wait=True)
+        async with pool.connection() as connection, connection.cursor() as cur:
+            yield cur
+    except psycopg.Error as error:
+        raise DatabaseError(str(error)) from error
+    except TimeoutError as error:  # the pool had no connection to give in time
+        raise DatabaseError(f"no database connection: {error}") from error
+
+
+async def fetchone(sql: str, params: Sequence[Any], *, using: str = "default") -> Any:
+    async with cursor(using) as cur:
+        await cur.execute(sql, params, prepare=True)
+        return await cur.fetchone()
+
+
+async def fetchall(sql: str, params: Sequence[Any], *, using: str = "default") -> list[Any]:
+    async with cursor(using) as cur:
+        await cur.execute(sql, params, prepare=True)
+        return list(await cur.fetchall())
+
+
+async def close_pools() -> None:
+    """Close this loop's pools (a test's loop ends; a worker shuts down)."""
+    await _close(_pools.pop(asyncio.get_running_loop(), {}))
+
+
+async def _close(pools: dict[str, Any]) -> None:
+    for pool in pools.values():
+        await pool.close()
+
+
+def close_abandoned() -> None:
+    """Close the pools of every loop that is not running (a test's loop that ended): nothing
+    else would, and the database would keep their connections, holding a test database
+    open, until this process exits."""
+    for loop in [loop for loop in list(_pools) if not loop.is_running()]:
+        pools = _pools.pop(loop, {})
+        opened = list(_connections.pop(loop, ()))
+        if not loop.is_closed():
+            # Closed in their loop, so their workers stop instead of reconnecting later.
+            loop.run_until_complete(_close(pools))
+            continue
+        for connection in opened:  # the loop is gone, and its pools' tasks with it
+            connection.pgconn.finish()
