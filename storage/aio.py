@@ -117,25 +117,41 @@ async def cursor(using: str = "default") -> AsyncIterator[Any]:
         if pool.closed:
             # Waiting for the first connection: asked for before it is ready, the pool would
             # open a second. Two racing here are fine: psycopg's open is idempotent.
-            await pool.open(wait=True)
+            await pool.open(wait=True, timeout=pool.timeout)
         async with pool.connection() as connection, connection.cursor() as cur:
             yield cur
     except psycopg.Error as error:
         raise DatabaseError(str(error)) from error
-    except TimeoutError as error:  # the pool had no connection to give in time
-        raise DatabaseError(f"no database connection: {error}") from error
+
+
+async def _query(sql: str, params: Sequence[Any], using: str, *, many: bool) -> Any:
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    for attempt in (1, 2):
+        try:
+            async with cursor(using) as cur:
+                await cur.execute(sql, params, prepare=True)
+                return list(await cur.fetchall()) if many else await cur.fetchone()
+        except DatabaseError as error:
+            # A connection the database dropped while idle in the pool (a restart) fails
+            # once and is discarded; a read is safe to run again, on a new one. A pool that
+            # has none to give is an outage: that is not asked twice.
+            cause = error.__cause__
+            lost = isinstance(cause, psycopg.OperationalError) and not isinstance(
+                cause, PoolTimeout
+            )
+            if attempt == 2 or not lost:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def fetchone(sql: str, params: Sequence[Any], *, using: str = "default") -> Any:
-    async with cursor(using) as cur:
-        await cur.execute(sql, params, prepare=True)
-        return await cur.fetchone()
+    return await _query(sql, params, using, many=False)
 
 
 async def fetchall(sql: str, params: Sequence[Any], *, using: str = "default") -> list[Any]:
-    async with cursor(using) as cur:
-        await cur.execute(sql, params, prepare=True)
-        return list(await cur.fetchall())
+    return list(await _query(sql, params, using, many=True))
 
 
 async def close_pools() -> None:
