@@ -154,6 +154,16 @@ async def fetchall(sql: str, params: Sequence[Any], *, using: str = "default") -
     return list(await _query(sql, params, using, many=True))
 
 
+def pool_stats() -> dict[str, int]:
+    """psycopg's pool gauges, summed over every loop's pools (for /metrics)."""
+    total: dict[str, int] = {}
+    for pools in list(_pools.values()):
+        for pool in pools.values():
+            for name, value in pool.get_stats().items():
+                total[name] = total.get(name, 0) + value
+    return total
+
+
 async def close_pools() -> None:
     """Close this loop's pools (a test's loop ends; a worker shuts down)."""
     await _close(_pools.pop(asyncio.get_running_loop(), {}))

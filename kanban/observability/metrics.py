@@ -10,6 +10,7 @@ sums across workers are a query (``sum by (...)``), as the README shows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -54,6 +55,13 @@ DB_POOL: Final = Gauge(
     ["state"],
     registry=REGISTRY,
 )
+LOOP_POOL: Final = Gauge(
+    "kanban_db_loop_pool_connections",
+    "PostgreSQL pools of this worker's event loop, for the bridge's reads (storage/aio.py): "
+    "connections in use, idle, and requests waiting",
+    ["state"],
+    registry=REGISTRY,
+)
 MCP_CALLS: Final = Counter(
     "kanban_mcp_calls_total",
     "MCP tool calls, by tool and outcome (ok, or the refusal's error code)",
@@ -71,11 +79,17 @@ def sample_db_pool() -> None:
     """Read the pool's own gauges at scrape time (nothing to keep up to date meanwhile)."""
     from django.db import connection
 
+    from storage import aio
+
     pool = getattr(connection, "pool", None) if connection.vendor == "postgresql" else None
     if pool is None:
         return
-    stats = pool.get_stats()
+    _set_pool_gauge(DB_POOL, pool.get_stats())
+    _set_pool_gauge(LOOP_POOL, aio.pool_stats())
+
+
+def _set_pool_gauge(gauge: Gauge, stats: Mapping[str, int]) -> None:
     size, available = stats.get("pool_size", 0), stats.get("pool_available", 0)
-    DB_POOL.labels("in_use").set(size - available)
-    DB_POOL.labels("idle").set(available)
-    DB_POOL.labels("waiting").set(stats.get("requests_waiting", 0))
+    gauge.labels("in_use").set(size - available)
+    gauge.labels("idle").set(available)
+    gauge.labels("waiting").set(stats.get("requests_waiting", 0))

@@ -16,6 +16,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
 
 from kanban.access.memberships import membership_set
@@ -93,6 +94,8 @@ async def test_two_workers_under_load_show_their_sockets_frames_and_delivery_lat
         assert sample(text, "kanban_bridge_sockets") == 5
         assert sample(text, "kanban_write_delivered_seconds_count") >= 20
         assert sample(text, "kanban_hub_fanout_sockets_count") >= 20
+        if connection.vendor == "postgresql":  # the watches were decided on the loop's pool
+            assert sample(text, "kanban_db_loop_pool_connections") >= 1
     first = (await asyncio.to_thread(scrape, servers[0]))[1]
     assert 'kanban_bridge_frames_total{op="set",outcome="ok"} 20.0' in first
     assert 'kanban_bridge_frames_total{op="invalid",outcome="invalid_argument"} 1.0' in first
