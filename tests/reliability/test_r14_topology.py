@@ -143,7 +143,7 @@ def retitle(api: str, token: str, title: str) -> None:
 
 
 def card_title_is(page: Page, title: str, timeout: float = 10.0) -> None:
-    condition = f"boardDebug.state.cards.find((c) => c.id === 'c1').title === {json.dumps(title)}"
+    condition = f"boardDebug.state.cards.find((c) => c.id === 'c1')?.title === {json.dumps(title)}"
     deadline = time.monotonic() + timeout
     while True:
         frame = page.frame(url=re.compile(r"/plugins/[0-9a-f-]+/index\.html$"))
