@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 
 from kanban.access.events import ACCESS_CHANGED, AccessChanged
-from kanban.access.relationships import Grant, relationship_declare
+from kanban.access.relationships import Grant, Rule, relationship_declare
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 
@@ -75,6 +75,24 @@ def relate(
     """Declare both sides: a confirmed relationship."""
     declare(a, a_calls_b, b, a_grants_b)
     declare(b, b_calls_a, a, b_grants_a)
+
+
+def declare_reciprocity(
+    consumer: Project, target: Project, elsewhere: Project, *, reciprocity: str, grant: Grant
+) -> None:
+    """Set up one of the grant matrix's reciprocity cases: the consumer calls the target
+    ``inventory``; the target grants ``grant`` back under ``shop``, or to ``elsewhere``, or
+    never hears of the consumer. The consumer's own grant is all "none": it must not matter
+    for the consumer's access to the target."""
+    nothing = Grant(*(Rule("none"),) * 5)
+    if reciprocity in {"confirmed", "only-consumer-declares", "target-points-elsewhere"}:
+        declare(consumer, "inventory", target, nothing)
+    if reciprocity in {"confirmed", "only-target-declares"}:
+        declare(target, "shop", consumer, grant)
+    if reciprocity == "target-points-elsewhere":
+        declare(target, "other", elsewhere, grant)
+    if reciprocity == "target-missing":
+        declare(consumer, "inventory", uuid4(), nothing)
 
 
 @pytest.fixture

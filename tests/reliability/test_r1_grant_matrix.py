@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import uuid
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -19,7 +18,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule
+from kanban.access.relationships import Grant
 from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
@@ -30,7 +29,7 @@ from tests.kanban.bridge.helpers import (
     ORIGIN,
     session_cookie,
 )
-from tests.kanban.conftest import declare
+from tests.kanban.conftest import declare_reciprocity
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KV_OPS = ["get", "set", "update"]
@@ -40,15 +39,7 @@ def build(rule_case: str, reciprocity: str, consumer_role: Any, target_role: Any
     case = RULE_CASES[rule_case]
     consumer, target, elsewhere = (project_create(name=n) for n in ("A", "B", "C"))
     grant = Grant(case.rule, case.rule, case.rule, case.rule, case.rule)
-    nothing = Grant(Rule("none"), Rule("none"), Rule("none"), Rule("none"), Rule("none"))
-    if reciprocity in {"confirmed", "only-consumer-declares", "target-points-elsewhere"}:
-        declare(consumer, "inventory", target, nothing)
-    if reciprocity in {"confirmed", "only-target-declares"}:
-        declare(target, "shop", consumer, grant)
-    if reciprocity == "target-points-elsewhere":
-        declare(target, "other", elsewhere, grant)
-    if reciprocity == "target-missing":
-        declare(consumer, "inventory", uuid.uuid4(), nothing)
+    declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
     for project, role in ((consumer, consumer_role), (target, target_role)):
         membership_set(user=user, project=project, role=None)
         if role:

@@ -16,7 +16,7 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule, relationship_remove
 from kanban.models import Project
 from storage.errors import KanbanError
-from tests.kanban.conftest import MakeProject, declare, make_user, relate
+from tests.kanban.conftest import MakeProject, declare, declare_reciprocity, make_user, relate
 
 pytestmark = pytest.mark.django_db
 
@@ -125,18 +125,9 @@ def test_grant_matrix(
 ) -> None:
     case = RULE_CASES[rule_case]
     consumer, target, elsewhere = make_project("A"), make_project("B"), make_project("C")
-    # B's grant to A puts the rule under test on every field; A's own grant to B is all
-    # "none" and must not matter for A's access to B.
+    # B's grant to A puts the rule under test on every field.
     grant = Grant(case.rule, case.rule, case.rule, case.rule, case.rule)
-    nothing = Grant(Rule("none"), Rule("none"), Rule("none"), Rule("none"), Rule("none"))
-    if reciprocity in {"confirmed", "only-consumer-declares", "target-points-elsewhere"}:
-        declare(consumer, "inventory", target, nothing)
-    if reciprocity in {"confirmed", "only-target-declares"}:
-        declare(target, "shop", consumer, grant)
-    if reciprocity == "target-points-elsewhere":
-        declare(target, "other", elsewhere, grant)
-    if reciprocity == "target-missing":
-        declare(consumer, "inventory", uuid.uuid4(), nothing)
+    declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
     if consumer_role:
         membership_set(user=alice, project=consumer, role=consumer_role)
     if target_role:

@@ -17,7 +17,7 @@ from django.db import connection
 
 from kanban.access.decision import Op, aaccess_project_data, access_project_data
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule
+from kanban.access.relationships import Grant
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage import aio
@@ -29,7 +29,7 @@ from tests.kanban.access.test_decision import (
     RULE_CASES,
     expected,
 )
-from tests.kanban.conftest import declare, make_user
+from tests.kanban.conftest import declare_reciprocity, make_user
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -47,21 +47,13 @@ def build_world() -> tuple[dict[tuple[str, str], Project], dict[tuple[Any, Any],
         for index, roles in enumerate(itertools.product(ROLES, ROLES))
     }
     elsewhere = project_create(name="C", type="kanban")
-    nothing = Grant(*(Rule("none"),) * 5)
     consumers = {}
     for rule_case, reciprocity in itertools.product(RULE_CASES, RECIPROCITY):
         rule = RULE_CASES[rule_case].rule
         grant = Grant(rule, rule, rule, rule, rule)
         consumer = project_create(name=f"A {rule_case} {reciprocity}", type="kanban")
         target = project_create(name=f"B {rule_case} {reciprocity}", type="kanban")
-        if reciprocity in {"confirmed", "only-consumer-declares", "target-points-elsewhere"}:
-            declare(consumer, "inventory", target, nothing)
-        if reciprocity in {"confirmed", "only-target-declares"}:
-            declare(target, "shop", consumer, grant)
-        if reciprocity == "target-points-elsewhere":
-            declare(target, "other", elsewhere, grant)
-        if reciprocity == "target-missing":
-            declare(consumer, "inventory", uuid.uuid4(), nothing)
+        declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
         for (consumer_role, target_role), person in people.items():
             if consumer_role:
                 membership_set(user=person, project=consumer, role=consumer_role)
