@@ -295,10 +295,16 @@ async def _serve(targets: list[Target], conn: Any) -> None:
 
 def _process(targets: list[Target], conn: Any) -> None:
     import resource as limits
+    import traceback
 
     soft, hard = limits.getrlimit(limits.RLIMIT_NOFILE)
     limits.setrlimit(limits.RLIMIT_NOFILE, (min(max(soft, 4096), hard), hard))
-    asyncio.run(_serve(targets, conn))
+    try:
+        asyncio.run(_serve(targets, conn))
+    except BaseException:
+        # Said to the bench, which would otherwise wait for a "ready" that never comes.
+        conn.send(("failed", traceback.format_exc()))
+        raise
 
 
 class ViewerPool:
@@ -315,15 +321,25 @@ class ViewerPool:
             parent, child = context.Pipe()
             process = context.Process(target=_process, args=(mine, child), daemon=True)
             process.start()
+            # Only the child holds its end now: if it dies, the bench reads EOF at once.
+            child.close()
             self.pipes.append(parent)
             self.processes.append(process)
         self.count = 0
-        for pipe in self.pipes:
-            if not pipe.poll(300):
-                raise RuntimeError("a viewer process did not get ready within 300 s")
-            kind, count = pipe.recv()
-            assert kind == "ready"
-            self.count += count
+        try:
+            for pipe in self.pipes:
+                if not pipe.poll(300):
+                    raise RuntimeError("a viewer process did not get ready within 300 s")
+                try:
+                    kind, detail = pipe.recv()
+                except EOFError:
+                    raise RuntimeError("a viewer process exited before it was ready") from None
+                if kind != "ready":
+                    raise RuntimeError(f"a viewer process failed to start:\n{detail}")
+                self.count += detail
+        except BaseException:
+            self.close()
+            raise
 
     def report(self, keys: list[str], cards: list[str] | None = None) -> dict[str, Any]:
         for pipe in self.pipes:

@@ -56,13 +56,26 @@ redis.call('ZADD', KEYS[1], tostring(now + tonumber(ARGV[3])), ARGV[2])
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]) + 1)
 return 1
 """
-# KEYS: slot sets; ARGV[1] lifetime, then one member per key: keeps each slot alive.
+# KEYS: slot sets, one per person; ARGV[1] lifetime, then for each key the number of its
+# members and the members: keeps each slot alive. One ZADD per person, not per socket, so
+# the keep-alive follows the people a worker holds (a person's 32 tabs are one command).
 _REFRESH_SLOTS: Final = """
 local t = redis.call('TIME')
-local expires = tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1])
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, 'XX', tostring(expires), ARGV[i + 1])
+local expires = tostring(tonumber(t[1]) + tonumber(t[2]) / 1000000 + tonumber(ARGV[1]))
+local at = 2
+for _, key in ipairs(KEYS) do
+  local count = tonumber(ARGV[at])
+  local batch = {}
+  for i = 1, count do
+    batch[#batch + 1] = expires
+    batch[#batch + 1] = ARGV[at + i]
+    if #batch >= 1000 or i == count then
+      redis.call('ZADD', key, 'XX', unpack(batch))
+      batch = {}
+    end
+  end
   redis.call('EXPIRE', key, tonumber(ARGV[1]) + 1)
+  at = at + count + 1
 end
 return #KEYS
 """
@@ -144,15 +157,21 @@ def _state() -> _LoopState:
 async def _keep_slots_alive(state: _LoopState) -> None:
     while True:
         await asyncio.sleep(SOCKET_SLOT_SECONDS / 3)
-        held = list(state.sockets.items())
-        if not held or not shared():
-            continue
-        keys = [_key("sockets", user_id) for _, user_id in held]
-        members = [member for member, _ in held]
-        try:
-            await state.refresh_slots(keys=keys, args=[SOCKET_SLOT_SECONDS, *members])
-        except Exception:
-            _failed("refreshing socket slots")
+        if state.sockets and shared():
+            await _refresh_slots(state)
+
+
+async def _refresh_slots(state: _LoopState) -> None:
+    by_user: dict[int, list[str]] = {}
+    for member, user_id in state.sockets.items():
+        by_user.setdefault(user_id, []).append(member)
+    args: list[Any] = [SOCKET_SLOT_SECONDS]
+    for members in by_user.values():
+        args += [len(members), *members]
+    try:
+        await state.refresh_slots(keys=[_key("sockets", u) for u in by_user], args=args)
+    except Exception:
+        _failed("refreshing socket slots")
 
 
 async def socket_open(*, user_id: int) -> str | None:

@@ -143,3 +143,36 @@ async def test_with_redis_gone_per_worker_limits_alone_apply_without_waiting_on_
         assert held
     assert not quotas.shared(), "left alone for a while after failing"
     assert time.monotonic() - started < quotas.TIMEOUT_SECONDS
+
+
+async def test_a_worker_keeps_each_of_its_sockets_slots_alive_and_only_its_own(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(quotas, "_down_until", 0.0)
+    settings.REDIS_URL = REDIS_URL
+    settings.KANBAN_REDIS_PREFIX = f"quota-test-{time.monotonic_ns()}"
+    settings.KANBAN_SOCKETS_PER_USER = 3000
+    # 1,200 tabs of alice's (past one ZADD's batch of 500 slots) and two of bob's.
+    alice = [await quotas.socket_open(user_id=7) for _ in range(1200)]
+    bob = [await quotas.socket_open(user_id=8) for _ in range(2)]
+    state = quotas._state()
+    client = state.client
+    for user_id, handles in ((7, alice), (8, bob)):
+        key = quotas._key("sockets", user_id)
+        await client.zadd(key, dict.fromkeys(handles, 1.0))  # as if about to expire
+    await client.zadd(quotas._key("sockets", 8), {"another-workers-slot": 2.0})
+
+    # One ZADD per person (per 500 of their sockets): the keep-alive follows people.
+    await quotas._refresh_slots(state)
+    soon = time.time() + quotas.SOCKET_SLOT_SECONDS - 5
+    for user_id, handles in ((7, alice), (8, bob)):
+        scores = await client.zmscore(quotas._key("sockets", user_id), handles)
+        assert all(score is not None and score > soon for score in scores)
+    other = await client.zscore(quotas._key("sockets", 8), "another-workers-slot")
+    assert other == 2.0, "only this worker's own slots are kept alive"
+    for user_id, handles in ((7, alice), (8, bob)):
+        for handle in handles:
+            assert handle is not None
+            await quotas.socket_close(user_id=user_id, handle=handle)
+    await client.aclose()
+    quotas._states.pop(asyncio.get_running_loop(), None)
