@@ -6,8 +6,6 @@
 // and copies types/kanban.d.ts next to the SDK; dist/testing.mjs is the plugin test host
 // (testing/host.mjs) with the SDK inside, one ES module. The bundles have no runtime
 // dependency.
-// It also copies plugins/shared/plugin-kit.js into each built-in plugin's folder: a package
-// is imported from its own folder alone, and the copies must never drift from the source.
 //   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
 //   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
@@ -28,11 +26,6 @@ const BUNDLES = {
   "host.js": 'import { createHost } from "./host.js";\nwindow.KanbanHost = createHost(window);\n',
 };
 const COPIES = { "kanban.d.ts": join(ROOT, "types", "kanban.d.ts") };
-const KIT = join(ROOT, "plugins", "shared", "plugin-kit.js");
-export const PLUGIN_COPIES = {
-  [join(ROOT, "plugins", "board", "plugin-kit.js")]: KIT,
-  [join(ROOT, "plugins", "inventory", "plugin-kit.js")]: KIT,
-};
 
 const BANNER = "/* built from bridge_js/src; do not edit */";
 // Every browser that runs the board: optional chaining, `??`, lookbehind. esbuild lowers
@@ -123,11 +116,9 @@ async function main(argv) {
   }
   const at = argv.indexOf("--out");
   const dist = at >= 0 ? argv[at + 1] : DIST;
-  const copies = Object.entries(PLUGIN_COPIES).map(([to, from]) => [to, readFileSync(from, "utf8")]);
   const differs = (path, text) => !existsSync(path) || readFileSync(path, "utf8") !== text;
   if (argv.includes("--check")) {
     const stale = Object.keys(files).filter((f) => differs(join(dist, f), files[f]));
-    for (const [to, text] of copies) if (differs(to, text)) stale.push(to);
     if (stale.length) {
       console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
       return 1;
@@ -135,7 +126,6 @@ async function main(argv) {
     console.log(dist + " is up to date");
     return 0;
   }
-  for (const [to, text] of copies) if (differs(to, text)) writeFileSync(to, text);
   mkdirSync(dist, { recursive: true });
   for (const [f, text] of Object.entries(files)) {
     writeFileSync(join(dist, f), text);

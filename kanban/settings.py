@@ -289,9 +289,15 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
-STATICFILES_DIRS = [("bridge", BASE_DIR / "bridge_js" / "dist")]
+# /static/bridge/: the SDK and host relay (built into bridge_js/dist), and the plugin kit
+# (bridge_js/static/bridge/plugin-kit.js, an ES module as written).
+STATICFILES_DIRS = [("bridge", BASE_DIR / "bridge_js" / "dist"), BASE_DIR / "bridge_js" / "static"]
 # The SDK and host relay are served from finders so a fresh checkout needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
+# Every static file answers `Access-Control-Allow-Origin: *` (WhiteNoise's default, stated
+# here because plugins rely on it): a sandboxed plugin page has an opaque origin, and a
+# module script it imports from /static/ (the plugin kit) is fetched with CORS.
+WHITENOISE_ALLOW_ALL_ORIGINS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

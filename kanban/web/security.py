@@ -2,7 +2,8 @@
 
 Plugin pages run third-party code: they get ``PLUGIN_SANDBOX`` (an opaque origin, no
 cookies, no DOM access to the host), may load scripts, styles and images only from their own
-plugin folder and the SDK, and may open no connection at all: the bridge is their only channel.
+plugin folder (scripts also from the SDK and the plugin kit), and may open no connection at
+all: the bridge is their only channel.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpRe
 from django.http.request import split_domain_port, validate_host
 
 SDK_PATH = "/static/bridge/kanban.js"
+#: The built-in plugins' shared module (bridge_js/static/bridge/plugin-kit.js), beside the SDK:
+#: any plugin may import it.
+KIT_PATH = "/static/bridge/plugin-kit.js"
 #: The sandbox of every plugin document, as the board's iframe attribute and as its own CSP
 #: (a plugin opened outside its frame keeps it). Scripts run in an opaque origin; a link may
 #: open in a new tab (a card comment's link, on a click: popup blockers stop the rest) as an
@@ -98,7 +102,7 @@ def plugin_csp(request: HttpRequest, project_id: UUID) -> str:
     origin = _origin(request)
     ancestors = _board_hosts() if settings.KANBAN_PLUGIN_ORIGIN else "'self'"
     own = f"{origin}/plugins/{project_id}/"
-    sdk = f"{origin}{SDK_PATH}"
+    sdk = f"{origin}{SDK_PATH} {origin}{KIT_PATH}"
     return "; ".join(
         [
             f"sandbox {PLUGIN_SANDBOX}",

@@ -55,7 +55,8 @@ def test_alice_creates_a_board_from_the_board_template_and_is_its_only_owner(
     assert created["lastChange"] is None and created["archived"] is False
     # Its own plugin files, its own id in its package, and no relationships yet.
     paths = set(PluginFile.objects.filter(project=project).values_list("path", flat=True))
-    assert {"index.html", "app.js", "board-core.js", "plugin-kit.js"} <= paths
+    assert {"index.html", "app.js", "board-core.js"} <= paths
+    assert "plugin-kit.js" not in paths  # served beside the SDK, for every plugin, not copied
     assert project.relationships.count() == 0
     info = json.loads(project.package_json)["steamHarness"]["projectInfo"]
     assert info["projectId"] == created["projectId"] and info["relatedProjects"] == []

@@ -33,6 +33,9 @@ pytestmark = pytest.mark.browser
 
 BRIDGE = Path(__file__).resolve().parents[2] / "bridge_js"
 DIST = BRIDGE / "dist"
+#: What /static/bridge/ serves, as Django's STATICFILES_DIRS do: the built SDK and relay, and
+#: the plugin kit as written.
+STATIC = (DIST, BRIDGE / "static" / "bridge")
 PLUGINS = BRIDGE / "plugins"
 SCREENSHOTS = BRIDGE.parent / "var" / "screenshots"
 
@@ -296,11 +299,12 @@ class BridgeModel:
 def _plugin_csp(origin: str, project: str) -> str:
     """As kanban/web/security.py builds it for plugin pages."""
     own = f"{origin}/plugins/{project}/"
+    sdk = f"{origin}/static/bridge"
     return "; ".join(
         [
             "sandbox allow-scripts",
             "default-src 'none'",
-            f"script-src {own} {origin}/static/bridge/kanban.js",
+            f"script-src {own} {sdk}/kanban.js {sdk}/plugin-kit.js",
             f"style-src {own} 'unsafe-inline'",
             f"img-src {own} data: blob:",
             f"font-src {own}",
@@ -318,8 +322,11 @@ class Pages(BaseHTTPRequestHandler):
         origin = f"http://{self.headers['Host']}"
         headers: dict[str, str] = {}
         parts = path.strip("/").split("/")
-        if path.startswith("/static/bridge/") and (DIST / parts[-1]).is_file():
-            body, kind = (DIST / parts[-1]).read_bytes(), "text/javascript"
+        served = [folder / parts[-1] for folder in STATIC if (folder / parts[-1]).is_file()]
+        if path.startswith("/static/bridge/") and served:
+            body, kind = served[0].read_bytes(), "text/javascript"
+            # As WhiteNoise serves static files: the sandboxed page imports the kit with CORS.
+            headers["Access-Control-Allow-Origin"] = "*"
         elif path.startswith("/host/") and parts[-1] in FOLDERS:
             body, kind = HOST_PAGE.replace("{project}", parts[-1]).encode(), "text/html"
         elif len(parts) == 3 and parts[0] == "plugins" and parts[1] in FOLDERS:
@@ -801,7 +808,8 @@ def test_use_one_refuses_when_the_last_one_went_meanwhile(stand: Stand) -> None:
             const inventory = steamHarnessKanban.relatedProjects.get("inventory");
             await inventory.kv.setValue("stock:pens", {name: "Pens", count: 0});
             try {
-                await inventory.kv.updateValue("stock:pens", BoardCore.useOne);
+                const { useOne } = await import("./board-changes.js");
+                await inventory.kv.updateValue("stock:pens", useOne);
                 return "written";
             } catch (err) { return err.name + ":" + err.reason; }
         })()"""

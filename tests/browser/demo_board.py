@@ -69,6 +69,20 @@ class Person:
                 raise AssertionError(f"still false after {timeout} s: {condition}")
             self.page.wait_for_timeout(50)
 
+    def act(self, call: str, arg: Any = None) -> None:
+        """Run ``call``, JavaScript, in the plugin with the Board's own modules in scope:
+        ``actions`` (board-actions.js), ``board`` (board-state.js) and ``changes``
+        (board-changes.js), and ``arg``. The page imports them again, which gives it the
+        instances its app.js runs (one of each module a page), so a call does what a click
+        does; the Board puts nothing on ``window`` for this. Not awaited: a delete waits
+        for its confirmation."""
+        self.frame.evaluate(
+            "async (arg) => { const [actions, board, changes] = await Promise.all(["
+            "import('./board-actions.js'), import('./board-state.js'),"
+            f" import('./board-changes.js')]); {call}; }}",
+            arg,
+        )
+
     def card_column(self, card_id: str) -> str:
         return str(
             self.frame.evaluate(f"boardDebug.state.cards.find((c) => c.id === '{card_id}').column")

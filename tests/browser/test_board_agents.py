@@ -90,8 +90,8 @@ def test_bob_and_two_agents_add_cards_at_once_and_a_stale_index_write_is_refused
         thread.start()
     start.set()
     for n in range(BOB_CARDS):  # bob's own Board adds as its dialog does, while the agents run
-        bob.frame.evaluate(
-            "(n) => BoardApp.createCard({title: 'bob ' + n, description: '', assignees: [],"
+        bob.act(
+            "actions.createCard({title: 'bob ' + arg, description: '', assignees: [],"
             " labels: [], due: null, item: null, column: 'doing'})",
             n,
         )

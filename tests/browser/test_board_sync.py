@@ -33,44 +33,43 @@ SETTLE_MS = 400
 #: A value past the push limit (16 KiB): its change only names the key.
 BIG = "x" * 20_000
 
-#: (what bob does, in his plugin frame; what alice's Board shows once it arrived).
+#: (what bob does, in his plugin frame (Person.act); what alice's Board shows once it arrived).
 KINDS: dict[str, tuple[str, str]] = {
     "edit": (
-        "BoardApp.editCard('c1', BoardApp.findCard('c1'), {title: 'Edited elsewhere'})",
+        "actions.editCard('c1', board.findCard('c1'), {title: 'Edited elsewhere'})",
         "boardDebug.state.cards.find((c) => c.id === 'c1').title === 'Edited elsewhere'",
     ),
     "move": (
-        "BoardApp.moveCard('c2', 'done', null)",
+        "actions.moveCard('c2', 'done', null)",
         "boardDebug.state.cards.find((c) => c.id === 'c2').column === 'done'",
     ),
     "add": (
-        "BoardApp.createCard({title: 'Added elsewhere', description: '', assignees: [],"
+        "actions.createCard({title: 'Added elsewhere', description: '', assignees: [],"
         " labels: [], due: null, item: null, column: 'todo'})",
         "boardDebug.state.cards.some((c) => c.title === 'Added elsewhere')",
     ),
     "archive": (
-        "BoardApp.archiveCard('c3')",
+        "actions.archiveCard('c3')",
         "boardDebug.state.cards.find((c) => c.id === 'c3').archived === true",
     ),
     "restore": (
-        "BoardApp.restoreCard('c3')",
+        "actions.restoreCard('c3')",
         "boardDebug.state.cards.find((c) => c.id === 'c3').archived === false",
     ),
     "delete for good": (
-        "BoardApp.deleteForever('c5')",
+        "actions.deleteForever('c5')",
         "!boardDebug.state.cards.some((c) => c.id === 'c5')",
     ),
     "column add": (
-        "BoardApp.saveColumns('Adding', BoardCore.addColumn({id: 'review', title: 'Review',"
-        " wip: 0}))",
+        "actions.saveColumns('Adding', changes.addColumn({id: 'review', title: 'Review', wip: 0}))",
         "boardDebug.state.columns.some((c) => c.id === 'review')",
     ),
     "column rename": (
-        "BoardApp.saveColumns('Renaming', BoardCore.patchColumn('review', {title: 'In review'}))",
+        "actions.saveColumns('Renaming', changes.patchColumn('review', {title: 'In review'}))",
         "boardDebug.state.columns.some((c) => c.title === 'In review')",
     ),
     "column reorder": (
-        "BoardApp.moveColumn('review', 'todo')",
+        "actions.moveColumn('review', 'todo')",
         "boardDebug.state.columns[0].id === 'review'",
     ),
     "index rewritten by another client": (
@@ -87,8 +86,8 @@ BIG_CARD = (
 
 
 def do(bob: Person, action: str) -> None:
-    bob.frame.evaluate(f"() => {{ {action}; }}")
-    if action.startswith("BoardApp.deleteForever"):
+    bob.act(action)
+    if action.startswith("actions.deleteForever"):
         bob.plugin.get_by_test_id("confirm-ok").click()
 
 

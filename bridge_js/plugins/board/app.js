@@ -11,82 +11,110 @@
 // Moving a card writes only its own key, so two people moving different cards never
 // collide, and index changes merge through updateValue's compare-and-set loop.
 //
-// The page loads it in parts, in order (index.html): plugin-kit.js (shared with the
-// Inventory), board-core.js (pure logic), then board-state.js, board-sync.js,
-// board-actions.js, board-dialogs.js, board-render.js, board-input.js and this file, which
-// starts the board. Each part adds its functions to window.BoardApp and calls the others'
-// through it.
-(function (B) {
-  "use strict";
+// The page's one module (index.html runs the SDK before it, as a classic script). It starts
+// the board from its parts, each a module importing what it uses:
+//   board-core.js, board-changes.js, board-comments.js  pure logic, tested in node
+//   board-state.js     the state and helpers every part reads; imports no other part
+//   board-sync.js      reads and change events        board-actions.js  writes and undo
+//   board-prompts.js   two-answer prompts             board-dialogs.js  card, column, archive
+//   board-discussion.js  checklist and comments       board-render.js   drawing
+//   board-input.js     keyboard, drag and the toolbar
+// Drawing is handed to board-state.js here (drawWith), so the parts import it from there.
+import { toast } from "../../static/bridge/plugin-kit.js";
+import { isCommentKey } from "./board-comments.js";
+import { applyContext, drawWith, inventory, kanban, render, state } from "./board-state.js";
+import {
+  configuredView,
+  dropPendingView,
+  flushView,
+  load,
+  onBoardChanges,
+  onStockChanges,
+  redrawBoard,
+  resetStock,
+} from "./board-sync.js";
+import { openLinkedCard, wireDialogs } from "./board-dialogs.js";
+import { onCommentChanges, reloadComments, wireDiscussion } from "./board-discussion.js";
+import { renderBoard } from "./board-render.js";
+import { syncToolbar, wireToolbar } from "./board-input.js";
 
-  const { toast } = window.PluginKit;
-  const { kanban, inventory, state } = B;
+drawWith({ render: renderBoard, redraw: redrawBoard });
 
-  let unwatchBoard = () => {};
-  let unwatchStock = () => {};
+let unwatchBoard = () => {};
+let unwatchStock = () => {};
 
-  function watchStock() {
-    unwatchStock();
-    state.inventoryProblem = inventoryProblemOf(inventory.getContext());
-    unwatchStock = state.inventoryProblem ? () => {} : inventory.kv.watch(B.onStockChanges, { prefix: "stock:" });
+function watchStock() {
+  unwatchStock();
+  state.inventoryProblem = inventoryProblemOf(inventory.getContext());
+  unwatchStock = state.inventoryProblem ? () => {} : inventory.kv.watch(onStockChanges, { prefix: "stock:" });
+}
+
+function inventoryProblemOf(context) {
+  if (context.status === "pending") return "relationship_pending";
+  if (context.status === "unknown") return "unknown_alias";
+  return context.can.read ? null : "forbidden";
+}
+
+// The inventory confirmed this board, or its grant changed, after the page opened:
+// watch and read the stock again, no reload needed.
+inventory.onContextChange((context) => {
+  if (inventoryProblemOf(context) === state.inventoryProblem) return;
+  watchStock();
+  resetStock();
+});
+
+kanban.onInvalidated(({ alias, code }) => {
+  if (alias === "inventory") {
+    state.inventoryProblem = code;
+    resetStock();
+  } else if (alias === null) {
+    toast("Live updates stopped for this board; reload to try again.", code);
   }
+});
 
-  function inventoryProblemOf(context) {
-    if (context.status === "pending") return "relationship_pending";
-    if (context.status === "unknown") return "unknown_alias";
-    return context.can.read ? null : "forbidden";
-  }
+wireToolbar();
+wireDialogs();
+wireDiscussion();
+// A link to a card (#card=<id> on the board page) opens its dialog once the board is in,
+// and again whenever the page's fragment changes to another card.
+let fragment = null;
+function followLink(context) {
+  const next = context.page ? context.page.fragment : "";
+  if (next === fragment || !state.loaded) return;
+  fragment = next;
+  openLinkedCard(next);
+}
+kanban.ready.then(() => {
+  applyContext(kanban.getContext());
+  kanban.onContextChange(applyContext);
+  kanban.onContextChange(followLink);
+  state.view = configuredView();
+  syncToolbar();
+  // Watch first, then read: every change after the read's start reaches the page.
+  unwatchBoard = kanban.kv.watch(onChanges);
+  watchStock();
+  load().then(() => followLink(kanban.getContext()));
+});
+// The board's keys go to the board, a card's comments to its dialog if it is open; a resync
+// may have missed changes of both.
+function onChanges(event) {
+  if (event.resync) reloadComments();
+  const comments = event.resync ? [] : event.changes.filter((change) => isCommentKey(change.key));
+  if (comments.length) onCommentChanges(comments);
+  onBoardChanges(event);
+}
 
-  // The inventory confirmed this board, or its grant changed, after the page opened:
-  // watch and read the stock again, no reload needed.
-  inventory.onContextChange((context) => {
-    if (inventoryProblemOf(context) === state.inventoryProblem) return;
-    watchStock();
-    B.resetStock();
-  });
-
-  kanban.onInvalidated(({ alias, code }) => {
-    if (alias === "inventory") {
-      state.inventoryProblem = code;
-      B.resetStock();
-    } else if (alias === null) {
-      toast("Live updates stopped for this board; reload to try again.", code);
-    }
-  });
-
-  B.wireToolbar();
-  B.wireDialogs();
-  B.wireDiscussion();
-  // A link to a card (#card=<id> on the board page) opens its dialog once the board is in,
-  // and again whenever the page's fragment changes to another card.
-  let fragment = null;
-  function followLink(context) {
-    const next = context.page ? context.page.fragment : "";
-    if (next === fragment || !state.loaded) return;
-    fragment = next;
-    B.openLinkedCard(next);
-  }
-  kanban.ready.then(() => {
-    B.applyContext(kanban.getContext());
-    kanban.onContextChange(B.applyContext);
-    kanban.onContextChange(followLink);
-    state.view = B.configuredView();
-    B.syncToolbar();
-    // Watch first, then read: every change after the read's start reaches the page.
-    unwatchBoard = kanban.kv.watch(B.onBoardChanges);
-    watchStock();
-    B.load().then(() => followLink(kanban.getContext()));
-  });
-  // A switch means other view settings over the same board: nothing to read again.
-  kanban.onConfigurationChange(() => {
-    B.dropPendingView();
-    B.applyView();
-  });
-  // A view change still waiting (typing in the filter) is saved before the page goes.
-  addEventListener("visibilitychange", () => document.visibilityState === "hidden" && B.flushView());
-  addEventListener("pagehide", () => {
-    B.flushView();
-    unwatchBoard();
-    unwatchStock();
-  });
-})(window.BoardApp);
+// A switch means other view settings over the same board: nothing to read again.
+kanban.onConfigurationChange(() => {
+  dropPendingView();
+  state.view = configuredView();
+  syncToolbar();
+  render();
+});
+// A view change still waiting (typing in the filter) is saved before the page goes.
+addEventListener("visibilitychange", () => document.visibilityState === "hidden" && flushView());
+addEventListener("pagehide", () => {
+  flushView();
+  unwatchBoard();
+  unwatchStock();
+});

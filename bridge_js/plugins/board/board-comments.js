@@ -1,143 +1,119 @@
-// Comments on a card, pure logic: no DOM, no bridge, no clock. The page loads this file as
-// a classic script (window.BoardComments) after board-core.js; node tests load it too.
+// Comments on a card, pure logic: no DOM, no bridge, no clock: the page and the node tests
+// import it as it is.
 //
 // A card's comments are one list under `comments:<cardId>`, read when its dialog opens
 // (never with the board) and changed only with updateValue, so two people commenting at
 // once both keep theirs. Each comment names its author's username. The server records who
 // really wrote each version of the key (kv.getHistory); the page lets people edit and
 // delete only their own comments, and owners delete any.
-(function (root) {
-  "use strict";
+import { Refused } from "../../static/bridge/plugin-kit.js";
 
-  const { Refused } = root.PluginKit;
+export const MAX_COMMENTS = 200;
+export const MAX_COMMENT = 2000;
+export const key = (cardId) => "comments:" + cardId;
+export const isCommentKey = (k) => k.startsWith("comments:");
+export const cardOf = (k) => k.slice("comments:".length);
+const isId = (v) => typeof v === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(v);
+const text = (v) => (typeof v === "string" ? v.slice(0, MAX_COMMENT) : "");
 
-  const MAX_COMMENTS = 200;
-  const MAX_COMMENT = 2000;
-  const key = (cardId) => "comments:" + cardId;
-  const isCommentKey = (k) => k.startsWith("comments:");
-  const cardOf = (k) => k.slice("comments:".length);
-  const isId = (v) => typeof v === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(v);
-  const text = (v) => (typeof v === "string" ? v.slice(0, MAX_COMMENT) : "");
-
-  function normalizeComments(value) {
-    if (!Array.isArray(value)) return [];
-    const seen = new Set();
-    const out = [];
-    for (const c of value) {
-      if (!c || typeof c !== "object" || !isId(c.id) || seen.has(c.id) || typeof c.author !== "string") continue;
-      if (!text(c.text).trim()) continue;
-      seen.add(c.id);
-      out.push({
-        id: c.id,
-        author: c.author.slice(0, 150),
-        text: text(c.text),
-        at: typeof c.at === "string" ? c.at : "",
-        edited: typeof c.edited === "string" ? c.edited : null,
-      });
-    }
-    return out.slice(-MAX_COMMENTS);
+export function normalizeComments(value) {
+  if (!Array.isArray(value)) return [];
+  const seen = new Set();
+  const out = [];
+  for (const c of value) {
+    if (!c || typeof c !== "object" || !isId(c.id) || seen.has(c.id) || typeof c.author !== "string") continue;
+    if (!text(c.text).trim()) continue;
+    seen.add(c.id);
+    out.push({
+      id: c.id,
+      author: c.author.slice(0, 150),
+      text: text(c.text),
+      at: typeof c.at === "string" ? c.at : "",
+      edited: typeof c.edited === "string" ? c.edited : null,
+    });
   }
+  return out.slice(-MAX_COMMENTS);
+}
 
-  function checkText(value) {
-    const clean = String(value || "").trim();
-    if (!clean) throw new Refused("empty", "A comment needs some text.");
-    if (clean.length > MAX_COMMENT) throw new Refused("too_long", "A comment is at most " + MAX_COMMENT + " characters.");
-    return clean;
+function checkText(value) {
+  const clean = String(value || "").trim();
+  if (!clean) throw new Refused("empty", "A comment needs some text.");
+  if (clean.length > MAX_COMMENT) throw new Refused("too_long", "A comment is at most " + MAX_COMMENT + " characters.");
+  return clean;
+}
+
+// --- updaters (pure: updateValue may call them more than once) ------------------------------
+
+export const addComment = (comment) => (current) => {
+  const list = normalizeComments(current);
+  if (list.some((c) => c.id === comment.id)) return list;
+  if (list.length >= MAX_COMMENTS) throw new Refused("full", "This card holds its most comments, " + MAX_COMMENTS + ".");
+  return [...list, { ...comment, text: checkText(comment.text), edited: null }];
+};
+
+function found(list, id) {
+  const at = list.findIndex((c) => c.id === id);
+  if (at < 0) throw new Refused("gone", "This comment was deleted meanwhile.");
+  return at;
+}
+
+export const editComment = (id, author, newText, at) => (current) => {
+  const list = normalizeComments(current);
+  const i = found(list, id);
+  if (list[i].author !== author) throw new Refused("not_yours", "Only its author edits a comment.");
+  return list.map((c, j) => (j === i ? { ...c, text: checkText(newText), edited: at } : c));
+};
+
+// `owner`: the person deleting owns the board, and may delete anyone's.
+export const deleteComment = (id, author, owner) => (current) => {
+  const list = normalizeComments(current);
+  const i = found(list, id);
+  if (!owner && list[i].author !== author) throw new Refused("not_yours", "Only its author or an owner deletes a comment.");
+  return list.filter((_, j) => j !== i);
+};
+
+// --- text -------------------------------------------------------------------------------------
+
+// A comment as plain text and links, for the page to draw with text nodes and anchors
+// (never as HTML). A link is http(s) only; punctuation ending a sentence stays text.
+const LINK = /\bhttps?:\/\/[^\s<>"']+/g;
+export function segments(value) {
+  const out = [];
+  let last = 0;
+  for (const match of String(value).matchAll(LINK)) {
+    const url = match[0].replace(/[.,;:!?)\]]+$/, "");
+    if (match.index > last) out.push({ text: value.slice(last, match.index) });
+    out.push({ link: url });
+    last = match.index + url.length;
   }
+  if (last < value.length) out.push({ text: value.slice(last) });
+  return out;
+}
 
-  // --- updaters (pure: updateValue may call them more than once) ------------------------------
+// The name being typed after an "@" just before the caret, or null.
+export function mentionAt(value, caret) {
+  const match = /(?:^|\s)@([\w.@+-]*)$/.exec(String(value).slice(0, caret));
+  return match ? match[1] : null;
+}
 
-  const addComment = (comment) => (current) => {
-    const list = normalizeComments(current);
-    if (list.some((c) => c.id === comment.id)) return list;
-    if (list.length >= MAX_COMMENTS) throw new Refused("full", "This card holds its most comments, " + MAX_COMMENTS + ".");
-    return [...list, { ...comment, text: checkText(comment.text), edited: null }];
-  };
+// Members whose username or display name starts with the typed part, at most `limit`.
+export function mentionChoices(members, typed, limit = 6) {
+  const t = typed.toLocaleLowerCase();
+  return members
+    .filter((m) => m.username.toLocaleLowerCase().startsWith(t) || String(m.displayName || "").toLocaleLowerCase().startsWith(t))
+    .slice(0, limit);
+}
 
-  function found(list, id) {
-    const at = list.findIndex((c) => c.id === id);
-    if (at < 0) throw new Refused("gone", "This comment was deleted meanwhile.");
-    return at;
-  }
+// The text with the typed part replaced by the whole username, and the caret after it.
+export function completeMention(value, caret, username) {
+  const before = String(value).slice(0, caret);
+  const start = before.lastIndexOf("@") + 1;
+  const inserted = username + " ";
+  return { text: before.slice(0, start) + inserted + value.slice(caret), caret: start + inserted.length };
+}
 
-  const editComment = (id, author, newText, at) => (current) => {
-    const list = normalizeComments(current);
-    const i = found(list, id);
-    if (list[i].author !== author) throw new Refused("not_yours", "Only its author edits a comment.");
-    return list.map((c, j) => (j === i ? { ...c, text: checkText(newText), edited: at } : c));
-  };
-
-  // `owner`: the person deleting owns the board, and may delete anyone's.
-  const deleteComment = (id, author, owner) => (current) => {
-    const list = normalizeComments(current);
-    const i = found(list, id);
-    if (!owner && list[i].author !== author) throw new Refused("not_yours", "Only its author or an owner deletes a comment.");
-    return list.filter((_, j) => j !== i);
-  };
-
-  // --- text -------------------------------------------------------------------------------------
-
-  // A comment as plain text and links, for the page to draw with text nodes and anchors
-  // (never as HTML). A link is http(s) only; punctuation ending a sentence stays text.
-  const LINK = /\bhttps?:\/\/[^\s<>"']+/g;
-  function segments(value) {
-    const out = [];
-    let last = 0;
-    for (const match of String(value).matchAll(LINK)) {
-      const url = match[0].replace(/[.,;:!?)\]]+$/, "");
-      if (match.index > last) out.push({ text: value.slice(last, match.index) });
-      out.push({ link: url });
-      last = match.index + url.length;
-    }
-    if (last < value.length) out.push({ text: value.slice(last) });
-    return out;
-  }
-
-  // The name being typed after an "@" just before the caret, or null.
-  function mentionAt(value, caret) {
-    const match = /(?:^|\s)@([\w.@+-]*)$/.exec(String(value).slice(0, caret));
-    return match ? match[1] : null;
-  }
-
-  // Members whose username or display name starts with the typed part, at most `limit`.
-  function mentionChoices(members, typed, limit = 6) {
-    const t = typed.toLocaleLowerCase();
-    return members
-      .filter((m) => m.username.toLocaleLowerCase().startsWith(t) || String(m.displayName || "").toLocaleLowerCase().startsWith(t))
-      .slice(0, limit);
-  }
-
-  // The text with the typed part replaced by the whole username, and the caret after it.
-  function completeMention(value, caret, username) {
-    const before = String(value).slice(0, caret);
-    const start = before.lastIndexOf("@") + 1;
-    const inserted = username + " ";
-    return { text: before.slice(0, start) + inserted + value.slice(caret), caret: start + inserted.length };
-  }
-
-  // The usernames among `usernames` that the text mentions as @name.
-  function mentioned(value, usernames) {
-    const names = new Set([...String(value).matchAll(/(?:^|[^\w.@+-])@([\w.@+-]+)/g)].map((m) => m[1].replace(/[.]+$/, "")));
-    return usernames.filter((u) => names.has(u));
-  }
-
-  const api = Object.freeze({
-    MAX_COMMENTS,
-    MAX_COMMENT,
-    key,
-    isCommentKey,
-    cardOf,
-    normalizeComments,
-    addComment,
-    editComment,
-    deleteComment,
-    segments,
-    mentionAt,
-    mentionChoices,
-    completeMention,
-    mentioned,
-  });
-
-  if (typeof module === "object" && module && module.exports) module.exports = api;
-  else root.BoardComments = api;
-})(this);
+// The usernames among `usernames` that the text mentions as @name.
+export function mentioned(value, usernames) {
+  const names = new Set([...String(value).matchAll(/(?:^|[^\w.@+-])@([\w.@+-]+)/g)].map((m) => m[1].replace(/[.]+$/, "")));
+  return usernames.filter((u) => names.has(u));
+}

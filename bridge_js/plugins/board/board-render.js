@@ -1,319 +1,318 @@
-// Drawing the board from the state: columns, cards, stock lines and the toolbar.
-(function (B) {
-  "use strict";
+// Drawing the board from the state: columns, cards, stock lines and the toolbar's lists.
+import { el } from "../../static/bridge/plugin-kit.js";
+import {
+  checklistProgress,
+  distinct,
+  dueState,
+  isFiltering,
+  matchesFilter,
+  ME,
+  wipState,
+} from "./board-core.js";
+import {
+  $,
+  boardEl,
+  columnCards,
+  hue,
+  icon,
+  initials,
+  me,
+  personLabel,
+  state,
+  today,
+} from "./board-state.js";
+import { setView } from "./board-sync.js";
+import { archiveCard, moveColumn, useOne } from "./board-actions.js";
+import { openCardDialog, openColumnDialog, renderArchive } from "./board-dialogs.js";
+import { renderChecklist } from "./board-discussion.js";
+import { columnGrip, onCardKey, wireDrag, wireDropTarget } from "./board-input.js";
 
-  const { el } = window.PluginKit;
-  const { Core, inventory, state, boardEl, today, $ } = B;
+// `label(value)` is what an option shows (a member's name for their username).
+function fillSelect(select, first, values, selected, label = (v) => v) {
+  const signature = JSON.stringify([values, selected || "", values.map(label)]);
+  if (select.dataset.signature === signature) return;
+  select.dataset.signature = signature;
+  const options = [el("option", { value: "", text: first })];
+  for (const v of values) options.push(el("option", { value: v, text: label(v) }));
+  if (selected && !values.includes(selected)) options.push(el("option", { value: selected, text: label(selected) }));
+  select.replaceChildren(...options);
+  select.value = selected || "";
+}
 
-  function syncToolbar() {
-    $("filter-text").value = state.view.filter.text;
-    $("filter-due").value = state.view.filter.due;
-    const compact = state.view.density === "compact";
-    document.body.classList.toggle("density-compact", compact);
-    document.body.classList.toggle("density-comfortable", !compact);
-    $("density-toggle").setAttribute("aria-pressed", String(compact));
+export function renderBoard() {
+  if (!state.loaded) return;
+  renderArchive();
+  renderChecklist();
+  if (state.dragging) {
+    state.renderDeferred = true;
+    return;
   }
+  state.renders++;
+  const focused = document.activeElement && boardEl.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
+  const scrollLeft = boardEl.scrollLeft;
+  const listScroll = new Map([...boardEl.querySelectorAll("[data-list-for]")].map((n) => [n.dataset.listFor, n.scrollTop]));
 
-  // `label(value)` is what an option shows (a member's name for their username).
-  function fillSelect(select, first, values, selected, label = (v) => v) {
-    const signature = JSON.stringify([values, selected || "", values.map(label)]);
-    if (select.dataset.signature === signature) return;
-    select.dataset.signature = signature;
-    const options = [el("option", { value: "", text: first })];
-    for (const v of values) options.push(el("option", { value: v, text: label(v) }));
-    if (selected && !values.includes(selected)) options.push(el("option", { value: selected, text: label(selected) }));
-    select.replaceChildren(...options);
-    select.value = selected || "";
+  document.body.classList.toggle("read-only", state.readOnly);
+  fillSelect($("filter-label"), "All labels", distinct(state.cards.flatMap((c) => c.labels)), state.view.filter.label);
+  const people = distinct(state.cards.flatMap((c) => c.assignees));
+  const label = (v) => (v === ME ? "Assigned to me" : personLabel(v));
+  fillSelect($("filter-assignee"), "Everyone", [ME, ...people], state.view.filter.assignee, label);
+  $("filter-clear").hidden = !isFiltering(state.view.filter);
+  $("toolbar-toggle").textContent = isFiltering(state.view.filter) ? "Filters (on)" : "Filters";
+
+  if (!state.columns.length) {
+    boardEl.replaceChildren(
+      el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
+    );
+  } else {
+    boardEl.replaceChildren(...state.columns.map(renderColumn));
   }
-
-  // --- people ------------------------------------------------------------------------------------
-  // A card's assignee is a member's username; cards from before (free text) keep theirs.
-
-  function focusCard(id) {
-    requestAnimationFrame(() => {
-      const node = boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]');
-      if (node) node.focus();
-    });
+  boardEl.setAttribute("aria-busy", "false");
+  boardEl.scrollLeft = scrollLeft;
+  for (const [id, top] of listScroll) {
+    const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
+    if (list) list.scrollTop = top;
   }
-
-  function render() {
-    if (!state.loaded) return;
-    B.renderArchive();
-    B.renderChecklist();
-    if (state.dragging) {
-      state.renderDeferred = true;
-      return;
-    }
-    state.renders++;
-    const focused = document.activeElement && boardEl.contains(document.activeElement) ? document.activeElement : null;
-    const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
-    const scrollLeft = boardEl.scrollLeft;
-    const listScroll = new Map([...boardEl.querySelectorAll("[data-list-for]")].map((n) => [n.dataset.listFor, n.scrollTop]));
-
-    document.body.classList.toggle("read-only", state.readOnly);
-    fillSelect($("filter-label"), "All labels", Core.distinct(state.cards.flatMap((c) => c.labels)), state.view.filter.label);
-    const people = Core.distinct(state.cards.flatMap((c) => c.assignees));
-    const label = (v) => (v === Core.ME ? "Assigned to me" : B.personLabel(v));
-    fillSelect($("filter-assignee"), "Everyone", [Core.ME, ...people], state.view.filter.assignee, label);
-    $("filter-clear").hidden = !Core.isFiltering(state.view.filter);
-    $("toolbar-toggle").textContent = Core.isFiltering(state.view.filter) ? "Filters (on)" : "Filters";
-
-    if (!state.columns.length) {
-      boardEl.replaceChildren(
-        el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
-      );
-    } else {
-      boardEl.replaceChildren(...state.columns.map(renderColumn));
-    }
-    boardEl.setAttribute("aria-busy", "false");
-    boardEl.scrollLeft = scrollLeft;
-    for (const [id, top] of listScroll) {
-      const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
-      if (list) list.scrollTop = top;
-    }
-    if (focusKey) {
-      const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
-      if (again) again.focus();
-    }
+  if (focusKey) {
+    const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
+    if (again) again.focus();
   }
+}
 
-  function renderColumn(column) {
-    const all = B.columnCards(column.id);
-    const day = today();
-    const shown = all.filter((c) => Core.matchesFilter(c, state.view.filter, day, B.me()));
-    const wip = Core.wipState(column, all.length);
-    const collapsed = state.view.collapsed.includes(column.id);
-    const filtering = Core.isFiltering(state.view.filter);
-    const countText = (filtering ? shown.length + " of " : "") + all.length + (wip.limit ? " / " + wip.limit : "");
+function renderColumn(column) {
+  const all = columnCards(column.id);
+  const day = today();
+  const shown = all.filter((c) => matchesFilter(c, state.view.filter, day, me()));
+  const wip = wipState(column, all.length);
+  const collapsed = state.view.collapsed.includes(column.id);
+  const filtering = isFiltering(state.view.filter);
+  const countText = (filtering ? shown.length + " of " : "") + all.length + (wip.limit ? " / " + wip.limit : "");
 
-    const header = el(
-      "header",
-      { class: "column-header" },
+  const header = el(
+    "header",
+    { class: "column-header" },
+    el("button", {
+      type: "button",
+      class: "icon-button collapse",
+      "aria-expanded": String(!collapsed),
+      "aria-label": (collapsed ? "Expand " : "Collapse ") + column.title,
+      "data-focus-key": "collapse-" + column.id,
+      text: collapsed ? "▸" : "▾",
+      onclick: () =>
+        setView(
+          { collapsed: collapsed ? state.view.collapsed.filter((c) => c !== column.id) : [...state.view.collapsed, column.id] },
+          { immediate: true },
+        ),
+    }),
+    state.readOnly ? null : columnGrip(column),
+    el("h2", { class: "column-title", id: "title-" + column.id, text: column.title }),
+    el("span", {
+      class: "count" + (wip.over ? " count-over" : wip.full ? " count-full" : ""),
+      "aria-label": all.length + " cards" + (wip.limit ? ", limit " + wip.limit : ""),
+      text: countText,
+    }),
+    state.readOnly
+      ? null
+      : el("button", {
+          type: "button",
+          class: "icon-button editing-only",
+          "aria-label": "Settings for " + column.title,
+          "data-focus-key": "settings-" + column.id,
+          text: "⋯",
+          onclick: () => openColumnDialog(column.id),
+        }),
+  );
+
+  header.addEventListener("dragover", (event) => {
+    if (state.draggingColumn && state.draggingColumn !== column.id) event.preventDefault();
+  });
+  header.addEventListener("drop", (event) => {
+    const dragged = state.draggingColumn;
+    if (!dragged || dragged === column.id) return;
+    event.preventDefault();
+    state.draggingColumn = null;
+    moveColumn(dragged, column.id);
+  });
+
+  const section = el("section", {
+    class: "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : ""),
+    "data-testid": "column-" + column.id,
+    "data-column-id": column.id,
+    "aria-labelledby": "title-" + column.id,
+  });
+  section.append(header);
+  if (wip.over) {
+    section.append(
+      el("p", {
+        class: "wip-warning",
+        role: "alert",
+        "data-testid": "wip-warning-" + column.id,
+        text: "WIP limit " + wip.limit + " exceeded: " + all.length + " cards",
+      }),
+    );
+  }
+  if (collapsed) return section;
+
+  const list = el("ol", { class: "cards", "data-list-for": column.id, "aria-label": column.title + " cards" });
+  for (const card of shown) list.append(el("li", { class: "card-slot" }, renderCard(card)));
+  if (!shown.length) {
+    list.append(el("li", { class: "empty-column", text: filtering && all.length ? "No cards match the filter." : "No cards." }));
+  }
+  wireDropTarget(list, column.id);
+  section.append(list);
+  if (!state.readOnly) {
+    section.append(
       el("button", {
         type: "button",
-        class: "icon-button collapse",
-        "aria-expanded": String(!collapsed),
-        "aria-label": (collapsed ? "Expand " : "Collapse ") + column.title,
-        "data-focus-key": "collapse-" + column.id,
-        text: collapsed ? "▸" : "▾",
-        onclick: () =>
-          B.setView(
-            { collapsed: collapsed ? state.view.collapsed.filter((c) => c !== column.id) : [...state.view.collapsed, column.id] },
-            { immediate: true },
-          ),
+        class: "add-card editing-only",
+        "data-testid": "add-card-" + column.id,
+        "data-focus-key": "add-" + column.id,
+        text: "+ Add card",
+        onclick: () => openCardDialog({ column: column.id }),
       }),
-      state.readOnly ? null : B.columnGrip(column),
-      el("h2", { class: "column-title", id: "title-" + column.id, text: column.title }),
-      el("span", {
-        class: "count" + (wip.over ? " count-over" : wip.full ? " count-full" : ""),
-        "aria-label": all.length + " cards" + (wip.limit ? ", limit " + wip.limit : ""),
-        text: countText,
-      }),
-      state.readOnly
-        ? null
-        : el("button", {
-            type: "button",
-            class: "icon-button editing-only",
-            "aria-label": "Settings for " + column.title,
-            "data-focus-key": "settings-" + column.id,
-            text: "⋯",
-            onclick: () => B.openColumnDialog(column.id),
-          }),
     );
+  }
+  return section;
+}
 
-    header.addEventListener("dragover", (event) => {
-      if (state.draggingColumn && state.draggingColumn !== column.id) event.preventDefault();
-    });
-    header.addEventListener("drop", (event) => {
-      const dragged = state.draggingColumn;
-      if (!dragged || dragged === column.id) return;
-      event.preventDefault();
-      state.draggingColumn = null;
-      B.moveColumn(dragged, column.id);
-    });
-
-    const section = el("section", {
-      class: "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : ""),
-      "data-testid": "column-" + column.id,
-      "data-column-id": column.id,
-      "aria-labelledby": "title-" + column.id,
-    });
-    section.append(header);
-    if (wip.over) {
-      section.append(
-        el("p", {
-          class: "wip-warning",
-          role: "alert",
-          "data-testid": "wip-warning-" + column.id,
-          text: "WIP limit " + wip.limit + " exceeded: " + all.length + " cards",
-        }),
-      );
+function renderCard(card) {
+  const due = dueState(card.due, today());
+  const node = el("article", {
+    class: "card",
+    tabindex: "0",
+    draggable: state.readOnly ? "false" : "true",
+    "data-testid": "card-" + card.id,
+    "data-card-id": card.id,
+    "data-focus-key": "card-" + card.id,
+    "aria-label": card.title,
+    "aria-describedby": "keyboard-help",
+  });
+  node.append(el("h3", { class: "card-title", "data-testid": "card-title", text: card.title }));
+  if (card.description) node.append(el("p", { class: "card-description", text: card.description }));
+  if (card.labels.length) {
+    const chips = el("ul", { class: "labels", "aria-label": "Labels" });
+    for (const label of card.labels) {
+      const chip = el("li", { class: "label", text: label });
+      chip.style.setProperty("--hue", String(hue(label)));
+      chips.append(chip);
     }
-    if (collapsed) return section;
-
-    const list = el("ol", { class: "cards", "data-list-for": column.id, "aria-label": column.title + " cards" });
-    for (const card of shown) list.append(el("li", { class: "card-slot" }, renderCard(card)));
-    if (!shown.length) {
-      list.append(el("li", { class: "empty-column", text: filtering && all.length ? "No cards match the filter." : "No cards." }));
-    }
-    B.wireDropTarget(list, column.id);
-    section.append(list);
-    if (!state.readOnly) {
-      section.append(
+    node.append(chips);
+  }
+  const meta = el("div", { class: "card-meta" });
+  if (card.assignees.length) meta.append(renderAssignees(card));
+  if (card.due) {
+    meta.append(
+      el("span", {
+        class: "due due-" + due,
+        "data-testid": "due-" + card.id,
+        title: due === "overdue" ? "Overdue" : "Due date",
+        text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
+      }),
+    );
+  }
+  const { done, total } = checklistProgress(card);
+  if (total) {
+    meta.append(
+      el("span", {
+        class: "progress" + (done === total ? " progress-done" : ""),
+        "data-testid": "checklist-" + card.id,
+        title: "Checklist",
+        "aria-label": "Checklist " + done + " of " + total + " done",
+      }, icon("check"), done + "/" + total),
+    );
+  }
+  if (card.commentCount) {
+    meta.append(
+      el("span", {
+        class: "comment-count",
+        "data-testid": "comments-" + card.id,
+        title: "Comments",
+        "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
+      }, icon("comment"), String(card.commentCount)),
+    );
+  }
+  if (meta.childNodes.length) node.append(meta);
+  if (card.item) node.append(renderStock(card));
+  if (!state.readOnly) {
+    node.append(
+      el(
+        "div",
+        { class: "card-actions editing-only" },
         el("button", {
           type: "button",
-          class: "add-card editing-only",
-          "data-testid": "add-card-" + column.id,
-          "data-focus-key": "add-" + column.id,
-          text: "+ Add card",
-          onclick: () => B.openCardDialog({ column: column.id }),
-        }),
-      );
-    }
-    return section;
+          class: "icon-button",
+          "aria-label": "Edit " + card.title,
+          "data-focus-key": "edit-" + card.id,
+          onclick: () => openCardDialog({ id: card.id }),
+        }, icon("edit")),
+        el("button", {
+          type: "button",
+          class: "icon-button",
+          "aria-label": "Archive " + card.title,
+          "data-focus-key": "archive-" + card.id,
+          onclick: () => archiveCard(card.id),
+        }, icon("trash")),
+      ),
+    );
   }
+  node.addEventListener("keydown", (event) => onCardKey(event, card));
+  node.addEventListener("dblclick", () => openCardDialog({ id: card.id }));
+  wireDrag(node, card);
+  return node;
+}
 
-  function renderCard(card) {
-    const due = Core.dueState(card.due, today());
-    const node = el("article", {
-      class: "card",
-      tabindex: "0",
-      draggable: state.readOnly ? "false" : "true",
-      "data-testid": "card-" + card.id,
-      "data-card-id": card.id,
-      "data-focus-key": "card-" + card.id,
-      "aria-label": card.title,
-      "aria-describedby": "keyboard-help",
-    });
-    node.append(el("h3", { class: "card-title", "data-testid": "card-title", text: card.title }));
-    if (card.description) node.append(el("p", { class: "card-description", text: card.description }));
-    if (card.labels.length) {
-      const chips = el("ul", { class: "labels", "aria-label": "Labels" });
-      for (const label of card.labels) {
-        const chip = el("li", { class: "label", text: label });
-        chip.style.setProperty("--hue", String(B.hue(label)));
-        chips.append(chip);
-      }
-      node.append(chips);
-    }
-    const meta = el("div", { class: "card-meta" });
-    if (card.assignees.length) meta.append(renderAssignees(card));
-    if (card.due) {
-      meta.append(
-        el("span", {
-          class: "due due-" + due,
-          "data-testid": "due-" + card.id,
-          title: due === "overdue" ? "Overdue" : "Due date",
-          text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
-        }),
-      );
-    }
-    const { done, total } = Core.checklistProgress(card);
-    if (total) {
-      meta.append(
-        el("span", {
-          class: "progress" + (done === total ? " progress-done" : ""),
-          "data-testid": "checklist-" + card.id,
-          title: "Checklist",
-          "aria-label": "Checklist " + done + " of " + total + " done",
-        }, B.icon("check"), done + "/" + total),
-      );
-    }
-    if (card.commentCount) {
-      meta.append(
-        el("span", {
-          class: "comment-count",
-          "data-testid": "comments-" + card.id,
-          title: "Comments",
-          "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
-        }, B.icon("comment"), String(card.commentCount)),
-      );
-    }
-    if (meta.childNodes.length) node.append(meta);
-    if (card.item) node.append(renderStock(card));
-    if (!state.readOnly) {
-      node.append(
-        el(
-          "div",
-          { class: "card-actions editing-only" },
-          el("button", {
-            type: "button",
-            class: "icon-button",
-            "aria-label": "Edit " + card.title,
-            "data-focus-key": "edit-" + card.id,
-            onclick: () => B.openCardDialog({ id: card.id }),
-          }, B.icon("edit")),
-          el("button", {
-            type: "button",
-            class: "icon-button",
-            "aria-label": "Archive " + card.title,
-            "data-focus-key": "archive-" + card.id,
-            onclick: () => B.archiveCard(card.id),
-          }, B.icon("trash")),
-        ),
-      );
-    }
-    node.addEventListener("keydown", (event) => B.onCardKey(event, card));
-    node.addEventListener("dblclick", () => B.openCardDialog({ id: card.id }));
-    B.wireDrag(node, card);
-    return node;
+// One avatar a person; the name beside it when there is only one.
+function renderAssignees(card) {
+  const names = card.assignees.map(personLabel);
+  const box = el("span", { class: "assignee", title: "Assigned to " + names.join(", "), "data-testid": "assignee-" + card.id });
+  card.assignees.forEach((username, i) => {
+    const avatar = el("span", { class: "avatar", "aria-hidden": "true", "data-testid": "avatar-" + username, text: initials(names[i]) });
+    avatar.style.setProperty("--hue", String(hue(username)));
+    box.append(avatar);
+  });
+  box.append(el("span", { class: names.length > 1 ? "sr-only" : null, text: names.join(", ") }));
+  return box;
+}
+
+function renderStock(card) {
+  const stock = state.inventoryProblem ? { status: "unavailable", code: state.inventoryProblem } : state.stock.get(card.item);
+  const box = el("div", { class: "stock" });
+  let text;
+  let kind = "";
+  if (!stock) text = "Stock: …";
+  else if (stock.status === "ok") {
+    text = stock.name + ": " + stock.count + " in stock";
+    kind = stock.count === 0 ? " stock-empty" : "";
+  } else if (stock.status === "missing") {
+    text = "Item " + card.item + " is not in the inventory";
+    kind = " stock-unavailable";
+  } else {
+    text = "Inventory unavailable";
+    kind = " stock-unavailable";
   }
-
-  // One avatar a person; the name beside it when there is only one.
-  function renderAssignees(card) {
-    const names = card.assignees.map(B.personLabel);
-    const box = el("span", { class: "assignee", title: "Assigned to " + names.join(", "), "data-testid": "assignee-" + card.id });
-    card.assignees.forEach((username, i) => {
-      const avatar = el("span", { class: "avatar", "aria-hidden": "true", "data-testid": "avatar-" + username, text: B.initials(names[i]) });
-      avatar.style.setProperty("--hue", String(B.hue(username)));
-      box.append(avatar);
-    });
-    box.append(el("span", { class: names.length > 1 ? "sr-only" : null, text: names.join(", ") }));
-    return box;
-  }
-
-  function renderStock(card) {
-    const stock = state.inventoryProblem ? { status: "unavailable", code: state.inventoryProblem } : state.stock.get(card.item);
-    const box = el("div", { class: "stock" });
-    let text;
-    let kind = "";
-    if (!stock) text = "Stock: …";
-    else if (stock.status === "ok") {
-      text = stock.name + ": " + stock.count + " in stock";
-      kind = stock.count === 0 ? " stock-empty" : "";
-    } else if (stock.status === "missing") {
-      text = "Item " + card.item + " is not in the inventory";
-      kind = " stock-unavailable";
-    } else {
-      text = "Inventory unavailable";
-      kind = " stock-unavailable";
-    }
+  box.append(
+    el("span", {
+      class: "stock-badge" + kind,
+      "data-testid": "stock-" + card.id,
+      title: stock && stock.code ? "inventory: " + stock.code : "",
+      text,
+    }),
+  );
+  if (stock && stock.status === "ok" && !state.readOnly) {
     box.append(
-      el("span", {
-        class: "stock-badge" + kind,
-        "data-testid": "stock-" + card.id,
-        title: stock && stock.code ? "inventory: " + stock.code : "",
-        text,
+      el("button", {
+        type: "button",
+        class: "button small",
+        "data-testid": "use-one-" + card.id,
+        "data-focus-key": "use-" + card.id,
+        "aria-label": "Use one " + stock.name,
+        disabled: stock.count <= 0,
+        text: "Use one",
+        onclick: () => useOne(card),
       }),
     );
-    if (stock && stock.status === "ok" && !state.readOnly) {
-      box.append(
-        el("button", {
-          type: "button",
-          class: "button small",
-          "data-testid": "use-one-" + card.id,
-          "data-focus-key": "use-" + card.id,
-          "aria-label": "Use one " + stock.name,
-          disabled: stock.count <= 0,
-          text: "Use one",
-          onclick: () => B.useOne(card),
-        }),
-      );
-    }
-    return box;
   }
+  return box;
+}
 
-  // --- keyboard and drag and drop -------------------------------------------------------------
-
-  Object.assign(B, { syncToolbar, fillSelect, focusCard, render, renderColumn, renderCard, renderStock });
-})(window.BoardApp);

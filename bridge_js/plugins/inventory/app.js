@@ -2,169 +2,167 @@
 // SDK. Keys: `items` (the index of item ids, changed only with updateValue) and
 // `stock:<id>` = {name, count}. The Board project reads and writes `stock:` keys through
 // its `inventory` alias, so counts change only through updateValue here as well.
-(function () {
-  "use strict";
+// The page's one module (index.html loads the SDK before it, as a classic script).
+import { announce, createGenerations, createWriteMode, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import * as Core from "./inventory-core.js";
 
-  const kanban = window.steamHarnessKanban;
-  const Core = window.InventoryCore;
-  const { el, announce, toast, reportError } = window.PluginKit;
-  const { KEYS } = Core;
+const kanban = window.steamHarnessKanban;
+const { KEYS } = Core;
 
-  const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
-  const generations = Core.createGenerations();
-  const $ = (id) => document.getElementById(id);
+const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
+const generations = createGenerations();
+const $ = (id) => document.getElementById(id);
 
-  let resolveReady;
-  const ready = new Promise((resolve) => (resolveReady = resolve));
-  window.inventoryDebug = Object.freeze({
-    ready,
-    get state() {
-      return Object.freeze(JSON.parse(JSON.stringify(state)));
-    },
-  });
+let resolveReady;
+const ready = new Promise((resolve) => (resolveReady = resolve));
+window.inventoryDebug = Object.freeze({
+  ready,
+  get state() {
+    return Object.freeze(JSON.parse(JSON.stringify(state)));
+  },
+});
 
-  // A guest's inventory starts read-only (getContext) and unlocks live on promotion.
-  const { apply: applyContext, write } = window.PluginKit.createWriteMode({
-    state,
-    render: () => render(),
-    refresh: () => scheduleRefresh(0),
-  });
+// A guest's inventory starts read-only (getContext) and unlocks live on promotion.
+const { apply: applyContext, write } = createWriteMode({
+  state,
+  render: () => render(),
+  refresh: () => scheduleRefresh(0),
+});
 
-  async function load() {
-    const generation = generations.next();
-    try {
-      const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.items));
-      const values = await Promise.all(ids.map((id) => kanban.kv.getValue(KEYS.stock(id))));
-      if (!generations.isCurrent(generation)) return;
-      state.items = Core.sortItems(ids.map((id, i) => Core.normalizeItem(id, values[i])).filter(Boolean));
-      state.loaded = true;
-      render();
-    } catch (err) {
-      if (generations.isCurrent(generation)) reportError(err, "Loading the inventory failed");
-    } finally {
-      if (generations.isCurrent(generation)) resolveReady();
-    }
-  }
-
-  let timer = null;
-  function scheduleRefresh(delay) {
-    clearTimeout(timer);
-    timer = setTimeout(load, delay === undefined ? 100 : delay);
-  }
-
-  async function addItem() {
-    const name = Core.checkName($("item-name").value);
-    const count = Core.checkCount($("item-count").value);
-    const problem = !name.ok ? name.message : !count.ok ? count.message : "";
-    $("add-error").hidden = !problem;
-    $("add-error").textContent = problem;
-    if (problem) return;
-    const id = Core.newItemId(name.value, (n) => crypto.getRandomValues(new Uint8Array(n)));
-    const item = { name: name.value, count: count.value };
-    state.items = Core.sortItems([...state.items, { id, ...item, broken: false }]);
+async function load() {
+  const generation = generations.next();
+  try {
+    const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.items));
+    const values = await Promise.all(ids.map((id) => kanban.kv.getValue(KEYS.stock(id))));
+    if (!generations.isCurrent(generation)) return;
+    state.items = Core.sortItems(ids.map((id, i) => Core.normalizeItem(id, values[i])).filter(Boolean));
+    state.loaded = true;
     render();
-    $("item-name").value = "";
-    $("item-count").value = "0";
-    $("item-name").focus();
-    // The stock first, then the index, so the index never names a missing item.
-    const done = await write("Adding the item", async () => {
-      await kanban.kv.updateValue(KEYS.stock(id), Core.createOnly(item));
-      await kanban.kv.updateValue(KEYS.items, Core.addToIndex(id));
-    });
-    if (done) announce("Added " + name.value + ".");
+  } catch (err) {
+    if (generations.isCurrent(generation)) reportError(err, "Loading the inventory failed");
+  } finally {
+    if (generations.isCurrent(generation)) resolveReady();
   }
+}
 
-  function adjust(item, delta) {
-    if (item.count + delta < 0) {
-      toast("Stock cannot go below zero.");
-      return;
-    }
-    const local = state.items.find((i) => i.id === item.id);
-    if (local) local.count += delta;
-    render();
-    write("Changing the count", async () => {
-      const stored = await kanban.kv.updateValue(KEYS.stock(item.id), Core.adjust(delta));
-      announce(item.name + ": " + stored.count + " in stock.");
-    });
-  }
+let timer = null;
+function scheduleRefresh(delay) {
+  clearTimeout(timer);
+  timer = setTimeout(load, delay === undefined ? 100 : delay);
+}
 
-  function render() {
-    if (!state.loaded) return;
-    state.renders++;
-    const focusKey = document.activeElement ? document.activeElement.getAttribute("data-focus-key") : null;
-    const body = $("items");
-    if (!state.items.length) {
-      body.replaceChildren(
-        el("tr", {}, el("td", { colspan: "3", class: "muted", text: state.readOnly ? "No items yet." : "No items yet: add the first one above." })),
-      );
-    } else {
-      body.replaceChildren(...state.items.map(renderItem));
-    }
-    if (focusKey) {
-      const again = body.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
-      if (again) again.focus();
-    }
-  }
-
-  function renderItem(item) {
-    const count = el(
-      "td",
-      { class: "num" },
-      state.readOnly
-        ? null
-        : el("button", {
-            type: "button",
-            class: "step",
-            "data-testid": "dec-" + item.id,
-            "data-focus-key": "dec-" + item.id,
-            "aria-label": "One fewer " + item.name,
-            disabled: item.count <= 0,
-            text: "−",
-            onclick: () => adjust(item, -1),
-          }),
-      el("span", { class: "count" + (item.count === 0 ? " count-empty" : ""), "data-testid": "count-" + item.id, text: String(item.count) }),
-      state.readOnly
-        ? null
-        : el("button", {
-            type: "button",
-            class: "step",
-            "data-testid": "inc-" + item.id,
-            "data-focus-key": "inc-" + item.id,
-            "aria-label": "One more " + item.name,
-            text: "+",
-            onclick: () => adjust(item, +1),
-          }),
-    );
-    return el(
-      "tr",
-      { "data-testid": "item-" + item.id },
-      el("th", { scope: "row", text: item.name }),
-      el("td", {}, el("code", { text: item.id })),
-      count,
-    );
-  }
-
-  $("add-item").addEventListener("click", addItem);
-  for (const id of ["item-name", "item-count"]) {
-    // Sandboxed pages cannot submit forms: Enter adds by hand.
-    $(id).addEventListener("keydown", (event) => {
-      if (event.key === "Enter") {
-        event.preventDefault();
-        addItem();
-      }
-    });
-  }
-
-  let unsubscribe = null;
-  kanban.ready.then(() => {
-    applyContext(kanban.getContext());
-    kanban.onContextChange(applyContext);
-    unsubscribe = kanban.kv.subscribe(() => scheduleRefresh());
-    load();
+async function addItem() {
+  const name = Core.checkName($("item-name").value);
+  const count = Core.checkCount($("item-count").value);
+  const problem = !name.ok ? name.message : !count.ok ? count.message : "";
+  $("add-error").hidden = !problem;
+  $("add-error").textContent = problem;
+  if (problem) return;
+  const id = Core.newItemId(name.value, (n) => crypto.getRandomValues(new Uint8Array(n)));
+  const item = { name: name.value, count: count.value };
+  state.items = Core.sortItems([...state.items, { id, ...item, broken: false }]);
+  render();
+  $("item-name").value = "";
+  $("item-count").value = "0";
+  $("item-name").focus();
+  // The stock first, then the index, so the index never names a missing item.
+  const done = await write("Adding the item", async () => {
+    await kanban.kv.updateValue(KEYS.stock(id), Core.createOnly(item));
+    await kanban.kv.updateValue(KEYS.items, Core.addToIndex(id));
   });
-  kanban.onConfigurationChange(() => load());
-  kanban.onInvalidated(({ alias, code }) => {
-    if (alias === null) toast("Live updates stopped; reload to try again.", code);
+  if (done) announce("Added " + name.value + ".");
+}
+
+function adjust(item, delta) {
+  if (item.count + delta < 0) {
+    toast("Stock cannot go below zero.");
+    return;
+  }
+  const local = state.items.find((i) => i.id === item.id);
+  if (local) local.count += delta;
+  render();
+  write("Changing the count", async () => {
+    const stored = await kanban.kv.updateValue(KEYS.stock(item.id), Core.adjust(delta));
+    announce(item.name + ": " + stored.count + " in stock.");
   });
-  addEventListener("pagehide", () => unsubscribe && unsubscribe());
-})();
+}
+
+function render() {
+  if (!state.loaded) return;
+  state.renders++;
+  const focusKey = document.activeElement ? document.activeElement.getAttribute("data-focus-key") : null;
+  const body = $("items");
+  if (!state.items.length) {
+    body.replaceChildren(
+      el("tr", {}, el("td", { colspan: "3", class: "muted", text: state.readOnly ? "No items yet." : "No items yet: add the first one above." })),
+    );
+  } else {
+    body.replaceChildren(...state.items.map(renderItem));
+  }
+  if (focusKey) {
+    const again = body.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
+    if (again) again.focus();
+  }
+}
+
+function renderItem(item) {
+  const count = el(
+    "td",
+    { class: "num" },
+    state.readOnly
+      ? null
+      : el("button", {
+          type: "button",
+          class: "step",
+          "data-testid": "dec-" + item.id,
+          "data-focus-key": "dec-" + item.id,
+          "aria-label": "One fewer " + item.name,
+          disabled: item.count <= 0,
+          text: "−",
+          onclick: () => adjust(item, -1),
+        }),
+    el("span", { class: "count" + (item.count === 0 ? " count-empty" : ""), "data-testid": "count-" + item.id, text: String(item.count) }),
+    state.readOnly
+      ? null
+      : el("button", {
+          type: "button",
+          class: "step",
+          "data-testid": "inc-" + item.id,
+          "data-focus-key": "inc-" + item.id,
+          "aria-label": "One more " + item.name,
+          text: "+",
+          onclick: () => adjust(item, +1),
+        }),
+  );
+  return el(
+    "tr",
+    { "data-testid": "item-" + item.id },
+    el("th", { scope: "row", text: item.name }),
+    el("td", {}, el("code", { text: item.id })),
+    count,
+  );
+}
+
+$("add-item").addEventListener("click", addItem);
+for (const id of ["item-name", "item-count"]) {
+  // Sandboxed pages cannot submit forms: Enter adds by hand.
+  $(id).addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      addItem();
+    }
+  });
+}
+
+let unsubscribe = null;
+kanban.ready.then(() => {
+  applyContext(kanban.getContext());
+  kanban.onContextChange(applyContext);
+  unsubscribe = kanban.kv.subscribe(() => scheduleRefresh());
+  load();
+});
+kanban.onConfigurationChange(() => load());
+kanban.onInvalidated(({ alias, code }) => {
+  if (alias === null) toast("Live updates stopped; reload to try again.", code);
+});
+addEventListener("pagehide", () => unsubscribe && unsubscribe());

@@ -1,14 +1,12 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { loadCore } from "./load.mjs";
-
-const Comments = loadCore("board/board-comments.js", "BoardComments");
+import { MAX_COMMENT, addComment, completeMention, deleteComment, editComment, mentionAt, mentionChoices, mentioned, normalizeComments, segments } from "../../plugins/board/board-comments.js";
 const comment = (id, author, text = "hi") => ({ id, author, text, at: "2026-12-02T10:00:00Z" });
 
 describe("comments", () => {
   test("two people commenting at once both keep theirs, each once", () => {
-    const alice = Comments.addComment(comment("c1", "alice", "first"));
-    const bob = Comments.addComment(comment("c2", "bob", "second"));
+    const alice = addComment(comment("c1", "alice", "first"));
+    const bob = addComment(comment("c2", "bob", "second"));
     const both = bob(alice(undefined));
     assert.deepEqual(both.map((c) => c.author), ["alice", "bob"]);
     assert.equal(alice(both).length, 2, "a retried add does not add twice");
@@ -16,38 +14,38 @@ describe("comments", () => {
 
   test("only its author edits a comment; its author or an owner deletes it", () => {
     const list = [comment("c1", "alice")];
-    assert.equal(Comments.editComment("c1", "alice", " better ", "t2")(list)[0].text, "better");
-    assert.equal(Comments.editComment("c1", "alice", "better", "t2")(list)[0].edited, "t2");
-    assert.throws(() => Comments.editComment("c1", "bob", "mine now", "t2")(list), (e) => e.reason === "not_yours");
-    assert.throws(() => Comments.deleteComment("c1", "bob", false)(list), (e) => e.reason === "not_yours");
-    assert.deepEqual(Comments.deleteComment("c1", "bob", true)(list), []);
-    assert.deepEqual(Comments.deleteComment("c1", "alice", false)(list), []);
-    assert.throws(() => Comments.deleteComment("c9", "alice", true)(list), (e) => e.reason === "gone");
+    assert.equal(editComment("c1", "alice", " better ", "t2")(list)[0].text, "better");
+    assert.equal(editComment("c1", "alice", "better", "t2")(list)[0].edited, "t2");
+    assert.throws(() => editComment("c1", "bob", "mine now", "t2")(list), (e) => e.reason === "not_yours");
+    assert.throws(() => deleteComment("c1", "bob", false)(list), (e) => e.reason === "not_yours");
+    assert.deepEqual(deleteComment("c1", "bob", true)(list), []);
+    assert.deepEqual(deleteComment("c1", "alice", false)(list), []);
+    assert.throws(() => deleteComment("c9", "alice", true)(list), (e) => e.reason === "gone");
   });
 
   test("an empty or too long comment is refused, and junk in the stored list is dropped", () => {
-    assert.throws(() => Comments.addComment(comment("c1", "a", "  "))([]), (e) => e.reason === "empty");
-    const long = "x".repeat(Comments.MAX_COMMENT + 1);
-    assert.throws(() => Comments.addComment(comment("c1", "a", long))([]), (e) => e.reason === "too_long");
+    assert.throws(() => addComment(comment("c1", "a", "  "))([]), (e) => e.reason === "empty");
+    const long = "x".repeat(MAX_COMMENT + 1);
+    assert.throws(() => addComment(comment("c1", "a", long))([]), (e) => e.reason === "too_long");
     const stored = [comment("c1", "a"), comment("c1", "b"), { id: "c2", text: "no author" }, comment("bad id", "a"), 7];
-    assert.deepEqual(Comments.normalizeComments(stored).map((c) => c.id), ["c1"]);
+    assert.deepEqual(normalizeComments(stored).map((c) => c.id), ["c1"]);
   });
 
   test("links are http(s) only, and a sentence's punctuation is not part of one", () => {
-    assert.deepEqual(Comments.segments("see https://example.com/a?b=1. Or javascript:alert(1)"), [
+    assert.deepEqual(segments("see https://example.com/a?b=1. Or javascript:alert(1)"), [
       { text: "see " },
       { link: "https://example.com/a?b=1" },
       { text: ". Or javascript:alert(1)" },
     ]);
-    assert.deepEqual(Comments.segments("<b>not html</b>"), [{ text: "<b>not html</b>" }]);
+    assert.deepEqual(segments("<b>not html</b>"), [{ text: "<b>not html</b>" }]);
   });
 
   test("@mentions: the name being typed, the members it may be, and the text completed", () => {
     const members = [{ username: "bob", displayName: "Bob B" }, { username: "bea", displayName: "Beatrice" }, { username: "carol", displayName: "Carol" }];
-    assert.equal(Comments.mentionAt("hi @b", 5), "b");
-    assert.equal(Comments.mentionAt("mail a@b", 8), null, "an address is not a mention");
-    assert.deepEqual(Comments.mentionChoices(members, "b").map((m) => m.username), ["bob", "bea"]);
-    assert.deepEqual(Comments.completeMention("hi @b there", 5, "bob"), { text: "hi @bob  there", caret: 8 });
-    assert.deepEqual(Comments.mentioned("@bob please check, cc @carol. a@bea", ["bob", "bea", "carol"]), ["bob", "carol"]);
+    assert.equal(mentionAt("hi @b", 5), "b");
+    assert.equal(mentionAt("mail a@b", 8), null, "an address is not a mention");
+    assert.deepEqual(mentionChoices(members, "b").map((m) => m.username), ["bob", "bea"]);
+    assert.deepEqual(completeMention("hi @b there", 5, "bob"), { text: "hi @bob  there", caret: 8 });
+    assert.deepEqual(mentioned("@bob please check, cc @carol. a@bea", ["bob", "bea", "carol"]), ["bob", "carol"]);
   });
 });

@@ -1,8 +1,8 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { loadCore } from "./load.mjs";
-
-const Core = loadCore("board/board-core.js", "BoardCore");
+import { Refused, createGenerations } from "../../static/bridge/plugin-kit.js";
+import { MAX_CHECKLIST, ME, archivedCards, cardsInColumn, checklistProgress, columnOf, defaultView, dueState, isFiltering, isRank, keyboardTarget, localDate, matchesFilter, newId, normalizeCard, normalizeColumns, normalizeView, parseLabels, rankBetween, rankForPlacement, wipState } from "../../plugins/board/board-core.js";
+import { Conflict, addColumn, addToIndex, cardActivity, changeChecklist, changedFields, defaultColumnsIfAbsent, mergeCard, moveColumnTo, patchCard, patchColumn, removeColumn, removeFromIndex, useOne } from "../../plugins/board/board-changes.js";
 
 const card = (id, rank, extra = {}) => ({
   id,
@@ -32,10 +32,10 @@ function lcg(seed) {
 
 describe("ranks", () => {
   test("an empty column starts in the middle and appending keeps growing", () => {
-    const first = Core.rankBetween(null, null);
-    const second = Core.rankBetween(first, null);
-    const before = Core.rankBetween(null, first);
-    assert.ok(Core.isRank(first) && Core.isRank(second) && Core.isRank(before));
+    const first = rankBetween(null, null);
+    const second = rankBetween(first, null);
+    const before = rankBetween(null, first);
+    assert.ok(isRank(first) && isRank(second) && isRank(before));
     assert.ok(before < first && first < second);
   });
 
@@ -52,8 +52,8 @@ describe("ranks", () => {
       ["zzzz", null],
     ];
     for (const [low, high] of cases) {
-      const mid = Core.rankBetween(low, high);
-      assert.ok(Core.isRank(mid), `${mid} is a rank`);
+      const mid = rankBetween(low, high);
+      assert.ok(isRank(mid), `${mid} is a rank`);
       if (low !== null) assert.ok(low < mid, `${low} < ${mid}`);
       if (high !== null) assert.ok(mid < high, `${mid} < ${high}`);
     }
@@ -64,18 +64,18 @@ describe("ranks", () => {
     const ranks = [];
     for (let i = 0; i < 1000; i++) {
       const at = Math.floor(random() * (ranks.length + 1));
-      const rank = Core.rankBetween(ranks[at - 1] ?? null, ranks[at] ?? null);
+      const rank = rankBetween(ranks[at - 1] ?? null, ranks[at] ?? null);
       ranks.splice(at, 0, rank);
     }
     for (let i = 1; i < ranks.length; i++) assert.ok(ranks[i - 1] < ranks[i], `${ranks[i - 1]} < ${ranks[i]}`);
-    assert.ok(ranks.every(Core.isRank));
+    assert.ok(ranks.every(isRank));
     assert.ok(Math.max(...ranks.map((r) => r.length)) < 30, "ranks stay short under random inserts");
   });
 
   test("always inserting at the top grows ranks slowly", () => {
-    let top = Core.rankBetween(null, null);
+    let top = rankBetween(null, null);
     for (let i = 0; i < 200; i++) {
-      const next = Core.rankBetween(null, top);
+      const next = rankBetween(null, top);
       assert.ok(next < top);
       top = next;
     }
@@ -83,55 +83,55 @@ describe("ranks", () => {
   });
 
   test("neighbours out of order or malformed are refused", () => {
-    assert.throws(() => Core.rankBetween("b", "a"), RangeError);
-    assert.throws(() => Core.rankBetween("a", "a"), RangeError);
-    assert.throws(() => Core.rankBetween("a0", null), TypeError);
-    assert.throws(() => Core.rankBetween(null, "A"), TypeError);
-    assert.equal(Core.isRank(""), false);
-    assert.equal(Core.isRank(3), false);
+    assert.throws(() => rankBetween("b", "a"), RangeError);
+    assert.throws(() => rankBetween("a", "a"), RangeError);
+    assert.throws(() => rankBetween("a0", null), TypeError);
+    assert.throws(() => rankBetween(null, "A"), TypeError);
+    assert.equal(isRank(""), false);
+    assert.equal(isRank(3), false);
   });
 });
 
 describe("card order and placement", () => {
   test("cards sort by rank, and by id when two ranks tie", () => {
     const cards = [card("c", "m"), card("b", "i"), card("a", "m")];
-    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["b", "a", "c"]);
+    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["b", "a", "c"]);
   });
 
   test("a card whose column was removed shows in the first column", () => {
     const cards = [card("a", "i", { column: "gone" }), card("b", "m", { column: "doing" })];
-    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
-    assert.equal(Core.columnOf(cards[0], COLUMNS), "todo");
+    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
+    assert.equal(columnOf(cards[0], COLUMNS), "todo");
   });
 
   test("placing before a card lands between it and its upper neighbour", () => {
     const list = [card("a", "c"), card("b", "i"), card("c", "p")];
-    const rank = Core.rankForPlacement(list, "b");
+    const rank = rankForPlacement(list, "b");
     assert.ok("c" < rank && rank < "i");
-    assert.ok(Core.rankForPlacement(list, null) > "p");
-    assert.ok(Core.rankForPlacement(list, "a") < "c");
-    assert.ok(Core.rankForPlacement([], null));
+    assert.ok(rankForPlacement(list, null) > "p");
+    assert.ok(rankForPlacement(list, "a") < "c");
+    assert.ok(rankForPlacement([], null));
   });
 
   test("a tie left by two simultaneous inserts is stepped over, not split", () => {
     const list = [card("a", "c"), card("b", "i"), card("c", "i"), card("d", "p")];
-    const rank = Core.rankForPlacement(list, "c");
+    const rank = rankForPlacement(list, "c");
     assert.ok("i" < rank && rank < "p", rank);
   });
 
   test("keyboard moves step over one visible card and across columns", () => {
     const cards = [card("a", "c"), card("b", "i"), card("hidden", "k"), card("c", "p"), card("x", "i", { column: "doing" })];
-    const visible = (col) => Core.cardsInColumn(cards, COLUMNS, col).filter((c) => c.id !== "hidden");
+    const visible = (col) => cardsInColumn(cards, COLUMNS, col).filter((c) => c.id !== "hidden");
     const byId = (id) => cards.find((c) => c.id === id);
-    assert.deepEqual(Core.keyboardTarget(byId("b"), "up", COLUMNS, visible), { column: "todo", beforeId: "a" });
-    assert.deepEqual(Core.keyboardTarget(byId("a"), "down", COLUMNS, visible), { column: "todo", beforeId: "c" });
-    assert.deepEqual(Core.keyboardTarget(byId("b"), "down", COLUMNS, visible), { column: "todo", beforeId: null });
-    assert.equal(Core.keyboardTarget(byId("a"), "up", COLUMNS, visible), null);
-    assert.equal(Core.keyboardTarget(byId("c"), "down", COLUMNS, visible), null);
-    assert.equal(Core.keyboardTarget(byId("a"), "left", COLUMNS, visible), null);
-    assert.deepEqual(Core.keyboardTarget(byId("a"), "right", COLUMNS, visible), { column: "doing", beforeId: "x" });
-    assert.deepEqual(Core.keyboardTarget(byId("b"), "right", COLUMNS, visible), { column: "doing", beforeId: null });
-    assert.deepEqual(Core.keyboardTarget(byId("x"), "left", COLUMNS, visible), { column: "todo", beforeId: "a" });
+    assert.deepEqual(keyboardTarget(byId("b"), "up", COLUMNS, visible), { column: "todo", beforeId: "a" });
+    assert.deepEqual(keyboardTarget(byId("a"), "down", COLUMNS, visible), { column: "todo", beforeId: "c" });
+    assert.deepEqual(keyboardTarget(byId("b"), "down", COLUMNS, visible), { column: "todo", beforeId: null });
+    assert.equal(keyboardTarget(byId("a"), "up", COLUMNS, visible), null);
+    assert.equal(keyboardTarget(byId("c"), "down", COLUMNS, visible), null);
+    assert.equal(keyboardTarget(byId("a"), "left", COLUMNS, visible), null);
+    assert.deepEqual(keyboardTarget(byId("a"), "right", COLUMNS, visible), { column: "doing", beforeId: "x" });
+    assert.deepEqual(keyboardTarget(byId("b"), "right", COLUMNS, visible), { column: "doing", beforeId: null });
+    assert.deepEqual(keyboardTarget(byId("x"), "left", COLUMNS, visible), { column: "todo", beforeId: "a" });
   });
 });
 
@@ -141,7 +141,7 @@ describe("filters", () => {
     card("b", "i", { title: "Write docs", description: "Explain the login page", assignees: ["bob", "carol"] }),
     card("c", "p", { title: "Ship it", labels: ["release"] }),
   ];
-  const ids = (filter, me = "") => cards.filter((c) => Core.matchesFilter(c, filter, "2026-12-01", me)).map((c) => c.id);
+  const ids = (filter, me = "") => cards.filter((c) => matchesFilter(c, filter, "2026-12-01", me)).map((c) => c.id);
 
   test("text matches title, description, assignee and labels, every word, any case", () => {
     assert.deepEqual(ids({ text: "LOGIN" }), ["a", "b"]);
@@ -160,67 +160,67 @@ describe("filters", () => {
   });
 
   test("assigned to me is the cards naming the viewer, and nobody's name can mean it", () => {
-    assert.deepEqual(ids({ assignee: Core.ME }, "carol"), ["b"]);
-    assert.deepEqual(ids({ assignee: Core.ME }, ""), []);
-    assert.equal(Core.isFiltering({ assignee: Core.ME }), true);
-    assert.match(Core.ME, /:/, "Django usernames have no colon");
+    assert.deepEqual(ids({ assignee: ME }, "carol"), ["b"]);
+    assert.deepEqual(ids({ assignee: ME }, ""), []);
+    assert.equal(isFiltering({ assignee: ME }), true);
+    assert.match(ME, /:/, "Django usernames have no colon");
   });
 
   test("an empty filter is not filtering", () => {
-    assert.equal(Core.isFiltering(Core.defaultView().filter), false);
-    assert.equal(Core.isFiltering({ text: " x" }), true);
-    assert.equal(Core.isFiltering({ label: "bug" }), true);
+    assert.equal(isFiltering(defaultView().filter), false);
+    assert.equal(isFiltering({ text: " x" }), true);
+    assert.equal(isFiltering({ label: "bug" }), true);
   });
 });
 
 describe("WIP limits and due dates", () => {
   test("a column warns only when it holds more cards than its limit", () => {
-    assert.deepEqual(Core.wipState({ wip: 2 }, 3), { count: 3, limit: 2, over: true, full: false });
-    assert.deepEqual(Core.wipState({ wip: 2 }, 2), { count: 2, limit: 2, over: false, full: true });
-    assert.deepEqual(Core.wipState({ wip: 0 }, 50), { count: 50, limit: 0, over: false, full: false });
-    assert.equal(Core.wipState({ wip: "3" }, 9).over, false);
+    assert.deepEqual(wipState({ wip: 2 }, 3), { count: 3, limit: 2, over: true, full: false });
+    assert.deepEqual(wipState({ wip: 2 }, 2), { count: 2, limit: 2, over: false, full: true });
+    assert.deepEqual(wipState({ wip: 0 }, 50), { count: 50, limit: 0, over: false, full: false });
+    assert.equal(wipState({ wip: "3" }, 9).over, false);
   });
 
   test("due dates are overdue before today", () => {
-    assert.equal(Core.dueState("2026-01-01", "2026-01-02"), "overdue");
-    assert.equal(Core.dueState("2026-01-02", "2026-01-02"), "today");
-    assert.equal(Core.dueState("2026-02-01", "2026-01-02"), "later");
-    assert.equal(Core.dueState(null, "2026-01-02"), "none");
-    assert.equal(Core.localDate(new Date(2026, 0, 5)), "2026-01-05");
+    assert.equal(dueState("2026-01-01", "2026-01-02"), "overdue");
+    assert.equal(dueState("2026-01-02", "2026-01-02"), "today");
+    assert.equal(dueState("2026-02-01", "2026-01-02"), "later");
+    assert.equal(dueState(null, "2026-01-02"), "none");
+    assert.equal(localDate(new Date(2026, 0, 5)), "2026-01-05");
   });
 
   test("labels are trimmed, deduplicated regardless of case, and bounded", () => {
-    assert.deepEqual(Core.parseLabels(" bug, Bug ,ui,, "), ["bug", "ui"]);
-    assert.equal(Core.parseLabels(Array.from({ length: 30 }, (_, i) => "l" + i).join(",")).length, 12);
+    assert.deepEqual(parseLabels(" bug, Bug ,ui,, "), ["bug", "ui"]);
+    assert.equal(parseLabels(Array.from({ length: 30 }, (_, i) => "l" + i).join(",")).length, 12);
   });
 });
 
 describe("view settings", () => {
   test("stored views are normalised, whatever was written", () => {
-    assert.deepEqual(Core.normalizeView(undefined), Core.defaultView());
-    assert.deepEqual(Core.normalizeView({ filter: { text: 5, label: "bug" }, collapsed: ["done", "done", 3], density: "huge" }), {
+    assert.deepEqual(normalizeView(undefined), defaultView());
+    assert.deepEqual(normalizeView({ filter: { text: 5, label: "bug" }, collapsed: ["done", "done", 3], density: "huge" }), {
       filter: { text: "", label: "bug", assignee: "", due: "" },
       collapsed: ["done"],
       density: "comfortable",
     });
-    assert.equal(Core.normalizeView({ density: "compact" }).density, "compact");
+    assert.equal(normalizeView({ density: "compact" }).density, "compact");
   });
 });
 
 describe("stored board values", () => {
   test("columns keep valid, unique entries", () => {
-    assert.equal(Core.normalizeColumns(undefined), null);
-    assert.deepEqual(Core.normalizeColumns([{ id: "a", title: "A", wip: 2 }, { id: "a" }, { id: "b c" }, null, { id: "z", wip: -1 }]), [
+    assert.equal(normalizeColumns(undefined), null);
+    assert.deepEqual(normalizeColumns([{ id: "a", title: "A", wip: 2 }, { id: "a" }, { id: "b c" }, null, { id: "z", wip: -1 }]), [
       { id: "a", title: "A", wip: 2 },
       { id: "z", title: "z", wip: 0 },
     ]);
   });
 
   test("a card tombstone or junk reads as no card", () => {
-    assert.equal(Core.normalizeCard("a", { id: "a", deleted: true }), null);
-    assert.equal(Core.normalizeCard("a", [1]), null);
-    assert.equal(Core.normalizeCard("a", undefined), null);
-    const c = Core.normalizeCard("a", { title: "T", labels: ["x", 3], due: "soon", rank: "A", item: "" });
+    assert.equal(normalizeCard("a", { id: "a", deleted: true }), null);
+    assert.equal(normalizeCard("a", [1]), null);
+    assert.equal(normalizeCard("a", undefined), null);
+    const c = normalizeCard("a", { title: "T", labels: ["x", 3], due: "soon", rank: "A", item: "" });
     assert.deepEqual({ ...c, labels: [...c.labels] }, {
       id: "a",
       title: "T",
@@ -238,97 +238,97 @@ describe("stored board values", () => {
   });
 
   test("a card from before several assignees names its one; junk assignees and items go", () => {
-    assert.deepEqual(Core.normalizeCard("a", { assignee: " bob " }).assignees, ["bob"]);
-    assert.deepEqual(Core.normalizeCard("a", { assignees: ["bob", "bob", 3, "", "carol"], assignee: "x" }).assignees, ["bob", "carol"]);
+    assert.deepEqual(normalizeCard("a", { assignee: " bob " }).assignees, ["bob"]);
+    assert.deepEqual(normalizeCard("a", { assignees: ["bob", "bob", 3, "", "carol"], assignee: "x" }).assignees, ["bob", "carol"]);
     const items = [{ id: "i1", text: " Buy ", done: true }, { id: "i1", text: "again" }, { id: "bad id", text: "x" }, { id: "i2", text: "" }, "x"];
-    assert.deepEqual(Core.normalizeCard("a", { checklist: items }).checklist, [{ id: "i1", text: "Buy", done: true }]);
-    assert.equal(Core.normalizeCard("a", { commentCount: -2 }).commentCount, 0);
+    assert.deepEqual(normalizeCard("a", { checklist: items }).checklist, [{ id: "i1", text: "Buy", done: true }]);
+    assert.equal(normalizeCard("a", { commentCount: -2 }).commentCount, 0);
   });
 
   test("an archived card is in no column and in the archive", () => {
     const cards = [
-      Core.normalizeCard("a", { title: "Kept", column: "todo", rank: "c" }),
-      Core.normalizeCard("b", { title: "Gone", column: "todo", rank: "d", archived: true }),
+      normalizeCard("a", { title: "Kept", column: "todo", rank: "c" }),
+      normalizeCard("b", { title: "Gone", column: "todo", rank: "d", archived: true }),
     ];
-    assert.deepEqual(Core.cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
-    assert.deepEqual(Core.archivedCards(cards).map((c) => c.id), ["b"]);
+    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
+    assert.deepEqual(archivedCards(cards).map((c) => c.id), ["b"]);
   });
 });
 
 describe("updaters", () => {
   test("index changes merge: adding is idempotent and removing keeps the others", () => {
-    assert.deepEqual(Core.addToIndex("b")(["a"]), ["a", "b"]);
-    assert.deepEqual(Core.addToIndex("b")(["a", "b"]), ["a", "b"]);
-    assert.deepEqual(Core.addToIndex("a")(undefined), ["a"]);
-    assert.deepEqual(Core.removeFromIndex("a")(["a", "b", "a"]), ["b"]);
+    assert.deepEqual(addToIndex("b")(["a"]), ["a", "b"]);
+    assert.deepEqual(addToIndex("b")(["a", "b"]), ["a", "b"]);
+    assert.deepEqual(addToIndex("a")(undefined), ["a"]);
+    assert.deepEqual(removeFromIndex("a")(["a", "b", "a"]), ["b"]);
   });
 
   test("a card patch applies to what is stored now and refuses a deleted card", () => {
     const stored = { id: "a", title: "Moved elsewhere", column: "done", rank: "x" };
-    assert.deepEqual(Core.patchCard({ title: "New" })(stored), { ...stored, title: "New" });
-    assert.throws(() => Core.patchCard({ title: "New" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
-    assert.throws(() => Core.patchCard({ title: "New" })(undefined), Core.Refused);
+    assert.deepEqual(patchCard({ title: "New" })(stored), { ...stored, title: "New" });
+    assert.throws(() => patchCard({ title: "New" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.throws(() => patchCard({ title: "New" })(undefined), Refused);
   });
 
   test("a dialog save names only the fields its user changed", () => {
-    const base = Core.normalizeCard("a", { title: "Bolts", description: "M6", labels: ["x"], column: "todo" });
+    const base = normalizeCard("a", { title: "Bolts", description: "M6", labels: ["x"], column: "todo" });
     const fields = { title: "Bolts", description: "M8", labels: ["x"], assignees: [], due: null };
-    assert.deepEqual(Core.changedFields(base, fields), { description: "M8" });
+    assert.deepEqual(changedFields(base, fields), { description: "M8" });
   });
 
   test("two people editing different fields of one card both keep their edit", () => {
-    const base = Core.normalizeCard("a", { id: "a", title: "Bolts", description: "M6", column: "todo", rank: "i" });
+    const base = normalizeCard("a", { id: "a", title: "Bolts", description: "M6", column: "todo", rank: "i" });
     const afterAlice = { ...base, title: "Bolts, zinc" };
-    const merged = Core.mergeCard(base, { description: "M8" })(afterAlice);
+    const merged = mergeCard(base, { description: "M8" })(afterAlice);
     assert.equal(merged.title, "Bolts, zinc");
     assert.equal(merged.description, "M8");
   });
 
   test("the same field changed by someone else meanwhile is a conflict naming it", () => {
-    const base = Core.normalizeCard("a", { id: "a", title: "Bolts", column: "todo", rank: "i" });
+    const base = normalizeCard("a", { id: "a", title: "Bolts", column: "todo", rank: "i" });
     const theirs = { ...base, title: "Nuts", column: "done", rank: "k" };
     assert.throws(
-      () => Core.mergeCard(base, { title: "Screws", description: "new" })(theirs),
-      (e) => e instanceof Core.Conflict && e.fields.join() === "title" && e.current.title === "Nuts" && /Title/.test(e.message),
+      () => mergeCard(base, { title: "Screws", description: "new" })(theirs),
+      (e) => e instanceof Conflict && e.fields.join() === "title" && e.current.title === "Nuts" && /Title/.test(e.message),
     );
     // The same change on both sides is no conflict; a rank moves with its column.
-    assert.equal(Core.mergeCard(base, { title: "Nuts" })(theirs).title, "Nuts");
-    assert.throws(() => Core.mergeCard(base, { column: "doing", rank: "j" })(theirs), (e) => e.fields.join() === "column");
-    assert.throws(() => Core.mergeCard(base, { title: "x" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.equal(mergeCard(base, { title: "Nuts" })(theirs).title, "Nuts");
+    assert.throws(() => mergeCard(base, { column: "doing", rank: "j" })(theirs), (e) => e.fields.join() === "column");
+    assert.throws(() => mergeCard(base, { title: "x" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
   });
 
   test("default columns are written only when absent", () => {
-    assert.deepEqual(Core.defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
-    assert.throws(() => Core.defaultColumnsIfAbsent([]), (e) => e.reason === "exists");
+    assert.deepEqual(defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
+    assert.throws(() => defaultColumnsIfAbsent([]), (e) => e.reason === "exists");
   });
 
   test("a column moves into another's place, the rest keeping their order", () => {
     const ids = (list) => list.map((c) => c.id);
     const cols = COLUMNS.map((c) => ({ ...c }));
-    assert.deepEqual(ids(Core.moveColumnTo("done", "doing")(cols)), ["todo", "done", "doing"]);
-    assert.deepEqual(ids(Core.moveColumnTo("todo", "done")(cols)), ["doing", "done", "todo"]);
-    assert.deepEqual(ids(Core.moveColumnTo("todo", "todo")(cols)), ["todo", "doing", "done"]);
-    assert.throws(() => Core.moveColumnTo("gone", "todo")(cols), (e) => e.reason === "gone");
+    assert.deepEqual(ids(moveColumnTo("done", "doing")(cols)), ["todo", "done", "doing"]);
+    assert.deepEqual(ids(moveColumnTo("todo", "done")(cols)), ["doing", "done", "todo"]);
+    assert.deepEqual(ids(moveColumnTo("todo", "todo")(cols)), ["todo", "doing", "done"]);
+    assert.throws(() => moveColumnTo("gone", "todo")(cols), (e) => e.reason === "gone");
   });
 
   test("column updaters", () => {
     const cols = COLUMNS.map((c) => ({ ...c }));
-    assert.deepEqual(Core.addColumn({ id: "qa", title: "QA", wip: 1 })(cols).map((c) => c.id), ["todo", "doing", "done", "qa"]);
-    assert.equal(Core.patchColumn("doing", { wip: 5 })(cols)[1].wip, 5);
-    assert.throws(() => Core.patchColumn("nope", { wip: 5 })(cols), Core.Refused);
-    assert.deepEqual(Core.removeColumn("doing")(cols).map((c) => c.id), ["todo", "done"]);
+    assert.deepEqual(addColumn({ id: "qa", title: "QA", wip: 1 })(cols).map((c) => c.id), ["todo", "doing", "done", "qa"]);
+    assert.equal(patchColumn("doing", { wip: 5 })(cols)[1].wip, 5);
+    assert.throws(() => patchColumn("nope", { wip: 5 })(cols), Refused);
+    assert.deepEqual(removeColumn("doing")(cols).map((c) => c.id), ["todo", "done"]);
   });
 
   test("using one item never takes stock below zero", () => {
-    assert.deepEqual(Core.useOne({ name: "Pens", count: 2 }), { name: "Pens", count: 1 });
-    assert.throws(() => Core.useOne({ name: "Pens", count: 0 }), (e) => e.reason === "empty");
-    assert.throws(() => Core.useOne(undefined), (e) => e.reason === "missing");
+    assert.deepEqual(useOne({ name: "Pens", count: 2 }), { name: "Pens", count: 1 });
+    assert.throws(() => useOne({ name: "Pens", count: 0 }), (e) => e.reason === "empty");
+    assert.throws(() => useOne(undefined), (e) => e.reason === "missing");
   });
 });
 
 describe("request generations", () => {
   test("only the latest request may apply its answer", async () => {
-    const generations = Core.createGenerations();
+    const generations = createGenerations();
     const applied = [];
     const load = async (name, delay) => {
       const mine = generations.next();
@@ -343,7 +343,7 @@ describe("request generations", () => {
 });
 
 test("ids are 12 base-36 characters", () => {
-  const id = Core.newId((n) => Uint8Array.from({ length: n }, (_, i) => i * 37));
+  const id = newId((n) => Uint8Array.from({ length: n }, (_, i) => i * 37));
   assert.match(id, /^[0-9a-z]{12}$/);
 });
 
@@ -359,7 +359,7 @@ describe("a card's activity", () => {
       version("2", { title: "Bolts", column: "todo", rank: "i" }, { user: "alice", via: "api" }),
       version("1", { title: "Bolt", column: "todo", rank: "i" }, bob),
     ];
-    const activity = Core.cardActivity("a", entries, true);
+    const activity = cardActivity("a", entries, true);
     assert.deepEqual(
       activity.map((a) => [a.who, a.via, a.agent, a.what]),
       [
@@ -375,13 +375,13 @@ describe("a card's activity", () => {
   });
 
   test("the oldest version of a partial page changed what it cannot tell", () => {
-    const activity = Core.cardActivity("a", [version("9", { title: "A" }, bob)], false);
+    const activity = cardActivity("a", [version("9", { title: "A" }, bob)], false);
     assert.equal(activity[0].what, "changed it");
   });
 
   test("a restore names the version it brought back", () => {
     const restored = { user: "carol", via: "admin", restoredFrom: "2" };
-    const activity = Core.cardActivity("a", [version("5", { title: "A" }, restored), version("2", { title: "A" }, bob)], true);
+    const activity = cardActivity("a", [version("5", { title: "A" }, restored), version("2", { title: "A" }, bob)], true);
     assert.equal(activity[0].restoredFrom, "2");
     assert.equal(activity[0].what, "saved it unchanged");
   });
@@ -392,50 +392,50 @@ describe("the due filters", () => {
   const due = (date) => card("a", "i", { due: date });
 
   test("due soon is today to seven days on, across a year's end; overdue is before today", () => {
-    const soon = (date) => Core.matchesFilter(due(date), { due: "soon" }, today);
+    const soon = (date) => matchesFilter(due(date), { due: "soon" }, today);
     assert.deepEqual(["2026-12-27", "2026-12-28", "2027-01-04", "2027-01-05"].map(soon), [false, true, true, false]);
     assert.equal(soon(null), false, "a card without a date is never due");
-    const overdue = (date) => Core.matchesFilter(due(date), { due: "overdue" }, today);
+    const overdue = (date) => matchesFilter(due(date), { due: "overdue" }, today);
     assert.deepEqual(["2026-12-27", "2026-12-28", null].map(overdue), [true, false, false]);
   });
 
   test("a stored view keeps a known due filter, drops any other, and counts as filtering", () => {
-    assert.equal(Core.normalizeView({ filter: { due: "overdue" } }).filter.due, "overdue");
-    assert.equal(Core.normalizeView({ filter: { due: "someday" } }).filter.due, "");
-    assert.equal(Core.isFiltering({ due: "soon" }), true);
-    assert.deepEqual(Core.defaultView().filter, { text: "", label: "", assignee: "", due: "" });
+    assert.equal(normalizeView({ filter: { due: "overdue" } }).filter.due, "overdue");
+    assert.equal(normalizeView({ filter: { due: "someday" } }).filter.due, "");
+    assert.equal(isFiltering({ due: "soon" }), true);
+    assert.deepEqual(defaultView().filter, { text: "", label: "", assignee: "", due: "" });
   });
 });
 
 describe("assignees and checklists", () => {
   test("a change of assignees also writes the first as assignee, for older Boards", () => {
-    const base = Core.normalizeCard("a", { title: "A", column: "todo" });
-    const stored = Core.mergeCard(base, { assignees: ["bob", "carol"] })({ title: "A", column: "todo" });
+    const base = normalizeCard("a", { title: "A", column: "todo" });
+    const stored = mergeCard(base, { assignees: ["bob", "carol"] })({ title: "A", column: "todo" });
     assert.deepEqual([stored.assignees, stored.assignee], [["bob", "carol"], "bob"]);
-    assert.equal(Core.mergeCard(base, { assignees: [] })({ title: "A" }).assignee, "");
+    assert.equal(mergeCard(base, { assignees: [] })({ title: "A" }).assignee, "");
   });
 
   const stored = { id: "a", title: "A", checklist: [{ id: "x", text: "X" }, { id: "y", text: "Y" }, { id: "z", text: "Z" }] };
   const texts = (card) => card.checklist.map((i) => i.text + (i.done ? "+" : "")).join(" ");
 
   test("two people ticking different items both keep theirs", () => {
-    const alice = Core.changeChecklist({ tick: "x", done: true });
-    const bob = Core.changeChecklist({ tick: "z", done: true });
+    const alice = changeChecklist({ tick: "x", done: true });
+    const bob = changeChecklist({ tick: "z", done: true });
     assert.equal(texts(bob(alice(stored))), "X+ Y Z+");
-    assert.deepEqual(Core.checklistProgress(Core.normalizeCard("a", bob(alice(stored)))), { done: 2, total: 3 });
+    assert.deepEqual(checklistProgress(normalizeCard("a", bob(alice(stored)))), { done: 2, total: 3 });
   });
 
   test("items are added at the end, moved within bounds and removed; a removed one is gone", () => {
-    assert.equal(texts(Core.changeChecklist({ add: { id: "w", text: " W " } })(stored)), "X Y Z W");
-    assert.equal(texts(Core.changeChecklist({ move: "z", to: 0 })(stored)), "Z X Y");
-    assert.equal(texts(Core.changeChecklist({ move: "x", to: 99 })(stored)), "Y Z X");
-    assert.equal(texts(Core.changeChecklist({ remove: "y" })(stored)), "X Z");
-    assert.throws(() => Core.changeChecklist({ tick: "gone", done: true })(stored), (e) => e.reason === "gone");
-    assert.throws(() => Core.changeChecklist({ add: { id: "w", text: "W" } })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.equal(texts(changeChecklist({ add: { id: "w", text: " W " } })(stored)), "X Y Z W");
+    assert.equal(texts(changeChecklist({ move: "z", to: 0 })(stored)), "Z X Y");
+    assert.equal(texts(changeChecklist({ move: "x", to: 99 })(stored)), "Y Z X");
+    assert.equal(texts(changeChecklist({ remove: "y" })(stored)), "X Z");
+    assert.throws(() => changeChecklist({ tick: "gone", done: true })(stored), (e) => e.reason === "gone");
+    assert.throws(() => changeChecklist({ add: { id: "w", text: "W" } })({ id: "a", deleted: true }), (e) => e.reason === "gone");
   });
 
   test("a checklist holds at most its maximum", () => {
-    const full = { checklist: Array.from({ length: Core.MAX_CHECKLIST }, (_, i) => ({ id: "i" + i, text: "t" })) };
-    assert.throws(() => Core.changeChecklist({ add: { id: "new", text: "one more" } })(full), (e) => e.reason === "full");
+    const full = { checklist: Array.from({ length: MAX_CHECKLIST }, (_, i) => ({ id: "i" + i, text: "t" })) };
+    assert.throws(() => changeChecklist({ add: { id: "new", text: "one more" } })(full), (e) => e.reason === "full");
   });
 });

@@ -1,5 +1,5 @@
-"""Card order within a column, as the Board plugin computes it (``BoardCore.rankBetween``
-in bridge_js/plugins/board/board-core.js; tests/kanban/data/test_board.py runs both and
+"""Card order within a column, as the Board plugin computes it (``rankBetween`` in
+bridge_js/plugins/board/board-core.js; tests/kanban/data/test_board.py runs both and
 compares).
 
 A rank is a base-36 fraction written without "0." and without trailing zeros, compared as

@@ -9,10 +9,12 @@ is refused. ``KANBAN_PLUGIN_ORIGIN`` moves plugin files to a host of their own.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
@@ -20,7 +22,7 @@ from kanban.access.memberships import membership_set
 from kanban.models import PluginFile, Project
 from kanban.projects.lifecycle import project_create
 from kanban.settings import plugin_origin_from_env
-from kanban.web.security import PLUGIN_SANDBOX
+from kanban.web.security import KIT_PATH, PLUGIN_SANDBOX
 
 pytestmark = pytest.mark.django_db
 
@@ -130,6 +132,33 @@ def test_the_plugin_host_serves_nothing_but_plugin_and_static_files(
     alice.defaults["HTTP_HOST"] = "plugins.testserver:8001"
     assert alice.get(path).status_code == 404
     assert alice.get("/static/bridge/kanban.js").status_code == 200
+
+
+@pytest.mark.parametrize("plugin_host", [False, True])
+def test_the_plugin_kit_is_served_beside_the_sdk_for_any_plugin_page_to_import(
+    plugin_host: bool, board: Project, settings: Any, request: pytest.FixtureRequest
+) -> None:
+    """The built-in plugins import /static/bridge/plugin-kit.js as a module: from a sandboxed
+    page (an opaque origin) that is a CORS request, refused without the header, and the
+    plugin CSP has to allow it. collectstatic finds it where development serves it from."""
+    host = "testserver"
+    if plugin_host:
+        request.getfixturevalue("separate_origin")
+        host = "plugins.testserver:8001"
+    client = Client(HTTP_HOST=host)
+    kit = client.get(KIT_PATH)
+    page = client.get(f"/plugins/{board.id}/index.html", headers={"Sec-Fetch-Dest": "iframe"})
+
+    assert kit.status_code == 200
+    assert kit["Content-Type"].startswith("text/javascript")
+    assert kit["Access-Control-Allow-Origin"] == "*"
+    assert "export function createWriteMode" in b"".join(kit.streaming_content).decode()
+    script_src = next(d for d in page["Content-Security-Policy"].split("; ") if "script-src" in d)
+    assert f"http://{host}{KIT_PATH}" in script_src.split()
+    found = finders.find("bridge/plugin-kit.js")
+    assert found == str(
+        Path(settings.BASE_DIR) / "bridge_js" / "static" / "bridge" / "plugin-kit.js"
+    )
 
 
 @pytest.mark.usefixtures("separate_origin")

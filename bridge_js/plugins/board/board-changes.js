@@ -1,0 +1,242 @@
+// What changes the Board's stored values, pure like board-core.js: the page's store of them
+// (applied from watch events), the updaters its writes run (updateValue may call one more
+// than once), the merge of concurrent edits of one card, and a card's activity.
+import { Refused } from "../../static/bridge/plugin-kit.js";
+import {
+  DEFAULT_COLUMNS,
+  KEYS,
+  MAX_CHECKLIST,
+  MAX_TEXT,
+  normalizeCard,
+  normalizeChecklist,
+  normalizeColumns,
+  normalizeIndex,
+} from "./board-core.js";
+
+const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
+
+// --- what the page holds ---------------------------------------------------------------------
+// The board's stored values as the page last read them or was pushed them: key -> value
+// (undefined: absent). A watch event changes them in commit order; the page derives its
+// columns and cards from them and reads only what it neither holds nor was sent.
+
+export const isBoardKey = (key) => key === KEYS.columns || key === KEYS.cards || key.startsWith("card:");
+// Cards written before their id reached the index (an add writes the card, then the
+// index), kept so the index change needs no read; the oldest go past this many.
+export const MAX_UNINDEXED = 500;
+
+export function createStore() {
+  const values = new Map();
+  // key -> how many events changed it: a write can tell whether one came while it was out.
+  const events = new Map();
+  const indexed = () => normalizeIndex(values.get(KEYS.cards));
+  return {
+    has: (key) => values.has(key),
+    get: (key) => values.get(key),
+    seen: (key) => events.get(key) || 0,
+    set(key, value) {
+      values.delete(key); // re-inserted last: the newest unindexed card is kept longest
+      values.set(key, value);
+    },
+    clear: () => values.clear(),
+    // A watch event's changes of the board's keys; the keys it named without a value.
+    apply(changes) {
+      const unread = [];
+      for (const change of changes) {
+        if (!isBoardKey(change.key)) continue;
+        events.set(change.key, (events.get(change.key) || 0) + 1);
+        if (change.deleted === true) this.set(change.key, undefined);
+        else if ("value" in change) this.set(change.key, change.value);
+        else unread.push(change.key);
+      }
+      return unread;
+    },
+    // The card keys the index names that the page does not hold.
+    missing: () => indexed().map(KEYS.card).filter((key) => !values.has(key)),
+    board() {
+      const ids = indexed();
+      const inIndex = new Set(ids.map(KEYS.card));
+      const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
+      for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) values.delete(key);
+      return {
+        columns: normalizeColumns(values.get(KEYS.columns)) || [],
+        cards: ids.map((id) => normalizeCard(id, values.get(KEYS.card(id)))).filter(Boolean),
+      };
+    },
+  };
+}
+
+// --- updaters (pure: updateValue may call them more than once) -------------------------------
+
+export const addToIndex = (id) => (ids) => {
+  const list = normalizeIndex(ids);
+  return list.includes(id) ? list : [...list, id];
+};
+
+export const removeFromIndex = (id) => (ids) => normalizeIndex(ids).filter((x) => x !== id);
+
+// Applies `patch` to the card as stored now, so an edit and a concurrent move both land.
+export const patchCard = (patch) => (current) => {
+  if (!current || typeof current !== "object" || current.deleted) {
+    throw new Refused("gone", "This card was deleted meanwhile.");
+  }
+  return { ...current, ...patch };
+};
+
+// --- edits of one card by several people ----------------------------------------------------
+// A dialog saves only the fields its user changed, against the card as the dialog showed
+// it (`base`). A field that someone else changed meanwhile, to something other than what
+// this user chose, is a conflict: the save stops and names it, so nobody's edit is lost
+// without them being told.
+
+const EDITABLE = Object.freeze(["title", "description", "assignees", "labels", "due", "item", "column"]);
+export const FIELD_NAMES = Object.freeze({
+  title: "Title",
+  description: "Description",
+  assignees: "Assignees",
+  labels: "Labels",
+  due: "Due date",
+  item: "Inventory item",
+  column: "Column",
+});
+
+const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+export function changedFields(base, fields) {
+  const changes = {};
+  for (const name of EDITABLE) {
+    if (name in fields && !sameValue(base[name], fields[name])) changes[name] = fields[name];
+  }
+  return changes;
+}
+
+// A card's activity from its kept versions (kv.getHistory, newest first): who wrote each,
+// through what, when, and which fields it changed from the version before it. The oldest
+// version of a page that is not the whole history changed what we cannot tell.
+const ACTIVITY_NAMES = Object.freeze({ ...FIELD_NAMES, rank: "Position", archived: "Archived", checklist: "Checklist", commentCount: "Comments" });
+const VIA = Object.freeze({ bridge: "the board", api: "REST", mcp: "MCP", admin: "admin", cli: "the command line" });
+
+export function cardActivity(id, entries, complete) {
+  const cardAt = (entry) => (entry && !entry.deleted ? normalizeCard(id, entry.value) : null);
+  return entries.map((entry, index) => {
+    const older = entries[index + 1];
+    const card = cardAt(entry);
+    const before = cardAt(older);
+    let what;
+    if (!card) what = "deleted it";
+    else if (older ? !before : complete) what = "created it";
+    else if (!older) what = "changed it";
+    else {
+      const fields = Object.keys(ACTIVITY_NAMES).filter((f) => !sameValue(before[f], card[f]));
+      what = fields.length ? "changed " + fields.map((f) => ACTIVITY_NAMES[f].toLowerCase()).join(", ") : "saved it unchanged";
+    }
+    const source = entry.source && typeof entry.source === "object" ? entry.source : {};
+    return Object.freeze({
+      revision: String(entry.revision),
+      at: typeof entry.writtenAt === "string" ? entry.writtenAt : "",
+      who: typeof source.user === "string" ? source.user : "someone",
+      via: VIA[source.via] || String(source.via || "?"),
+      // An agent: the MCP server, or a write that names its run or conversation.
+      agent: source.via === "mcp" || Boolean(source.runId || source.conversationId),
+      restoredFrom: source.restoredFrom ? String(source.restoredFrom) : null,
+      what,
+      card,
+      latest: index === 0,
+    });
+  });
+}
+
+export class Conflict extends Refused {
+  constructor(fields, current) {
+    super("conflict", "Someone else changed " + fields.map((f) => FIELD_NAMES[f]).join(", ") + " meanwhile.");
+    this.name = "Conflict";
+    this.fields = fields;
+    this.current = current;
+  }
+}
+
+// `changes` may carry `rank` beside `column`: a rank is where the column change puts the
+// card, so it is written with it and never compared on its own.
+export const mergeCard = (base, changes) => (current) => {
+  const now = normalizeCard(base.id, current);
+  if (!now) throw new Refused("gone", "This card was deleted meanwhile.");
+  const conflicts = Object.keys(changes).filter(
+    (f) => f !== "rank" && !sameValue(now[f], base[f]) && !sameValue(now[f], changes[f]),
+  );
+  if (conflicts.length) throw new Conflict(conflicts, now);
+  return { ...current, ...storedChanges(changes) };
+};
+
+// What a change writes: beside `assignees`, the first of them as `assignee`, which Boards
+// from before several assignees show (kanban/data/board/layout.py writes the same).
+export function storedChanges(changes) {
+  if (!("assignees" in changes)) return changes;
+  return { ...changes, assignee: changes.assignees[0] || "" };
+}
+
+// One change of a card's checklist, applied to the card as stored now, so two people
+// ticking different items both keep theirs. `op`: {add: {id, text}} | {tick: id, done} |
+// {remove: id} | {move: id, to: index}.
+export const changeChecklist = (op) => (current) => {
+  if (!current || typeof current !== "object" || current.deleted) {
+    throw new Refused("gone", "This card was deleted meanwhile.");
+  }
+  const list = normalizeChecklist(current.checklist);
+  const target = op.add ? null : list.findIndex((item) => item.id === (op.tick || op.remove || op.move));
+  if (target !== null && target < 0) throw new Refused("gone", "This item was removed meanwhile.");
+  let next;
+  if (op.add) {
+    if (list.length >= MAX_CHECKLIST) throw new Refused("full", "A checklist holds at most " + MAX_CHECKLIST + " items.");
+    next = [...list, { id: op.add.id, text: str(op.add.text, MAX_TEXT).trim(), done: false }];
+  } else if (op.tick) {
+    next = list.map((item, i) => (i === target ? { ...item, done: op.done === true } : item));
+  } else if (op.remove) {
+    next = list.filter((_, i) => i !== target);
+  } else {
+    next = list.filter((_, i) => i !== target);
+    next.splice(Math.max(0, Math.min(op.to, next.length)), 0, list[target]);
+  }
+  return { ...current, checklist: next };
+};
+
+// Only if absent: a value already there is never overwritten.
+export const createOnly = (value) => (current) => {
+  if (current !== undefined) throw new Refused("exists", "Already there.");
+  return value;
+};
+
+export const defaultColumnsIfAbsent = createOnly(DEFAULT_COLUMNS.map((c) => ({ ...c })));
+
+export const addColumn = (column) => (columns) => {
+  const list = normalizeColumns(columns) || [];
+  return list.some((c) => c.id === column.id) ? list : [...list, column];
+};
+
+export const patchColumn = (id, patch) => (columns) => {
+  const list = normalizeColumns(columns) || [];
+  if (!list.some((c) => c.id === id)) throw new Refused("gone", "This column was removed meanwhile.");
+  return list.map((c) => (c.id === id ? { ...c, ...patch } : c));
+};
+
+export const removeColumn = (id) => (columns) => (normalizeColumns(columns) || []).filter((c) => c.id !== id);
+
+// Puts column `id` where column `target` is now (the others keep their order).
+export const moveColumnTo = (id, target) => (columns) => {
+  const list = normalizeColumns(columns) || [];
+  const from = list.findIndex((c) => c.id === id);
+  const to = list.findIndex((c) => c.id === target);
+  if (from < 0) throw new Refused("gone", "This column was removed meanwhile.");
+  if (to < 0 || from === to) return list;
+  const moved = list.filter((c) => c.id !== id);
+  moved.splice(to, 0, list[from]);
+  return moved;
+};
+
+// Inventory stock, as the Inventory plugin stores it: {name, count}.
+export const useOne = (stock) => {
+  if (!stock || typeof stock !== "object" || !Number.isInteger(stock.count)) {
+    throw new Refused("missing", "This item is no longer in the inventory.");
+  }
+  if (stock.count <= 0) throw new Refused("empty", "None left in stock.");
+  return { ...stock, count: stock.count - 1 };
+};
