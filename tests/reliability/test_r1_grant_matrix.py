@@ -22,6 +22,7 @@ from kanban.access.relationships import Grant
 from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
+from tests.factories import a_reciprocity_case
 from tests.kanban.access.test_decision import RECIPROCITY, ROLES, RULE_CASES, expected
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
@@ -29,7 +30,6 @@ from tests.kanban.bridge.helpers import (
     ORIGIN,
     session_cookie,
 )
-from tests.kanban.conftest import declare_reciprocity
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KV_OPS = ["get", "set", "update"]
@@ -39,7 +39,7 @@ def build(rule_case: str, reciprocity: str, consumer_role: Any, target_role: Any
     case = RULE_CASES[rule_case]
     consumer, target, elsewhere = (project_create(name=n) for n in ("A", "B", "C"))
     grant = Grant(case.rule, case.rule, case.rule, case.rule, case.rule)
-    declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
+    a_reciprocity_case(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
     for project, role in ((consumer, consumer_role), (target, target_role)):
         membership_set(user=user, project=project, role=None)
         if role:

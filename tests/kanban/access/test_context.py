@@ -10,14 +10,15 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule
 from kanban.models import Project
 from storage.errors import KanbanError
-from tests.kanban.conftest import MakeProject, declare, make_user, relate
+from tests.factories import a_declaration, a_relationship, a_user
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def carol(db: None) -> AbstractUser:
-    return make_user("carol")
+    return a_user("carol")
 
 
 @pytest.fixture
@@ -85,7 +86,7 @@ def test_a_relationship_is_pending_until_the_other_side_declares_it_back(
 ) -> None:
     membership_set(user=alice, project=board, role="developer")
     membership_set(user=alice, project=inventory, role="developer")
-    declare(board, "inventory", inventory)
+    a_declaration(board, "inventory", inventory)
 
     pending = plugin_context(user=alice, project_id=board.id)["related"]["inventory"]
     assert pending == {
@@ -93,7 +94,7 @@ def test_a_relationship_is_pending_until_the_other_side_declares_it_back(
         "can": {"read": False, "write": False, "knowledgeRead": False, "knowledgeWrite": False},
     }
 
-    declare(inventory, "board", board, Grant(read=Rule("prefixes", ("stock:",)), write=NONE))
+    a_declaration(inventory, "board", board, Grant(read=Rule("prefixes", ("stock:",)), write=NONE))
     confirmed = plugin_context(user=alice, project_id=board.id)["related"]["inventory"]
     assert confirmed == {
         "status": "confirmed",
@@ -104,7 +105,7 @@ def test_a_relationship_is_pending_until_the_other_side_declares_it_back(
 def test_a_related_grant_is_only_as_good_as_the_users_roles_on_both_sides(
     alice: AbstractUser, carol: AbstractUser, board: Project, inventory: Project
 ) -> None:
-    relate(
+    a_relationship(
         board,
         inventory,
         a_calls_b="inventory",

@@ -16,7 +16,8 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule, relationship_remove
 from kanban.models import Project
 from storage.errors import KanbanError
-from tests.kanban.conftest import MakeProject, declare, declare_reciprocity, make_user, relate
+from tests.factories import a_declaration, a_reciprocity_case, a_relationship, a_user
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +128,7 @@ def test_grant_matrix(
     consumer, target, elsewhere = make_project("A"), make_project("B"), make_project("C")
     # B's grant to A puts the rule under test on every field.
     grant = Grant(case.rule, case.rule, case.rule, case.rule, case.rule)
-    declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
+    a_reciprocity_case(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
     if consumer_role:
         membership_set(user=alice, project=consumer, role=consumer_role)
     if target_role:
@@ -161,7 +162,9 @@ def test_each_operation_consults_its_own_rule(
         name: Rule("all" if name in opened.split("+") else "none")
         for name in ("read", "write", "knowledge_read", "knowledge_write", "entrypoints")
     }
-    relate(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=Grant(**rules))
+    a_relationship(
+        shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=Grant(**rules)
+    )
     membership_set(user=alice, project=shop, role="owner")
     membership_set(user=alice, project=warehouse, role="owner")
 
@@ -179,7 +182,7 @@ def test_the_access_carries_the_targets_grant_to_the_consumer(
 ) -> None:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
     granted = Grant(read=Rule("prefixes", ("stock:",)), write=Rule("all"))
-    relate(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=granted)
+    a_relationship(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=granted)
     membership_set(user=alice, project=shop, role="developer")
     membership_set(user=alice, project=warehouse, role="developer")
 
@@ -245,9 +248,9 @@ def test_the_current_project_access_opens_every_rule(
 
 def test_anonymous_and_inactive_users_are_unauthenticated(make_project: MakeProject) -> None:
     board = make_project("Board")
-    inactive = make_user("dora", is_active=False)
+    inactive = a_user("dora", is_active=False)
     membership_set(user=inactive, project=board, role="owner")
-    inactive_superuser = make_user("root", is_active=False, is_superuser=True)
+    inactive_superuser = a_user("root", is_active=False, is_superuser=True)
 
     for user in (AnonymousUser(), None, inactive, inactive_superuser):
         assert outcome(user=user, consumer=board, alias=None, op="get", key="k") == (
@@ -272,9 +275,9 @@ def test_a_missing_project_and_a_project_without_membership_look_the_same(
 def test_superusers_act_as_owners_of_every_project_but_grants_still_apply(
     make_project: MakeProject,
 ) -> None:
-    root = make_user("root", is_superuser=True, is_staff=True)
+    root = a_user("root", superuser=True)
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
-    relate(
+    a_relationship(
         shop,
         warehouse,
         a_calls_b="warehouse",
@@ -296,7 +299,7 @@ def test_a_forbidden_message_says_nothing_about_why_the_target_refused(
 ) -> None:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
     grant = Grant(read=Rule("prefixes", ("stock:",)))
-    relate(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=grant)
+    a_relationship(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop", b_grants_a=grant)
     # alice is no member of the warehouse; bob is, but the grant does not cover the key.
     membership_set(user=alice, project=shop, role="owner")
     membership_set(user=bob, project=shop, role="owner")
@@ -321,7 +324,7 @@ def test_related_access_costs_two_queries_and_current_access_one(
     django_assert_max_num_queries: Any,
 ) -> None:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
-    relate(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop")
+    a_relationship(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop")
     membership_set(user=alice, project=shop, role="guest")
     membership_set(user=alice, project=warehouse, role="guest")
 
@@ -355,10 +358,10 @@ def hierarchy(make_project: MakeProject, alice: AbstractUser) -> dict[str, Proje
         make_project("grandchild"),
     )
     both = Grant(read=Rule("all"), write=Rule("all"))
-    declare(parent, "child", child, both)
-    declare(child, "parent", parent, both)
-    declare(child, "grandchild", grandchild, both)
-    declare(grandchild, "parent", child, both)
+    a_declaration(parent, "child", child, both)
+    a_declaration(child, "parent", parent, both)
+    a_declaration(child, "grandchild", grandchild, both)
+    a_declaration(grandchild, "parent", child, both)
     for project in (parent, child, grandchild):
         membership_set(user=alice, project=project, role="developer")
     return {"parent": parent, "child": child, "grandchild": grandchild}
@@ -413,7 +416,9 @@ def test_access_never_recurses_through_the_child(
 ) -> None:
     # Even if the grandchild declared the parent, one side alone grants nothing, and the
     # child's alias "grandchild" is not the parent's to use.
-    declare(hierarchy["grandchild"], "grandparent", hierarchy["parent"], Grant(write=Rule("all")))
+    a_declaration(
+        hierarchy["grandchild"], "grandparent", hierarchy["parent"], Grant(write=Rule("all"))
+    )
 
     assert outcome(
         user=alice, consumer=hierarchy["parent"], alias="grandchild", op="get", key="n"
@@ -432,7 +437,7 @@ def test_access_never_recurses_through_the_child(
 @pytest.fixture
 def shop_and_warehouse(make_project: MakeProject, alice: AbstractUser) -> tuple[Project, Project]:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
-    relate(
+    a_relationship(
         shop,
         warehouse,
         a_calls_b="warehouse",
@@ -450,7 +455,7 @@ def test_narrowing_a_rule_applies_to_the_next_call(
     shop, warehouse = shop_and_warehouse
     assert outcome(user=alice, consumer=shop, alias="warehouse", op="get", key="orders:1") == "ok"
 
-    declare(warehouse, "shop", shop, Grant(read=Rule("prefixes", ("stock:",))))
+    a_declaration(warehouse, "shop", shop, Grant(read=Rule("prefixes", ("stock:",))))
 
     assert outcome(user=alice, consumer=shop, alias="warehouse", op="get", key="orders:1") == (
         "forbidden"

@@ -22,6 +22,7 @@ from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage import aio
 from storage.errors import KanbanError
+from tests.factories import a_reciprocity_case, a_user
 from tests.kanban.access.test_decision import (
     OPS,
     RECIPROCITY,
@@ -29,7 +30,6 @@ from tests.kanban.access.test_decision import (
     RULE_CASES,
     expected,
 )
-from tests.kanban.conftest import declare_reciprocity, make_user
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -43,7 +43,7 @@ Cell = tuple[str, str, str | None, str | None]  # rule case, reciprocity, consum
 
 def build_world() -> tuple[dict[tuple[str, str], Project], dict[tuple[Any, Any], Any]]:
     people = {
-        roles: make_user(f"person-{index}")
+        roles: a_user(f"person-{index}")
         for index, roles in enumerate(itertools.product(ROLES, ROLES))
     }
     elsewhere = project_create(name="C", type="kanban")
@@ -53,7 +53,7 @@ def build_world() -> tuple[dict[tuple[str, str], Project], dict[tuple[Any, Any],
         grant = Grant(rule, rule, rule, rule, rule)
         consumer = project_create(name=f"A {rule_case} {reciprocity}", type="kanban")
         target = project_create(name=f"B {rule_case} {reciprocity}", type="kanban")
-        declare_reciprocity(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
+        a_reciprocity_case(consumer, target, elsewhere, reciprocity=reciprocity, grant=grant)
         for (consumer_role, target_role), person in people.items():
             if consumer_role:
                 membership_set(user=person, project=consumer, role=consumer_role)
@@ -108,7 +108,7 @@ async def test_the_loop_and_the_thread_agree_with_the_oracle_on_the_whole_matrix
 
 async def test_the_projects_own_data_and_an_unknown_project_agree_too() -> None:
     def world() -> tuple[Any, Any, Project]:
-        alice, bob = make_user("alice"), make_user("bob")
+        alice, bob = a_user("alice"), a_user("bob")
         board = project_create(name="Board", type="kanban")
         membership_set(user=alice, project=board, role="guest")
         return alice, bob, board
@@ -129,7 +129,7 @@ async def test_the_projects_own_data_and_an_unknown_project_agree_too() -> None:
 
 async def test_a_changed_password_ends_access_on_the_loop_at_once() -> None:
     def world() -> tuple[Any, Project]:
-        alice = make_user("alice")
+        alice = a_user("alice")
         board = project_create(name="Board", type="kanban")
         membership_set(user=alice, project=board, role="owner")
         return alice, board

@@ -29,7 +29,8 @@ from kanban.access.relationships import (
 from kanban.models import Relationship
 from kanban.projects.lifecycle import project_delete
 from storage.errors import KanbanError
-from tests.kanban.conftest import MakeProject, declare, relate
+from tests.factories import a_declaration, a_relationship
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -297,7 +298,7 @@ def test_declarations_are_stored_in_order_and_read_back(make_project: MakeProjec
 
 def test_an_invalid_list_is_refused_whole_and_changes_nothing(make_project: MakeProject) -> None:
     shop = make_project("Shop")
-    declare(shop, "warehouse", OTHER)
+    a_declaration(shop, "warehouse", OTHER)
 
     with pytest.raises(KanbanError) as caught:
         relationships_set(
@@ -319,9 +320,9 @@ def test_declaring_again_replaces_the_alias_and_removing_reports_whether_it_exis
     make_project: MakeProject,
 ) -> None:
     shop = make_project("Shop")
-    declare(shop, "warehouse", OTHER)
-    declare(shop, "billing", uuid.UUID(int=5))
-    declare(shop, "warehouse", OTHER, Grant(read=Rule("none")))
+    a_declaration(shop, "warehouse", OTHER)
+    a_declaration(shop, "billing", uuid.UUID(int=5))
+    a_declaration(shop, "warehouse", OTHER, Grant(read=Rule("none")))
 
     assert [(d.alias, d.grant.read) for d in declarations_of(shop)] == [
         ("warehouse", Rule("none")),
@@ -352,10 +353,10 @@ def test_status_is_confirmed_pending_or_target_unknown(make_project: MakeProject
         make_project("Billing"),
     )
     missing = uuid.uuid4()
-    relate(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop")
-    declare(shop, "billing", billing)
-    declare(shop, "ghost", missing)
-    declare(billing, "someone-else", warehouse)
+    a_relationship(shop, warehouse, a_calls_b="warehouse", b_calls_a="shop")
+    a_declaration(shop, "billing", billing)
+    a_declaration(shop, "ghost", missing)
+    a_declaration(billing, "someone-else", warehouse)
 
     statuses = relationship_statuses(
         project_id=shop.id, related_project_ids=[warehouse.id, billing.id, missing]
@@ -381,7 +382,7 @@ def test_changing_declarations_publishes_after_commit_naming_both_sides(
         make_project("Warehouse"),
         make_project("Billing"),
     )
-    declare(shop, "warehouse", warehouse)  # outside the block: its callback never runs
+    a_declaration(shop, "warehouse", warehouse)  # outside the block: its callback never runs
 
     with committing():
         relationships_set(project=shop, declarations=[Declaration("billing", billing.id)])
@@ -400,7 +401,7 @@ def test_saving_an_unchanged_list_publishes_nothing(
     committing: Callable[..., Any],
 ) -> None:
     shop = make_project("Shop")
-    declare(shop, "warehouse", OTHER)
+    a_declaration(shop, "warehouse", OTHER)
 
     with committing():
         relationships_set(project=shop, declarations=declarations_of(shop))
@@ -436,7 +437,7 @@ def test_a_rolled_back_change_publishes_nothing(
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
 
     with committing(), pytest.raises(RuntimeError), transaction.atomic():
-        declare(shop, "warehouse", warehouse)
+        a_declaration(shop, "warehouse", warehouse)
         membership_set(user=alice, project=shop, role="owner")
         raise RuntimeError("abort")
 
@@ -455,8 +456,8 @@ def test_deleting_a_project_names_everyone_it_touched(
         make_project("Warehouse"),
         make_project("Billing"),
     )
-    declare(shop, "warehouse", warehouse)
-    declare(billing, "shop", shop)
+    a_declaration(shop, "warehouse", warehouse)
+    a_declaration(billing, "shop", shop)
     membership_set(user=alice, project=shop, role="owner")
     shop_id = shop.id
 
@@ -481,7 +482,7 @@ def test_events_follow_a_real_commit(
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
 
     with transaction.atomic():
-        declare(shop, "warehouse", warehouse)
+        a_declaration(shop, "warehouse", warehouse)
         assert access_events == []
 
     assert access_events == [

@@ -17,7 +17,8 @@ from kanban.models import Project
 from storage import engine
 from storage.knowledge import knowledge_create
 from storage.kv import Dataset, kv_delete, kv_set
-from tests.kanban.conftest import MakeProject, make_user
+from tests.factories import a_user
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def client_for(user: AbstractUser) -> Client:
 
 @pytest.fixture
 def root(db: None) -> AbstractUser:
-    return make_user("root", is_staff=True, is_superuser=True)
+    return a_user("root", superuser=True)
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ def test_people_who_are_not_staff_are_sent_to_the_admin_login(
 
 
 def test_staff_without_the_view_project_permission_are_forbidden(board: Project) -> None:
-    clerk = make_user("clerk", is_staff=True)
+    clerk = a_user("clerk", staff=True)
     assert client_for(clerk).get(KV_VIEWER).status_code == 403
     clerk.user_permissions.add(Permission.objects.get(codename="view_project"))
     assert client_for(clerk).get(KV_VIEWER).status_code == 200
@@ -303,7 +304,7 @@ def test_staff_who_may_only_view_see_a_history_but_restore_nothing(board: Projec
     dataset = Dataset(board.id)
     first = kv_set(dataset=dataset, key="k", value=1, source={"user": "alice"})
     current = kv_set(dataset=dataset, key="k", value=2, source={"user": "alice"})
-    clerk = make_user("clerk", is_staff=True)
+    clerk = a_user("clerk", staff=True)
     clerk.user_permissions.add(Permission.objects.get(codename="view_project"))
     form = {"project": str(board.id), "dataset": "kv", "key": "k"}
     assert client_for(clerk).get(HISTORY, form).status_code == 200

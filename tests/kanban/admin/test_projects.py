@@ -18,7 +18,8 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import Grant, Rule, declarations_of
 from kanban.models import Membership, Project
 from storage.errors import KanbanError
-from tests.kanban.conftest import MakeProject, declare, make_user
+from tests.factories import a_declaration, a_user
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ GRANT_FIELDS = ("read", "write", "knowledge_read", "knowledge_write", "entrypoin
 
 @pytest.fixture
 def admin_client(db: None) -> Client:
-    root = make_user("root", is_staff=True, is_superuser=True)
+    root = a_user("root", superuser=True)
     client = Client()
     client.force_login(root)
     return client
@@ -167,7 +168,7 @@ def test_a_declaration_naming_no_project_here_shows_target_unknown(
     admin_client: Client, make_project: MakeProject
 ) -> None:
     shop = make_project("Shop")
-    declare(shop, "ghost", uuid.uuid4())
+    a_declaration(shop, "ghost", uuid.uuid4())
 
     page = admin_client.get(change_url(shop)).content.decode()
 
@@ -247,8 +248,8 @@ def test_an_admin_grants_narrows_and_revokes_and_each_change_applies_at_once(
     committing: Callable[..., Any],
 ) -> None:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
-    declare(shop, "warehouse", warehouse)
-    declare(warehouse, "shop", shop, Grant(read=Rule("all"), write=Rule("all")))
+    a_declaration(shop, "warehouse", warehouse)
+    a_declaration(warehouse, "shop", shop, Grant(read=Rule("all"), write=Rule("all")))
     for project in (shop, warehouse):
         membership_set(user=alice, project=project, role="developer")
 
@@ -378,7 +379,7 @@ def test_deleting_a_project_in_the_admin_goes_through_the_service(
     committing: Callable[..., Any],
 ) -> None:
     shop, warehouse = make_project("Shop"), make_project("Warehouse")
-    declare(warehouse, "shop", shop)
+    a_declaration(warehouse, "shop", shop)
     shop_id = shop.id
 
     with committing():

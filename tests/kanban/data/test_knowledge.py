@@ -30,7 +30,8 @@ from storage import engine
 from storage.errors import KanbanError
 from storage.knowledge import knowledge_create, knowledge_get
 from storage.kv import Dataset
-from tests.kanban.conftest import MakeProject, declare, make_user
+from tests.factories import a_declaration, a_user
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -63,9 +64,9 @@ def family(make_project: MakeProject, alice: AbstractUser) -> dict[str, Project]
     What the child grants the parent is set by each test; alice develops everywhere."""
     parent, child, grandchild = (make_project(name) for name in ("parent", "child", "grandchild"))
     both = Grant(read=ALL, write=ALL, knowledge_read=ALL, knowledge_write=ALL)
-    declare(parent, "child", child, both)
-    declare(child, "grandchild", grandchild, both)
-    declare(grandchild, "parent", child, both)
+    a_declaration(parent, "child", child, both)
+    a_declaration(child, "grandchild", grandchild, both)
+    a_declaration(grandchild, "parent", child, both)
     for project in (parent, child, grandchild):
         membership_set(user=alice, project=project, role="developer")
         seed_documents(project)
@@ -73,7 +74,7 @@ def family(make_project: MakeProject, alice: AbstractUser) -> dict[str, Project]
 
 
 def child_grants_parent(family: dict[str, Project], grant: Grant) -> None:
-    declare(family["child"], "parent", family["parent"], grant)
+    a_declaration(family["child"], "parent", family["parent"], grant)
 
 
 # --- one call per operation, from the parent through "child" ---------------------------------
@@ -361,7 +362,7 @@ def test_a_one_sided_declaration_grants_no_knowledge(
     make_project: MakeProject, alice: AbstractUser
 ) -> None:
     mine, theirs = make_project("mine"), make_project("theirs")
-    declare(mine, "theirs", theirs, Grant(knowledge_read=ALL, knowledge_write=ALL))
+    a_declaration(mine, "theirs", theirs, Grant(knowledge_read=ALL, knowledge_write=ALL))
     for project in (mine, theirs):
         membership_set(user=alice, project=project, role="owner")
     assert (
@@ -415,7 +416,7 @@ def test_guests_read_the_current_projects_knowledge_and_developers_write_it(
 
 
 def test_a_stranger_cannot_tell_the_project_exists(board: Project) -> None:
-    dave = make_user("dave")
+    dave = a_user("dave")
     assert outcome(lambda: project_knowledge_list(user=dave, project_id=board.id)) == "not_found"
 
 

@@ -35,7 +35,8 @@ from storage import engine
 from storage.errors import KanbanError
 from storage.namespaces import project_kv
 from storage.writes import set_value
-from tests.kanban.conftest import MakeProject, declare
+from tests.factories import a_declaration
+from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
 
@@ -188,7 +189,9 @@ def test_export_writes_what_the_admin_changed_since_the_import(
     shop_package: Path, tmp_path: Path
 ) -> None:
     project = project_import(path=shop_package)
-    declare(project, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("stock:",))))
+    a_declaration(
+        project, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("stock:",)))
+    )
     project.name = "Shop on the corner"
     project.save()
 
@@ -217,7 +220,7 @@ def test_a_project_made_in_the_admin_exports_a_fresh_package(
     make_project: MakeProject, tmp_path: Path
 ) -> None:
     board = make_project("Board")
-    declare(board, "inventory", uuid.UUID(WAREHOUSE))
+    a_declaration(board, "inventory", uuid.UUID(WAREHOUSE))
 
     exported = project_export(project_id=board.id, path=tmp_path / "out")
 
@@ -268,7 +271,7 @@ def test_importing_again_stops_and_names_a_relationship_an_administrator_added_s
     shop_package: Path, tmp_path: Path
 ) -> None:
     shop = project_import(path=shop_package)
-    declare(shop, "ledger", uuid.UUID(int=7), Grant(read=Rule("all")))
+    a_declaration(shop, "ledger", uuid.UUID(int=7), Grant(read=Rule("all")))
 
     with pytest.raises(KanbanError) as caught:
         project_import(path=shop_package)
@@ -290,7 +293,9 @@ def test_a_grant_changed_in_the_database_is_named_and_kept_unless_replacing_is_a
     shop_package: Path,
 ) -> None:
     shop = project_import(path=shop_package)
-    declare(shop, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("order:",))))
+    a_declaration(
+        shop, "inventory", uuid.UUID(WAREHOUSE), Grant(write=Rule("prefixes", ("order:",)))
+    )
 
     with pytest.raises(KanbanError) as caught:
         project_import(path=shop_package)
