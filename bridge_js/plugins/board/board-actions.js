@@ -290,8 +290,6 @@ export function saveColumns(label, updater) {
   return write(label, () => update(KEYS.columns, updater));
 }
 
-// --- dialogs -----------------------------------------------------------------------------------
-
 export function moveColumn(id, target) {
   saveColumns("Moving the column", moveColumnTo(id, target)).then(() => {
     const grip = boardEl.querySelector('[data-focus-key="grip-' + CSS.escape(id) + '"]');

@@ -315,7 +315,7 @@ async function deleteColumn() {
   saveColumns("Deleting the column", removeColumn(id));
 }
 
-// --- rendering ---------------------------------------------------------------------------------
+// --- wiring ----------------------------------------------------------------------------------
 
 export function wireDialogs() {
   $("archive-open").addEventListener("click", () => {

@@ -153,7 +153,7 @@ export function reloadComments() {
   if (open) loadComments();
 }
 
-// The board's watch events for comments keys (board-sync.js hands them over).
+// The board's watch events for comments keys (app.js hands them over).
 export function onCommentChanges(changes) {
   for (const change of changes) {
     const id = Comments.cardOf(change.key);
