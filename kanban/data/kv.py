@@ -84,6 +84,25 @@ def write_source(
     return source
 
 
+def _raw_write(
+    access: Access,
+    key: str,
+    domain: Domain,
+    conversation_id: str | None,
+    user: Any,
+    provenance: Provenance,
+) -> tuple[kv.Dataset, dict[str, Any]]:
+    """What every raw KV write (set, compare-and-set, delete) settles once it is allowed:
+    the dataset, the Knowledge base's reserved keys refused, and the source the write
+    records. One place, so that no write path skips a step."""
+    dataset = _dataset(access, domain, conversation_id)
+    check_raw_write(domain, conversation_id, key)
+    source = write_source(
+        user=user, access=access, provenance=provenance, conversation_id=conversation_id
+    )
+    return dataset, source
+
+
 def project_kv_get(
     *,
     user: Any,
@@ -197,11 +216,7 @@ def project_kv_set(
     """
     op = Op.SET if expected_revision is ANY else Op.UPDATE
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
-    dataset = _dataset(access, domain, conversation_id)
-    check_raw_write(domain, conversation_id, key)
-    source = write_source(
-        user=user, access=access, provenance=provenance, conversation_id=conversation_id
-    )
+    dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
     try:
         return kv.kv_set(
             dataset=dataset,
@@ -237,11 +252,7 @@ def project_kv_delete(
     conversation_id: str | None = None,
 ) -> bool:
     access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
-    dataset = _dataset(access, domain, conversation_id)
-    check_raw_write(domain, conversation_id, key)
-    source = write_source(
-        user=user, access=access, provenance=provenance, conversation_id=conversation_id
-    )
+    dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
     return kv.kv_delete(dataset=dataset, key=key, source=source)
 
 
