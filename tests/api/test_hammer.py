@@ -15,12 +15,11 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from kanban.access.memberships import membership_set
 from kanban.accounts.tokens import token_create
 from kanban.projects.lifecycle import project_create
 from tests import hammer as hammer_drivers
+from tests.factories import a_project, a_user
 from tests.live import LiveServer
 
 PROCESSES = 4
@@ -51,9 +50,8 @@ def hammer(
 def hammer_setup(
     live_servers: Callable[..., list[LiveServer]],
 ) -> tuple[list[LiveServer], str, str]:
-    bob = get_user_model().objects.create_user("bob")
-    project = project_create(name="Hammered")
-    membership_set(user=bob, project=project, role="developer")
+    bob = a_user("bob")
+    project = a_project(name="Hammered", members={bob: "developer"})
     _, token = token_create(user=bob)
     # 32 clients outrun the per-user API rate limit; this test measures lost updates.
     return live_servers(2, env={"KANBAN_API_RATE": "1000000/min"}), token, str(project.id)

@@ -7,14 +7,12 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.contrib.auth import get_user_model
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, Grant, relationship_declare
+from kanban.access.relationships import ALL, Grant
 from kanban.accounts.tokens import token_create
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_relationship, a_user
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())
 CODES = {
@@ -47,13 +45,15 @@ def keep_the_test_connection_open() -> Any:
 @pytest.fixture
 def caller(db: None) -> dict[str, Any]:
     """Bob, a developer of a board related to an inventory, with an API token."""
-    bob = get_user_model().objects.create_user("bob")
-    board, inventory = project_create(name="Board"), project_create(name="Inventory")
-    for project in (board, inventory):
-        membership_set(user=bob, project=project, role="developer")
-    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
-    relationship_declare(
-        project=inventory, alias="board", project_id=board.id, grant=Grant(read=ALL, write=ALL)
+    bob = a_user("bob")
+    board = a_project(name="Board", members={bob: "developer"})
+    inventory = a_project(name="Inventory", members={bob: "developer"})
+    a_relationship(
+        board,
+        inventory,
+        a_calls_b="inventory",
+        b_calls_a="board",
+        b_grants_a=Grant(read=ALL, write=ALL),
     )
     _, token = token_create(user=bob)
     return {"token": token, "board": str(board.id)}

@@ -20,6 +20,7 @@ from kanban.access.memberships import membership_set
 from kanban.asgi import application
 from kanban.bridge.auth import session_user
 from kanban.projects.lifecycle import project_create
+from tests.factories import a_user
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -39,7 +40,7 @@ def board(transactional_db: None) -> Any:
 
 @pytest.fixture
 def bob(board: Any) -> Any:
-    bob = get_user_model().objects.create_user("bob", password="first password")
+    bob = a_user("bob", password="first password")
     membership_set(user=bob, project=board, role="developer")
     return bob
 
@@ -184,7 +185,7 @@ async def test_a_recheck_after_a_password_change_ends_the_socket(board: Any, bob
 async def test_a_superuser_whose_flag_was_taken_away_is_an_ordinary_user_at_once(
     board: Any,
 ) -> None:
-    alice = await database_sync_to_async(get_user_model().objects.create_superuser)("alice")
+    alice = await database_sync_to_async(a_user)("alice", superuser=True)
     communicator, bridge = await open_socket(board, alice)
     await database_sync_to_async(get_user_model().objects.filter(pk=alice.pk).update)(
         is_superuser=False

@@ -11,13 +11,11 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kanban.access.events import publish_access_changed
-from kanban.access.memberships import membership_set
 from kanban.asgi import application
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,11 +23,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def people(transactional_db: None) -> dict[str, Any]:
-    board = project_create(name="Launch")
-    alice = get_user_model().objects.create_user("alice")
-    bob = get_user_model().objects.create_user("bob", password="first password")
-    membership_set(user=alice, project=board, role="owner")
-    membership_set(user=bob, project=board, role="developer")
+    alice, bob = a_user("alice"), a_user("bob", password="first password")
+    board = a_project(name="Launch", owner=alice, members={bob: "developer"})
     return {"board": board, "alice": alice, "bob": bob}
 
 

@@ -17,15 +17,13 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.contrib.auth import get_user_model
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, Grant, Rule, relationship_declare
+from kanban.access.relationships import ALL, Grant, Rule
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_set
-from kanban.projects.lifecycle import project_create
 from storage import engine
 from storage.namespaces import project_kv
 from storage.writes import set_value
+from tests.factories import a_project, a_relationship, users
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,29 +33,25 @@ STOCK_ONLY = Grant(read=Rule("prefixes", ("stock:",)))
 
 
 def declare_both_ways(consumer: Any, alias: str, target: Any, grant: Grant) -> None:
-    relationship_declare(project=consumer, alias=alias, project_id=target.id)
-    relationship_declare(project=target, alias=f"to-{alias}", project_id=consumer.id, grant=grant)
+    a_relationship(consumer, target, a_calls_b=alias, b_calls_a=f"to-{alias}", b_grants_a=grant)
 
 
 @pytest.fixture
 def world(transactional_db: None) -> dict[str, Any]:
-    alice, bob = (get_user_model().objects.create_user(name) for name in ("alice", "bob"))
-    projects = {name: project_create(name=name.title()) for name in ("board", "shop")}
-    projects |= {name: project_create(name=name.title()) for name in ("inventory", "notes")}
-    for project in projects.values():
-        membership_set(user=alice, project=project, role="owner")
-        membership_set(user=bob, project=project, role="developer")
+    alice, bob = users("alice", "bob")
+    projects = {
+        name: a_project(name=name.title(), owner=alice, members={bob: "developer"})
+        for name in ("board", "shop", "inventory", "notes")
+    }
     declare_both_ways(projects["board"], "inventory", projects["inventory"], STOCK_ONLY)
     declare_both_ways(projects["board"], "notes", projects["notes"], Grant(read=ALL))
     # The shop's alias for the inventory has the board's name but a full grant.
-    relationship_declare(
-        project=projects["shop"], alias="inventory", project_id=projects["inventory"].id
-    )
-    relationship_declare(
-        project=projects["inventory"],
-        alias="shop",
-        project_id=projects["shop"].id,
-        grant=Grant(read=ALL),
+    a_relationship(
+        projects["shop"],
+        projects["inventory"],
+        a_calls_b="inventory",
+        b_calls_a="shop",
+        b_grants_a=Grant(read=ALL),
     )
     return {"alice": alice, "bob": bob, **projects}
 

@@ -9,14 +9,12 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 from django.db import connection
 
-from kanban.access.memberships import membership_set
 from kanban.bridge import service
 from kanban.data.kv import Provenance, project_kv_set
-from kanban.projects.lifecycle import project_create
 from storage import aio
+from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 
 pytestmark = [
@@ -28,9 +26,8 @@ pytestmark = [
 
 
 def alice_and_her_board() -> tuple[Any, Any]:
-    alice = get_user_model().objects.create_user("alice")
-    board = project_create(name="Board")
-    membership_set(user=alice, project=board, role="owner")
+    alice = a_user("alice")
+    board = a_project(name="Board", owner=alice)
     project_kv_set(
         user=alice,
         project_id=board.id,

@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from kanban.projects.plugin_workflow import plugin_start
+from tests.factories import a_user
 from tests.kanban.bridge.test_consumer import Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def two_boards(tmp_path: Path) -> tuple[Any, Project, Project, Path]:
-    alice = get_user_model().objects.create_user("alice")
+    alice = a_user("alice")
     counter = plugin_start(name="Counter", path=tmp_path / "counter")
     board = project_import(path=counter)
     other = project_import(path=plugin_start(name="Other", path=tmp_path / "other"))

@@ -14,13 +14,11 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection
 
-from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_relationship, a_user
 from tests.live import LiveServer, open_board_socket
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -61,16 +59,16 @@ def redis_layer(settings: Any) -> dict[str, str]:
 
 @pytest.fixture
 def scene(transactional_db: None) -> dict[str, Any]:
-    bob = get_user_model().objects.create_user("bob")
-    board, inventory = project_create(name="Board"), project_create(name="Inventory")
-    for project in (board, inventory):
-        membership_set(user=bob, project=project, role="developer")
-    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
-    relationship_declare(
-        project=inventory,
-        alias="board",
-        project_id=board.id,
-        grant=Grant(read=Rule("prefixes", ("stock:",)), write=Rule("prefixes", ("stock:",))),
+    bob = a_user("bob")
+    board = a_project(name="Board", members={bob: "developer"})
+    inventory = a_project(name="Inventory", members={bob: "developer"})
+    stock = Rule("prefixes", ("stock:",))
+    a_relationship(
+        board,
+        inventory,
+        a_calls_b="inventory",
+        b_calls_a="board",
+        b_grants_a=Grant(read=stock, write=stock),
     )
     client = Client()
     client.force_login(bob)
