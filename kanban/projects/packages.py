@@ -38,6 +38,7 @@ from kanban.access.relationships import (
 from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
 from kanban.projects.plugin_events import publish_plugin_changed
+from kanban.projects.regular_files import Unreadable, read_regular_file
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
@@ -322,25 +323,18 @@ def read_package(folder: Path) -> Package:
 
 def _read_manifest(folder: Path, problems: _Problems) -> bytes | None:
     """package.json's bytes, opened without following a link (as every plugin file is)."""
+    manifest = folder / PACKAGE_FILE
     try:
-        descriptor = os.open(folder / PACKAGE_FILE, _FILE_FLAGS)
-    except FileNotFoundError:
-        problems.add(PACKAGE_FILE, "is missing")
+        return read_regular_file(
+            lambda: os.open(manifest, _FILE_FLAGS),
+            limit=MAX_PACKAGE_JSON_BYTES,
+            missing="is missing",
+            unopened=lambda: "is a link" if manifest.is_symlink() else "cannot be read",
+            irregular="is not a regular file",
+        )
+    except Unreadable as refusal:
+        problems.add(PACKAGE_FILE, refusal.reason)
         return None
-    except OSError:
-        what = "is a link" if (folder / PACKAGE_FILE).is_symlink() else "cannot be read"
-        problems.add(PACKAGE_FILE, what)
-        return None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        problems.add(PACKAGE_FILE, "is not a regular file")
-        return None
-    with os.fdopen(descriptor, "rb") as file:
-        raw = file.read(MAX_PACKAGE_JSON_BYTES + 1)
-    if len(raw) > MAX_PACKAGE_JSON_BYTES:
-        problems.add(PACKAGE_FILE, f"is larger than {MAX_PACKAGE_JSON_BYTES} bytes")
-        return None
-    return raw
 
 
 def _object_at(
@@ -481,24 +475,18 @@ def _read_file(dir_fd: int, name: str, relative: str, problems: _Problems) -> by
     """A regular file's bytes, opened by its folder's descriptor and never through a link
     (a link to a folder is no folder here: ``fwalk`` lists it as a file, and it is refused);
     what it is, and its size, are read from the opened file itself."""
+    refused = "only regular files are imported (no links)"
     try:
-        descriptor = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        problems.add(relative, "vanished while it was read")
+        return read_regular_file(
+            lambda: os.open(name, _FILE_FLAGS, dir_fd=dir_fd),
+            limit=MAX_PLUGIN_FILE_BYTES,
+            missing="vanished while it was read",
+            unopened=lambda: refused,
+            irregular=refused,
+        )
+    except Unreadable as refusal:
+        problems.add(relative, refusal.reason)
         return None
-    except OSError:
-        problems.add(relative, "only regular files are imported (no links)")
-        return None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        problems.add(relative, "only regular files are imported (no links)")
-        return None
-    with os.fdopen(descriptor, "rb") as file:
-        content = file.read(MAX_PLUGIN_FILE_BYTES + 1)
-    if len(content) > MAX_PLUGIN_FILE_BYTES:
-        problems.add(relative, f"is larger than {MAX_PLUGIN_FILE_BYTES} bytes")
-        return None
-    return content
 
 
 def project_import(
