@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+#: A value's columns and a kept version's: the same, in the same order.
+_VERSION_COLUMNS = ("namespace", "key", "seq", "value", "source", "written_at")
+
 
 class Dialect(ABC):
     vendor: str
@@ -21,6 +24,12 @@ class Dialect(ABC):
     create_statements: tuple[str, ...]
     history_statements: tuple[str, ...]
     drop_statements: tuple[str, ...]
+    #: The tables every dialect drops, before what allocates its sequence (its own).
+    table_drops: tuple[str, ...] = (
+        "DROP TABLE IF EXISTS value_history",
+        "DROP TABLE IF EXISTS list_values",
+        "DROP TABLE IF EXISTS scalar_values",
+    )
 
     get_value: str  # (namespace, key) -> seq, value, source, written_at
     get_write: str  # (namespace, key) -> seq, source, written_at (no value)
@@ -179,28 +188,22 @@ class Dialect(ABC):
 
     def restore_value(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped value with its original seq (namespace, key, seq, value, ...)."""
-        marks = ", ".join([self.placeholder] * 6)
-        cursor.execute(
-            "INSERT INTO scalar_values (namespace, key, seq, value, source, written_at) "
-            f"VALUES ({marks})",
-            row,
-        )
+        self._restore(cursor, "scalar_values", _VERSION_COLUMNS, row)
 
     def restore_version(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped history version (namespace, key, seq, value or None, ...)."""
-        marks = ", ".join([self.placeholder] * 6)
-        cursor.execute(
-            "INSERT INTO value_history (namespace, key, seq, value, source, written_at) "
-            f"VALUES ({marks})",
-            row,
-        )
+        self._restore(cursor, "value_history", _VERSION_COLUMNS, row)
 
     def restore_element(self, cursor: Any, row: tuple[Any, ...]) -> None:
         """Insert a dumped list element with its original seq (namespace, key, seq, value)."""
-        marks = ", ".join([self.placeholder] * 4)
-        cursor.execute(
-            f"INSERT INTO list_values (namespace, key, seq, value) VALUES ({marks})", row
-        )
+        self._restore(cursor, "list_values", ("namespace", "key", "seq", "value"), row)
+
+    def _restore(
+        self, cursor: Any, table: str, columns: tuple[str, ...], row: tuple[Any, ...]
+    ) -> None:
+        """A dumped row inserted as it was, seq included (the dump's order of columns)."""
+        marks = ", ".join([self.placeholder] * len(columns))
+        cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", row)
 
     @abstractmethod
     def last_seq(self, cursor: Any) -> int:

@@ -50,12 +50,7 @@ class PostgresDialect(Dialect):
         "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
     )
     create_statements = (*create_statements, *history_statements)
-    drop_statements = (
-        "DROP TABLE IF EXISTS value_history",
-        "DROP TABLE IF EXISTS list_values",
-        "DROP TABLE IF EXISTS scalar_values",
-        "DROP SEQUENCE IF EXISTS storage_seq",
-    )
+    drop_statements = (*Dialect.table_drops, "DROP SEQUENCE IF EXISTS storage_seq")
 
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"

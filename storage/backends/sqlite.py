@@ -48,12 +48,7 @@ class SqliteDialect(Dialect):
         "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
     )
     create_statements = (*create_statements, *history_statements)
-    drop_statements = (
-        "DROP TABLE IF EXISTS value_history",
-        "DROP TABLE IF EXISTS list_values",
-        "DROP TABLE IF EXISTS scalar_values",
-        "DROP TABLE IF EXISTS storage_sequence",
-    )
+    drop_statements = (*Dialect.table_drops, "DROP TABLE IF EXISTS storage_sequence")
 
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = ? AND key = ?"
