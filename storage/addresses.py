@@ -37,32 +37,31 @@ def check_text(text: object, *, field: str, allow_empty: bool, max_length: int) 
 
 
 @dataclass(frozen=True, slots=True)
-class Value:
-    """One replaceable durable value."""
+class _Address:
+    """What both kinds of address hold: a namespace and a key, checked on construction."""
 
     namespace: str
     key: str = ""
-    kind: Literal["value"] = "value"
 
     def __post_init__(self) -> None:
-        _check(self.namespace, self.key)
+        check_text(
+            self.namespace, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH
+        )
+        check_text(self.key, field="key", allow_empty=True, max_length=MAX_KEY_LENGTH)
 
 
 @dataclass(frozen=True, slots=True)
-class ValueList:
+class Value(_Address):
+    """One replaceable durable value."""
+
+    kind: Literal["value"] = "value"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueList(_Address):
     """One append-only list; its elements are ordered by their global seq."""
 
-    namespace: str
-    key: str = ""
     kind: Literal["list"] = "list"
-
-    def __post_init__(self) -> None:
-        _check(self.namespace, self.key)
-
-
-def _check(namespace: str, key: str) -> None:
-    check_text(namespace, field="namespace", allow_empty=False, max_length=MAX_NAMESPACE_LENGTH)
-    check_text(key, field="key", allow_empty=True, max_length=MAX_KEY_LENGTH)
 
 
 def value(namespace: str, key: str = "") -> Value:
