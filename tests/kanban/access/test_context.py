@@ -137,10 +137,8 @@ def test_an_administrator_is_told_the_membership_they_hold_and_that_they_are_sta
 ) -> None:
     """The context's role is the one the members list shows: a superuser who holds no
     membership is no made-up owner (#27.3), though they may act as one."""
-    from django.contrib.auth import get_user_model
-
     board = make_project("Board")
-    admin = get_user_model().objects.create_superuser("root")
+    admin = a_user("root", superuser=True)
     context = plugin_context(user=admin, project_id=board.id)
     assert (context["role"], context["staff"], context["can"]["write"]) == (None, True, True)
     membership_set(user=admin, project=board, role="developer")

@@ -21,8 +21,8 @@ from kanban.accounts.invites import (
     invite_sign_up,
 )
 from kanban.models import Invite, Project
-from kanban.projects.lifecycle import project_create
 from storage.errors import ErrorCode, KanbanError
+from tests.factories import a_project, a_user
 
 pytestmark = pytest.mark.django_db
 
@@ -31,19 +31,17 @@ STRONG = "a long enough passphrase 7"
 
 @pytest.fixture
 def alice() -> Any:
-    return get_user_model().objects.create_user("alice")
+    return a_user("alice")
 
 
 @pytest.fixture
 def bob() -> Any:
-    return get_user_model().objects.create_user("bob", password=STRONG)
+    return a_user("bob", password=STRONG)
 
 
 @pytest.fixture
 def board(alice: Any) -> Project:
-    project = project_create(name="Launch")
-    membership_set(user=alice, project=project, role="owner")
-    return project
+    return a_project(name="Launch", owner=alice)
 
 
 def token_of(path: str) -> str:

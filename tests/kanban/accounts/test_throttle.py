@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.factories import a_user
 from tests.live import Visitor
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def alice(settings: Any) -> Any:
     settings.KANBAN_LOGIN_MAX_FAILURES = 5
-    return get_user_model().objects.create_user("alice", password="the right one")
+    return a_user("alice", password="the right one")
 
 
 def sign_in(password: str, *, username: str = "alice", address: str = "198.51.100.7") -> Any:
@@ -49,7 +49,7 @@ def test_fewer_failures_do_not_lock_and_a_success_starts_the_count_again(alice: 
 
 
 def test_the_lock_is_per_account_and_ends_with_its_window(alice: Any, settings: Any) -> None:
-    get_user_model().objects.create_user("bob", password="bobs")
+    a_user("bob", password="bobs")
     for _ in range(5):
         sign_in("a guess")
     assert sign_in("bobs", username="bob", address="203.0.113.9").status_code == 302
@@ -118,7 +118,7 @@ def test_an_office_behind_one_address_signs_in_many_times_without_being_locked(
 def test_parallel_guesses_over_three_workers_get_at_most_the_limit_of_password_checks(
     live_servers: Any,
 ) -> None:
-    get_user_model().objects.create_user("alice", password="the right one")
+    a_user("alice", password="the right one")
     workers = live_servers(3, env={"KANBAN_LOGIN_MAX_FAILURES": "10"})
 
     def guess(n: int) -> bool:

@@ -8,6 +8,7 @@ from django.test import Client
 
 from kanban.accounts.users import user_create
 from storage.errors import KanbanError
+from tests.factories import a_user
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,7 @@ def test_a_username_differing_only_in_case_is_taken() -> None:
 
 
 def test_the_admin_refuses_the_same_usernames() -> None:
-    admin = get_user_model().objects.create_superuser("root", password=PASSWORD)
+    admin = a_user("root", password=PASSWORD, superuser=True)
     client = Client()
     client.force_login(admin)
     form = {"username": "\u0430lice", "password1": PASSWORD, "password2": PASSWORD}

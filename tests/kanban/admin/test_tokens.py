@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
 from kanban.accounts.tokens import token_create
 from kanban.models import ApiToken
+from tests.factories import a_project, a_user
 
 pytestmark = pytest.mark.django_db
 
 
 def test_an_admin_lists_and_revokes_a_token_and_it_stops_working() -> None:
-    users = get_user_model().objects
-    root = users.create_superuser("root", password="root-pw-123!")
-    bob = users.create_user("bob")
+    root, bob = a_user("root", password="root-pw-123!", superuser=True), a_user("bob")
     token, plaintext = token_create(user=bob, name="deploy script")
     admin = Client()
     admin.force_login(root)
@@ -42,7 +40,7 @@ def test_create_token_prints_the_token_alone() -> None:
 
     from django.core.management import call_command
 
-    get_user_model().objects.create_user("carol")
+    a_user("carol")
     out = StringIO()
     call_command("create_token", "carol", stdout=out)
     printed = out.getvalue().strip()
@@ -54,14 +52,9 @@ def test_create_token_prints_the_token_alone() -> None:
 
 
 def test_an_admin_creates_a_scoped_token_and_sees_its_plaintext_once() -> None:
-    from kanban.access.memberships import membership_set
-    from kanban.projects.lifecycle import project_create
-
-    users = get_user_model().objects
-    root = users.create_superuser("root", password="root-pw-123!")
-    bob = users.create_user("bob")
-    board, elsewhere = project_create(name="Board"), project_create(name="Elsewhere")
-    membership_set(user=bob, project=board, role="developer")
+    root, bob = a_user("root", password="root-pw-123!", superuser=True), a_user("bob")
+    board = a_project(name="Board", members={bob: "developer"})
+    elsewhere = a_project(name="Elsewhere")
     admin = Client()
     admin.force_login(root)
 

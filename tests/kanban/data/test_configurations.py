@@ -27,6 +27,7 @@ from kanban.data.configurations import (
 )
 from kanban.models import Configuration, Project
 from storage.errors import ErrorCode, KanbanError
+from tests.factories import a_user
 from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
@@ -404,7 +405,7 @@ def test_a_guest_manages_their_own_configurations(charlie: Any, board: Project) 
 def test_someone_outside_the_board_finds_nothing(
     make_project: MakeProject, alice: Any, board: Project
 ) -> None:
-    dave = type(alice).objects.create_user("dave")
+    dave = a_user("dave")
     for call, kwargs in [
         (configuration_list, {}),
         (configuration_active, {}),

@@ -20,6 +20,7 @@ from django.core.management.base import CommandError
 from kanban.access.memberships import role_of
 from kanban.access.relationships import relationship_declare
 from kanban.models import Project
+from tests.factories import a_user, users
 from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
@@ -219,14 +220,11 @@ def test_the_readme_plugin_steps_end_with_the_runner_as_owner_and_a_matching_con
     """startplugin then import_project, as the README gives them, on a database whose one
     superuser is alice: the new board has her as its owner, and the plugin's context says
     the role the members list shows (#27.3)."""
-    from django.contrib.auth import get_user_model
-
     from kanban.access.context import plugin_context
     from kanban.access.memberships import members_of
     from kanban.models import Project
 
-    alice = get_user_model().objects.create_superuser("alice")
-    bob = get_user_model().objects.create_user("bob")
+    alice, bob = a_user("alice", superuser=True), a_user("bob")
     folder = tmp_path / "my-counter"
     assert manage("startplugin", "My counter", str(folder)) == 0
     assert manage("import_project", str(folder)) == 0
@@ -251,8 +249,7 @@ def test_declare_back_confirms_a_relationship_between_two_projects_of_one_owner(
     person owns it; where someone else does, it stays pending (#27.7)."""
     from kanban.access.relationships import declarations_of, relationship_statuses
 
-    alice = get_user_model().objects.create_user("alice")
-    bob = get_user_model().objects.create_user("bob")
+    alice, bob = users("alice", "bob")
     stock, ledger = (uuid.uuid4() for _ in range(2))
     for project_id, name, owner in ((stock, "Stock room", alice), (ledger, "Ledger", bob)):
         write_package(

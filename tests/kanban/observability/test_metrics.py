@@ -15,12 +15,10 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
-from kanban.access.memberships import membership_set
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_user
 from tests.kanban.bridge.test_scale_out import redis_reachable
 from tests.live import LiveServer, open_board_socket
 
@@ -61,9 +59,8 @@ async def test_two_workers_under_load_show_their_sockets_frames_and_delivery_lat
     servers = await sync_to_async(live_servers)(workers, env=env)
 
     def scene() -> tuple[Any, str]:
-        alice = get_user_model().objects.create_user("alice")
-        board = project_create(name="Board")
-        membership_set(user=alice, project=board, role="developer")
+        alice = a_user("alice")
+        board = a_project(name="Board", members={alice: "developer"})
         client = Client()
         client.force_login(alice)
         name = django_settings.SESSION_COOKIE_NAME

@@ -10,6 +10,7 @@ import pytest
 from kanban.projects.lifecycle import project_create, project_delete
 from storage.knowledge import knowledge_create, knowledge_list
 from storage.kv import Dataset, kv_get, kv_set
+from tests.factories import a_user
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +44,6 @@ def test_creations_at_the_same_moment_cannot_each_find_room_under_the_board_limi
     person with room for three make three boards, not eight."""
     import threading
 
-    from django.contrib.auth import get_user_model
     from django.db import connections
 
     from kanban.models import Membership
@@ -51,7 +51,7 @@ def test_creations_at_the_same_moment_cannot_each_find_room_under_the_board_limi
     from storage.errors import KanbanError
 
     settings.KANBAN_MAX_BOARDS_PER_USER = 3
-    dave = get_user_model().objects.create_user("dave")
+    dave = a_user("dave")
     outcomes: list[str] = []
     start = threading.Barrier(8)
 

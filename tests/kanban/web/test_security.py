@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
@@ -23,6 +22,7 @@ from kanban.models import PluginFile, Project
 from kanban.projects.lifecycle import project_create
 from kanban.settings import plugin_origin_from_env
 from kanban.web.security import KIT_PATH, PLUGIN_SANDBOX
+from tests.factories import a_user
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +47,7 @@ def board() -> Project:
 @pytest.fixture
 def alice(board: Project) -> Client:
     client = Client()
-    user = get_user_model().objects.create_user("alice")
+    user = a_user("alice")
     membership_set(user=user, project=board, role="developer")
     client.force_login(user)
     return client

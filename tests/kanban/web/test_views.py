@@ -12,6 +12,7 @@ from django.test import Client
 from kanban.access.memberships import membership_set
 from kanban.data.configurations import configuration_activate, configuration_create
 from kanban.models import Project
+from tests.factories import a_project, a_user
 from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
@@ -83,15 +84,12 @@ def test_a_board_you_cannot_open_is_the_products_own_404_page_even_in_developmen
 ) -> None:
     """Django's debug 404 page lists every URL pattern; a person just removed from a board
     reloading it must see the product's page instead (#27.5)."""
-    from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from kanban.projects.lifecycle import project_create
-
     settings.DEBUG = debug
-    board = project_create(name="Secret")
+    board = a_project(name="Secret")
     client = Client()
-    client.force_login(get_user_model().objects.create_user("mallory"))
+    client.force_login(a_user("mallory"))
     for path in (f"/boards/{board.id}/", f"/boards/{board.id}/members/"):
         response = client.get(path)
         page = response.content.decode()
