@@ -27,12 +27,11 @@ from django.contrib.sessions.models import Session
 from django.db import connections
 from django.test import Client
 
-from kanban.access.memberships import membership_set
-from kanban.projects.lifecycle import project_create
 from storage import engine
 from storage.addresses import value
 from storage.writes import set_value
 from tests.conftest import close_connections_everywhere
+from tests.factories import a_project, a_user
 from tests.live import LiveServer, LiveServerError, Visitor, open_board_socket, postgres_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,7 +41,7 @@ PASSWORD = "correct horse battery staple"
 
 @pytest.fixture
 def alice() -> User:
-    return User.objects.create_user("alice", password=PASSWORD)
+    return a_user("alice", password=PASSWORD)
 
 
 def health(server: LiveServer) -> dict[str, Any]:
@@ -175,8 +174,7 @@ async def test_the_bridge_websocket_opens_only_from_the_boards_own_origin(
     live_server: LiveServer, alice: User
 ) -> None:
     """A page elsewhere must not ride alice's session cookie into her boards' bridge."""
-    board = await sync_to_async(project_create)(name="Board", type="kanban")
-    await sync_to_async(membership_set)(user=alice, project=board, role="developer")
+    board = await sync_to_async(a_project)(name="Board", members={alice: "developer"})
     alices_cookie = await sync_to_async(session_cookie_of)(alice)
     url = f"{live_server.ws_url}/ws/boards/{board.id}/"
 
@@ -202,8 +200,7 @@ async def test_past_her_socket_cap_daphne_itself_tells_alice_to_try_again_later(
     """4013, an application close code: daphne's autobahn refuses to send the standard 1013
     and the socket ended in 1011 (an internal error) instead."""
     (worker,) = await sync_to_async(live_servers)(1, env={"KANBAN_SOCKETS_PER_USER": "1"})
-    board = await sync_to_async(project_create)(name="Board", type="kanban")
-    await sync_to_async(membership_set)(user=alice, project=board, role="developer")
+    board = await sync_to_async(a_project)(name="Board", members={alice: "developer"})
     cookie = (await sync_to_async(session_cookie_of)(alice))["Cookie"]
     first = await open_board_socket(worker, board.id, cookie)
     with pytest.raises(websockets.ConnectionClosed) as refused:

@@ -20,15 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from websockets.sync.client import connect
 
-from kanban.access.memberships import membership_set
 from kanban.accounts.tokens import token_create
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from storage import limits
 from storage.knowledge import knowledge_list
+from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import session_cookie
 from tests.live import LiveServer
 
@@ -53,9 +51,8 @@ def document(markdown_bytes: int) -> dict[str, str]:
 
 @pytest.fixture
 def world(live_servers: Callable[..., list[LiveServer]]) -> dict[str, Any]:
-    bob = get_user_model().objects.create_user("bob")
-    board = project_create(name="Wiki")
-    membership_set(user=bob, project=board, role="developer")
+    bob = a_user("bob")
+    board = a_project(name="Wiki", members={bob: "developer"})
     (server,) = live_servers(1)
     return {"server": server, "bob": bob, "board": board, "token": token_create(user=bob)[1]}
 

@@ -39,19 +39,17 @@ from urllib.parse import urlsplit
 from uuid import UUID
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
-from kanban.access.memberships import membership_set
 from kanban.accounts.tokens import token_create
-from kanban.projects.lifecycle import project_create
 from storage.errors import KanbanError
 from storage.knowledge import knowledge_get, knowledge_list
 from storage.kv import Dataset, kv_get
+from tests.factories import a_project, a_user
 from tests.live import LiveServer, worker_env
 from tests.reliability.increments import bridge_round_trip
 
@@ -386,9 +384,8 @@ def workers() -> Iterator[Workers]:
 def test_r6_sigkill_mid_write_leaves_no_partial_write_and_loses_no_acknowledged_one(
     workers: Workers,
 ) -> None:
-    bob = get_user_model().objects.create_user("bob")
-    project = project_create(name="Killed")
-    membership_set(user=bob, project=project, role="developer")
+    bob = a_user("bob")
+    project = a_project(name="Killed", members={bob: "developer"})
     _, token = token_create(user=bob)
     browser = Client()
     browser.force_login(bob)
