@@ -3,11 +3,10 @@ bad parameters get invalid_argument. And the search across boards, beside it."""
 
 from __future__ import annotations
 
-from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.notifications import notification_send
 from kanban.models import Project
-from kanban.projects.board_templates import board_create
 from tests.api.conftest import People, client_for
+from tests.factories import a_board, board_data
 
 
 def test_bob_lists_pages_and_marks_read_what_alice_sent_him(people: People, board: Project) -> None:
@@ -41,15 +40,8 @@ def test_bad_parameters_are_refused(people: People, board: Project) -> None:
 
 
 def test_search_finds_cards_over_rest_paged_and_in_the_schema(people: People) -> None:
-    board = board_create(user=people.alice, name="Roadmap", template="board")
-    for key, value in (("card:r1", {"title": "Beta launch"}), ("board:cards", ["r1"])):
-        project_kv_set(
-            user=people.alice,
-            project_id=board.id,
-            key=key,
-            value=value,
-            provenance=Provenance(via="cli"),
-        )
+    board = a_board(owner=people.alice, name="Roadmap")
+    board_data(board, cards={"r1": {"title": "Beta launch"}})
     alice = client_for(people.alice)
     answer = alice.get("/api/v1/search/cards?q=LAUNCH&limit=5").json()
     assert [(r["card"]["id"], r["url"]) for r in answer["results"]] == [

@@ -7,36 +7,27 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from kanban.access.memberships import membership_set
 from kanban.data.board.search import cards_search
-from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
-from kanban.projects.board_templates import board_create
 from storage.errors import ErrorCode, KanbanError
+from tests.factories import a_board, board_data, users
 
 pytestmark = pytest.mark.django_db
-CLI = Provenance(via="cli")
 
 
 @pytest.fixture
 def people() -> dict[str, Any]:
-    make = get_user_model().objects.create_user
-    return {name: make(name) for name in ("alice", "bob")}
+    alice, bob = users("alice", "bob")
+    return {"alice": alice, "bob": bob}
 
 
 def board_with(owner: Any, name: str, cards: dict[str, dict[str, Any]]) -> Project:
-    board = board_create(user=owner, name=name, template="board")
-    for card_id, card in cards.items():
-        put(owner, board, f"card:{card_id}", {"id": card_id, "column": "todo", **card})
-    put(owner, board, "board:cards", list(cards))
+    board = a_board(owner=owner, name=name)
+    board_data(board, cards=cards)
     return board
-
-
-def put(user: Any, board: Project, key: str, value: Any) -> None:
-    project_kv_set(user=user, project_id=board.id, key=key, value=value, provenance=CLI)
 
 
 def found(user: Any, query: str, **extra: Any) -> list[tuple[str, str, str]]:
@@ -49,11 +40,8 @@ def test_alice_finds_cards_by_title_description_and_comment_on_every_board_of_he
 ) -> None:
     alice, bob = people["alice"], people["bob"]
     launch = board_with(alice, "Launch", {"a1": {"title": "Press kit"}, "a2": {"title": "Site"}})
-    put(
-        alice,
-        launch,
-        "comments:a2",
-        [{"id": "m1", "author": "bob", "text": "Needs the PRESS photos"}],
+    board_data(
+        launch, comments={"a2": [{"id": "m1", "author": "bob", "text": "Needs the PRESS photos"}]}
     )
     board_with(alice, "Hiring", {"h1": {"title": "Interviews", "description": "press on"}})
     secret = board_with(bob, "Bob's own", {"b1": {"title": "Press release"}})
