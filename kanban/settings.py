@@ -291,7 +291,10 @@ STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
 # /static/bridge/: the SDK and host relay (built into bridge_js/dist), and the plugin kit
 # (bridge_js/static/bridge/plugin-kit.js, an ES module as written).
-STATICFILES_DIRS = [("bridge", BASE_DIR / "bridge_js" / "dist"), BASE_DIR / "bridge_js" / "static"]
+STATICFILES_DIRS = [
+    ("bridge", BASE_DIR / "bridge_js" / "dist"),
+    ("bridge", BASE_DIR / "bridge_js" / "static" / "bridge"),
+]
 # The SDK and host relay are served from finders so a fresh checkout needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 # Every static file answers `Access-Control-Allow-Origin: *` (WhiteNoise's default, stated
