@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from kanban.access.memberships import membership_set
@@ -22,7 +21,7 @@ from kanban.access.relationships import Grant
 from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set
-from tests.factories import a_reciprocity_case
+from tests.factories import a_reciprocity_case, a_user
 from tests.kanban.access.test_decision import RECIPROCITY, ROLES, RULE_CASES, expected
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
@@ -110,7 +109,7 @@ async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
 
 
 async def test_the_grant_matrix_holds_on_rest_and_websocket() -> None:
-    user = await database_sync_to_async(get_user_model().objects.create_user)("alice")
+    user = await database_sync_to_async(a_user)("alice")
     client = APIClient()
     await database_sync_to_async(client.force_login)(user)
     cookie = await database_sync_to_async(session_cookie)(user)

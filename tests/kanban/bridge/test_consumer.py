@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 from django.db import connections
 
 from kanban.access.memberships import membership_set
@@ -30,7 +29,7 @@ from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_relationship, users
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -48,21 +47,19 @@ SOURCE = Provenance(via="api")
 
 @pytest.fixture
 def world(transactional_db: None) -> dict[str, Any]:
-    make = get_user_model().objects.create_user
-    people = {name: make(name) for name in ("alice", "bob", "charlie", "dave")}
-    board = project_create(name="Board")
-    inventory = project_create(name="Inventory")
-    for project in (board, inventory):
-        membership_set(user=people["alice"], project=project, role="owner")
-        membership_set(user=people["bob"], project=project, role="developer")
-        membership_set(user=people["charlie"], project=project, role="guest")
-    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
-    relationship_declare(
-        project=inventory,
-        alias="board",
-        project_id=board.id,
-        grant=Grant(read=Rule("prefixes", ("stock:",)), write=Rule("prefixes", ("stock:",))),
+    alice, bob, charlie, dave = users("alice", "bob", "charlie", "dave")
+    members = {bob: "developer", charlie: "guest"}
+    board = a_project(name="Board", owner=alice, members=members)
+    inventory = a_project(name="Inventory", owner=alice, members=members)
+    stock = Rule("prefixes", ("stock:",))
+    a_relationship(
+        board,
+        inventory,
+        a_calls_b="inventory",
+        b_calls_a="board",
+        b_grants_a=Grant(read=stock, write=stock),
     )
+    people = {"alice": alice, "bob": bob, "charlie": charlie, "dave": dave}
     return {**people, "board": board, "inventory": inventory}
 
 

@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
+from kanban.access.relationships import ALL, NONE, Grant, Rule
 from kanban.data.knowledge import project_knowledge_create, project_knowledge_edit
 from kanban.data.kv import Provenance, project_kv_set
-from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_get
+from tests.factories import a_declaration, a_project, users
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,14 +28,12 @@ RUNBOOKS = Rule("prefixes", ("runbook-",))
 def world(transactional_db: None) -> dict[str, Any]:
     """alice owns and bob develops on the Board and the Wiki, which relate as ``wiki`` and
     ``board``; the Wiki grants the Board KV read and knowledge read/write on everything."""
-    make = get_user_model().objects.create_user
-    people = {name: make(name) for name in ("alice", "bob", "charlie")}
-    board, wiki = project_create(name="Board"), project_create(name="Wiki")
-    for project in (board, wiki):
-        membership_set(user=people["alice"], project=project, role="owner")
-        membership_set(user=people["bob"], project=project, role="developer")
-        membership_set(user=people["charlie"], project=project, role="guest")
-    relationship_declare(project=board, alias="wiki", project_id=wiki.id)
+    alice, bob, charlie = users("alice", "bob", "charlie")
+    people = {"alice": alice, "bob": bob, "charlie": charlie}
+    members = {bob: "developer", charlie: "guest"}
+    board = a_project(name="Board", owner=alice, members=members)
+    wiki = a_project(name="Wiki", owner=alice, members=members)
+    a_declaration(board, "wiki", wiki)
     world = {**people, "board": board, "wiki": wiki}
     grant_board(world, kv_read=ALL, knowledge_read=ALL, knowledge_write=ALL)
     return world
@@ -46,11 +42,11 @@ def world(transactional_db: None) -> dict[str, Any]:
 def grant_board(
     world: dict[str, Any], *, kv_read: Rule, knowledge_read: Rule, knowledge_write: Rule = NONE
 ) -> None:
-    relationship_declare(
-        project=world["wiki"],
-        alias="board",
-        project_id=world["board"].id,
-        grant=Grant(read=kv_read, knowledge_read=knowledge_read, knowledge_write=knowledge_write),
+    a_declaration(
+        world["wiki"],
+        "board",
+        world["board"],
+        Grant(read=kv_read, knowledge_read=knowledge_read, knowledge_write=knowledge_write),
     )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from kanban.access.memberships import membership_set
@@ -21,24 +20,25 @@ from kanban.data.notifications import (
     notifications_unread,
 )
 from kanban.models import Notification, Project
-from kanban.projects.lifecycle import project_create
 from storage.errors import ErrorCode, KanbanError
+from tests.factories import a_project, a_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def people() -> dict[str, Any]:
-    make = get_user_model().objects.create_user
-    return {name: make(name, first_name=name.title()) for name in ("alice", "bob", "carol", "dave")}
+    names = ("alice", "bob", "carol", "dave")
+    return {name: a_user(name, first_name=name.title()) for name in names}
 
 
 @pytest.fixture
 def board(people: dict[str, Any]) -> Project:
-    project = project_create(name="Launch")
-    for name, role in (("alice", "owner"), ("bob", "developer"), ("carol", "guest")):
-        membership_set(user=people[name], project=project, role=role)
-    return project
+    return a_project(
+        name="Launch",
+        owner=people["alice"],
+        members={people["bob"]: "developer", people["carol"]: "guest"},
+    )
 
 
 def send(actor: Any, board: Project, users: Any, text: Any = "look", **extra: Any) -> Any:

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 from mcp.client.client import Client
@@ -23,13 +22,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, Grant, relationship_declare
+from kanban.access.relationships import ALL, Grant
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import ApiToken, Project
-from kanban.projects.lifecycle import project_create
 from storage import engine
 from storage.namespaces import dataset_value
+from tests.factories import a_project, a_relationship, users
 from tests.live import HOST, LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,18 +35,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def world(transactional_db: None) -> dict[str, Any]:
-    make = get_user_model().objects.create_user
-    alice, bob, carol = make("alice"), make("bob"), make("carol")
-    board, inventory = project_create(name="Board"), project_create(name="Inventory")
-    for project in (board, inventory):
-        membership_set(user=alice, project=project, role="owner")
-        membership_set(user=bob, project=project, role="developer")
-    membership_set(user=carol, project=board, role="guest")
-    relationship_declare(
-        project=board, alias="inventory", project_id=inventory.id, grant=Grant(read=ALL)
-    )
-    relationship_declare(
-        project=inventory, alias="board", project_id=board.id, grant=Grant(read=ALL)
+    alice, bob, carol = users("alice", "bob", "carol")
+    board = a_project(name="Board", owner=alice, members={bob: "developer", carol: "guest"})
+    inventory = a_project(name="Inventory", owner=alice, members={bob: "developer"})
+    a_relationship(
+        board,
+        inventory,
+        a_calls_b="inventory",
+        b_calls_a="board",
+        a_grants_b=Grant(read=ALL),
+        b_grants_a=Grant(read=ALL),
     )
     project_kv_set(
         user=alice,
