@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.access.memberships import membership_set
 from kanban.models import Configuration, Project
-from kanban.projects.lifecycle import project_create
 from tests.api.conftest import People, client_for
+from tests.factories import a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -264,8 +263,7 @@ def test_someone_outside_the_board_finds_nothing(people: People, board: Project)
 
 
 def test_a_workflow_project_has_no_configurations(people: People) -> None:
-    workflow = project_create(name="Pipeline", type="workflow")
-    membership_set(user=people.alice, project=workflow, role="owner")
+    workflow = a_project(name="Pipeline", type="workflow", owner=people.alice)
     alice = client_for(people.alice, token=False)
     assert_error(alice.get(url(workflow)), 404, "not_found")
 

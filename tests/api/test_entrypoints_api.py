@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
+from kanban.access.relationships import NONE, Grant, Rule
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from tests.api.conftest import People, client_for, declare_both
+from tests.factories import a_declaration, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -27,16 +26,10 @@ ENTRYPOINTS = [
 
 @pytest.fixture
 def shop_and_wiki(people: People) -> tuple[Project, Project]:
-    shop, wiki = project_create(name="Shop"), project_create(name="Wiki")
-    for project in (shop, wiki):
-        membership_set(user=people.bob, project=project, role="developer")
+    shop = a_project(name="Shop", members={people.bob: "developer"})
+    wiki = a_project(name="Wiki", members={people.bob: "developer"})
     declare_both(shop, wiki, a_alias="wiki", b_alias="shop", grant=Grant())
-    relationship_declare(
-        project=wiki,
-        alias="shop",
-        project_id=shop.id,
-        grant=Grant(entrypoints=Rule("prefixes", ("kb_",))),
-    )
+    a_declaration(wiki, "shop", shop, Grant(entrypoints=Rule("prefixes", ("kb_",))))
     package = {"steamHarness": {"projectInfo": {}, "entrypoints": ENTRYPOINTS}}
     Project.objects.filter(pk=wiki.pk).update(package_json=json.dumps(package))
     return shop, wiki
@@ -93,9 +86,7 @@ def test_without_an_entrypoints_grant_nothing_is_listed(
     people: People, shop_and_wiki: tuple[Project, Project]
 ) -> None:
     shop, wiki = shop_and_wiki
-    relationship_declare(
-        project=wiki, alias="shop", project_id=shop.id, grant=Grant(entrypoints=NONE)
-    )
+    a_declaration(wiki, "shop", shop, Grant(entrypoints=NONE))
     refused = client_for(people.bob).get(url(shop, alias="wiki"))
     assert (refused.status_code, refused.json()["code"]) == (403, "forbidden")
     unknown = client_for(people.bob).get(url(shop, alias="payroll"))

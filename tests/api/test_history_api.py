@@ -11,8 +11,8 @@ import pytest
 
 from kanban.access.relationships import Grant, Rule
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from tests.api.conftest import People, client_for, declare_both
+from tests.factories import a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -81,11 +81,7 @@ def test_retention_keeps_kanban_history_revisions(
 
 
 def test_a_read_rule_that_hides_a_key_hides_its_history(people: People, board: Project) -> None:
-    inventory = project_create(name="Inventory")
-    from kanban.access.memberships import membership_set
-
-    membership_set(user=people.alice, project=inventory, role="owner")
-    membership_set(user=people.bob, project=inventory, role="developer")
+    inventory = a_project(name="Inventory", owner=people.alice, members={people.bob: "developer"})
     declare_both(
         board,
         inventory,

@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_declare
+from kanban.access.relationships import ALL, NONE, Grant, Rule
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from storage.knowledge import knowledge_create
 from tests.api.conftest import People, client_for, declare_both
+from tests.factories import a_declaration, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -286,11 +285,8 @@ def test_session_writes_need_csrf(people: People, board: Project) -> None:
 @pytest.fixture
 def shop_and_wiki(people: People) -> tuple[Project, Project]:
     """bob develops on both; the shop calls the wiki ``wiki``, the wiki calls it ``shop``."""
-    shop, wiki = project_create(name="Shop"), project_create(name="Wiki")
-    for project in (shop, wiki):
-        membership_set(user=people.bob, project=project, role="developer")
-    membership_set(user=people.charlie, project=shop, role="guest")
-    membership_set(user=people.charlie, project=wiki, role="guest")
+    members = {people.bob: "developer", people.charlie: "guest"}
+    shop, wiki = a_project(name="Shop", members=members), a_project(name="Wiki", members=members)
     declare_both(shop, wiki, a_alias="wiki", b_alias="shop", grant=Grant())
     for document_id in ("runbook-deploy", "secret-plan"):
         knowledge_create(
@@ -304,11 +300,8 @@ def shop_and_wiki(people: People) -> tuple[Project, Project]:
 
 
 def wiki_grants(shop: Project, wiki: Project, read: Rule, write: Rule) -> None:
-    relationship_declare(
-        project=wiki,
-        alias="shop",
-        project_id=shop.id,
-        grant=Grant(read=ALL, write=ALL, knowledge_read=read, knowledge_write=write),
+    a_declaration(
+        wiki, "shop", shop, Grant(read=ALL, write=ALL, knowledge_read=read, knowledge_write=write)
     )
 
 

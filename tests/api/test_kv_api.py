@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from tests.api.conftest import READ_WRITE, People, client_for, declare_both
+from tests.factories import a_declaration, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -216,11 +216,10 @@ def test_depth_64_is_accepted_and_65_refused_over_rest(people: People, board: Pr
 @pytest.fixture
 def hierarchy(people: People) -> dict[str, Project]:
     """The seed's parent / child / grandchild with adjacent relationships only."""
-    parent, child, grandchild = (project_create(name=n) for n in ("parent", "child", "grand"))
-    from kanban.access.memberships import membership_set
-
-    for project in (parent, child, grandchild):
-        membership_set(user=people.bob, project=project, role="developer")
+    parent, child, grandchild = (
+        a_project(name=name, members={people.bob: "developer"})
+        for name in ("parent", "child", "grand")
+    )
     declare_both(parent, child, a_alias="child", b_alias="parent", grant=READ_WRITE)
     declare_both(child, grandchild, a_alias="grandchild", b_alias="parent", grant=READ_WRITE)
     return {"parent": parent, "child": child, "grandchild": grandchild}
@@ -262,15 +261,8 @@ def test_a_one_sided_declaration_is_pending(people: People, hierarchy: dict[str,
 
 def stock_only(hierarchy: dict[str, Project]) -> tuple[Project, Project]:
     """The child grants the parent reading its ``stock:`` keys and nothing else."""
-    from kanban.access.relationships import relationship_declare
-
     parent, child = hierarchy["parent"], hierarchy["child"]
-    relationship_declare(
-        project=child,
-        alias="parent",
-        project_id=parent.id,
-        grant=Grant(read=Rule("prefixes", ("stock:",)), write=NONE),
-    )
+    a_declaration(child, "parent", parent, Grant(read=Rule("prefixes", ("stock:",)), write=NONE))
     return parent, child
 
 
@@ -289,13 +281,9 @@ def test_a_read_only_grant_refuses_writes_and_a_prefix_grant_bounds_keys(
 def test_a_write_only_grant_writes_but_no_compare_and_set_tells_whether_a_key_exists(
     people: People, hierarchy: dict[str, Project]
 ) -> None:
-    from kanban.access.relationships import relationship_declare
-
     bob = client_for(people.bob)
     parent, child = hierarchy["parent"], hierarchy["child"]
-    relationship_declare(
-        project=child, alias="parent", project_id=parent.id, grant=Grant(read=NONE, write=ALL)
-    )
+    a_declaration(child, "parent", parent, Grant(read=NONE, write=ALL))
     revision = put(bob, kv_url(child, "k"), {"value": "hidden"}).json()["revision"]
 
     # Present or absent, at its revision or not: the same refusal, before anything is tried.

@@ -13,11 +13,10 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from kanban.access.memberships import membership_set
 from kanban.accounts.tokens import token_create
 from kanban.models import ApiToken, Project
-from kanban.projects.lifecycle import project_create
 from tests.api.conftest import People
+from tests.factories import a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -37,8 +36,7 @@ def kv(project: Project, key: str = "k") -> str:
 
 
 def test_a_project_scoped_token_reaches_that_project_only(people: People, board: Project) -> None:
-    other = project_create(name="Other")
-    membership_set(user=people.bob, project=other, role="developer")
+    other = a_project(name="Other", members={people.bob: "developer"})
     _, plaintext = token_create(user=people.bob, project_id=board.id)
     client = with_token(plaintext)
 
@@ -100,7 +98,7 @@ def test_create_token_prints_the_token_last_and_refuses_a_bad_scope_or_lifetime(
         call_command("create_token", "bob", "--expires", "soon", stdout=io.StringIO())
     with pytest.raises(CommandError, match="at most a year"):
         call_command("create_token", "bob", "--expires", "400d", stdout=io.StringIO())
-    outsider = project_create(name="Elsewhere")
+    outsider = a_project(name="Elsewhere")
     with pytest.raises(CommandError, match="is not on a project"):
         call_command("create_token", "bob", "--project", str(outsider.id), stdout=io.StringIO())
 

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.token_usage import USAGE_KEY
 from kanban.models import Project
-from kanban.projects.lifecycle import project_create
 from storage import engine
 from tests.api.conftest import People, client_for
+from tests.factories import a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -51,8 +50,7 @@ def test_a_project_and_a_conversation_show_their_totals(people: People, board: P
     assert project == {**RUN, "calls": 3, "totalTokens": 200, "malformed": False}
     one = bob.get(f"/api/v1/projects/{board.id}/token-usage", {"conversationId": "conv-1"})
     assert one.json()["calls"] == 1
-    untouched = project_create(name="Quiet")
-    membership_set(user=people.bob, project=untouched, role="guest")
+    untouched = a_project(name="Quiet", members={people.bob: "guest"})
     assert bob.get(f"/api/v1/projects/{untouched.id}/token-usage").json()["totalTokens"] == 0
     outsider = client_for(people.dave).get(f"/api/v1/projects/{board.id}/token-usage")
     assert outsider.status_code == 404
@@ -61,12 +59,10 @@ def test_a_project_and_a_conversation_show_their_totals(people: People, board: P
 def test_the_system_total_is_the_sum_of_the_projects_and_nothing_is_stored_for_it(
     people: People, board: Project
 ) -> None:
-    other = project_create(name="Other")
-    membership_set(user=people.alice, project=other, role="owner")
+    other = a_project(name="Other", owner=people.alice)
     record(people, board, RUN)
     record(people, other, {**RUN, "inputTokens": 1000, "calls": 4})
-    broken = project_create(name="Broken")
-    membership_set(user=people.alice, project=broken, role="owner")
+    broken = a_project(name="Broken", owner=people.alice)
     record(people, broken, {"inputTokens": "lots"})
     people.alice.is_staff = people.alice.is_superuser = True
     people.alice.save()
