@@ -21,7 +21,6 @@ from kanban.access.relationships import (
     NONE,
     Grant,
     Rule,
-    relationship_declare,
     relationship_remove,
 )
 from kanban.asgi import application
@@ -29,7 +28,7 @@ from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
 from kanban.models import Project
-from tests.factories import a_project, a_relationship, users
+from tests.factories import a_declaration, a_project, a_relationship, users
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -69,6 +68,11 @@ async def bob_on_board(world: dict[str, Any]) -> AsyncIterator[Bridge]:
     assert connected
     yield Bridge(communicator)
     await communicator.disconnect()
+
+
+async def inventory_grants_board(world: dict[str, Any], grant: Grant) -> None:
+    """The inventory changes what it grants the board (bob's sockets are on the board)."""
+    await database_sync_to_async(a_declaration)(world["inventory"], "board", world["board"], grant)
 
 
 def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
@@ -423,12 +427,7 @@ async def test_a_watch_whose_grant_goes_is_invalidated_and_hears_nothing_more(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
     await bob_on_board.call("watch", alias="inventory")
-    await database_sync_to_async(relationship_declare)(
-        project=world["inventory"],
-        alias="board",
-        project_id=world["board"].id,
-        grant=Grant(read=NONE, write=NONE),
-    )
+    await inventory_grants_board(world, Grant(read=NONE, write=NONE))
     invalidated = await bob_on_board.event()
     assert (invalidated["event"], invalidated["code"]) == ("invalidated", "forbidden")
     await write(world, "inventory", "stock:nut", 1)
@@ -456,12 +455,7 @@ async def test_narrowing_a_grant_invalidates_once_and_later_calls_are_forbidden(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
     await bob_on_board.call("subscribe", alias="inventory")
-    await database_sync_to_async(relationship_declare)(
-        project=world["inventory"],
-        alias="board",
-        project_id=world["board"].id,
-        grant=Grant(read=NONE, write=NONE),
-    )
+    await inventory_grants_board(world, Grant(read=NONE, write=NONE))
     assert await bob_on_board.event() == {
         "v": 1,
         "event": "invalidated",
@@ -478,12 +472,7 @@ async def test_a_narrowed_prefix_keeps_the_subscription_with_the_new_rule(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
     await bob_on_board.call("subscribe", alias="inventory")
-    await database_sync_to_async(relationship_declare)(
-        project=world["inventory"],
-        alias="board",
-        project_id=world["board"].id,
-        grant=Grant(read=Rule("prefixes", ("stock:a",)), write=NONE),
-    )
+    await inventory_grants_board(world, Grant(read=Rule("prefixes", ("stock:a",)), write=NONE))
     await asyncio.sleep(0.3)  # let the re-check finish
     await write(world, "inventory", "stock:b", 1)
     revision = await write(world, "inventory", "stock:a", 1)
@@ -552,12 +541,7 @@ async def test_deactivating_a_user_invalidates_and_closes_their_sockets(
 async def test_under_a_write_only_grant_an_update_value_tells_nothing_of_the_key(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
-    await database_sync_to_async(relationship_declare)(
-        project=world["inventory"],
-        alias="board",
-        project_id=world["board"].id,
-        grant=Grant(read=NONE, write=ALL),
-    )
+    await inventory_grants_board(world, Grant(read=NONE, write=ALL))
     await write(world, "inventory", "stock:nut", 7)
     replies = [
         await bob_on_board.call(
@@ -576,11 +560,11 @@ async def test_entrypoints_through_the_bridge_are_listed_by_grant_and_never_run(
     bob_on_board: Bridge, world: dict[str, Any]
 ) -> None:
     def declare() -> None:
-        relationship_declare(
-            project=world["inventory"],
-            alias="board",
-            project_id=world["board"].id,
-            grant=Grant(read=ALL, entrypoints=Rule("prefixes", ("stock_",))),
+        a_declaration(
+            world["inventory"],
+            "board",
+            world["board"],
+            Grant(read=ALL, entrypoints=Rule("prefixes", ("stock_",))),
         )
         declared = [{"id": "stock_count"}, {"id": "reorder"}]
         harness = {"steamHarness": {"projectInfo": {}, "entrypoints": declared}}
