@@ -22,7 +22,7 @@ from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage import aio
 from storage.errors import KanbanError
-from tests.factories import a_reciprocity_case, a_user
+from tests.factories import a_project, a_reciprocity_case, a_user, users
 from tests.kanban.access.test_decision import (
     OPS,
     RECIPROCITY,
@@ -108,9 +108,8 @@ async def test_the_loop_and_the_thread_agree_with_the_oracle_on_the_whole_matrix
 
 async def test_the_projects_own_data_and_an_unknown_project_agree_too() -> None:
     def world() -> tuple[Any, Any, Project]:
-        alice, bob = a_user("alice"), a_user("bob")
-        board = project_create(name="Board", type="kanban")
-        membership_set(user=alice, project=board, role="guest")
+        alice, bob = users("alice", "bob")
+        board = a_project(name="Board", members={alice: "guest"})
         return alice, bob, board
 
     alice, bob, board = await sync_to_async(world)()
@@ -130,8 +129,7 @@ async def test_the_projects_own_data_and_an_unknown_project_agree_too() -> None:
 async def test_a_changed_password_ends_access_on_the_loop_at_once() -> None:
     def world() -> tuple[Any, Project]:
         alice = a_user("alice")
-        board = project_create(name="Board", type="kanban")
-        membership_set(user=alice, project=board, role="owner")
+        board = a_project(name="Board", owner=alice)
         return alice, board
 
     alice, board = await sync_to_async(world)()
