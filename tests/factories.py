@@ -84,11 +84,12 @@ def a_board(
     *,
     owner: AbstractBaseUser,
     name: str = "Board",
+    template: str = "board",
     members: Mapping[AbstractBaseUser, str] | None = None,
 ) -> Project:
-    """A project made from the built-in Board template, as a person makes one from the
-    dashboard, with these other members ({person: role})."""
-    board = board_create(user=owner, name=name, template="board")
+    """A project made from a template (the built-in Board unless told), as a person makes
+    one from the dashboard, with these other members ({person: role})."""
+    board = board_create(user=owner, name=name, template=template)
     for user, role in (members or {}).items():
         membership_set(user=user, project=board, role=role)
     return board

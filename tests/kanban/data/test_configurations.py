@@ -27,20 +27,15 @@ from kanban.data.configurations import (
 )
 from kanban.models import Configuration, Project
 from storage.errors import ErrorCode, KanbanError
-from tests.factories import a_user
-from tests.kanban.conftest import MakeProject
+from tests.factories import a_project, a_user
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def board(make_project: MakeProject, alice: Any, bob: Any, charlie: Any) -> Project:
+def board(alice: Any, bob: Any, charlie: Any) -> Project:
     """Alice owns the board, bob develops on it, charlie is a guest."""
-    project = make_project("Roadmap")
-    membership_set(user=alice, project=project, role="owner")
-    membership_set(user=bob, project=project, role="developer")
-    membership_set(user=charlie, project=project, role="guest")
-    return project
+    return a_project(name="Roadmap", owner=alice, members={bob: "developer", charlie: "guest"})
 
 
 def names(user: Any, board: Project) -> list[str]:
@@ -117,9 +112,7 @@ def test_an_update_that_changes_nothing_is_accepted(alice: Any, board: Project) 
     assert same == untouched == made
 
 
-def test_names_are_unique_per_person_and_board(
-    alice: Any, bob: Any, board: Project, make_project: MakeProject
-) -> None:
+def test_names_are_unique_per_person_and_board(alice: Any, bob: Any, board: Project) -> None:
     configuration_create(user=alice, project_id=board.id, name="Mine")
     taken = refusal(configuration_create, user=alice, project_id=board.id, name=" Mine ")
     assert taken.code == ErrorCode.CONFLICT
@@ -135,8 +128,7 @@ def test_names_are_unique_per_person_and_board(
     assert clash.code == ErrorCode.CONFLICT
     # Bob may use the same name, and so may alice on another board.
     configuration_create(user=bob, project_id=board.id, name="Mine")
-    second = make_project("Second")
-    membership_set(user=alice, project=second, role="guest")
+    second = a_project(name="Second", members={alice: "guest"})
     configuration_create(user=alice, project_id=second.id, name="Mine")
     assert names(alice, board) == ["Default", "Mine", "Other"]
 
@@ -402,9 +394,7 @@ def test_a_guest_manages_their_own_configurations(charlie: Any, board: Project) 
     assert active_of(charlie, board).id == copy.id
 
 
-def test_someone_outside_the_board_finds_nothing(
-    make_project: MakeProject, alice: Any, board: Project
-) -> None:
+def test_someone_outside_the_board_finds_nothing(alice: Any, board: Project) -> None:
     dave = a_user("dave")
     for call, kwargs in [
         (configuration_list, {}),
@@ -419,11 +409,8 @@ def test_someone_outside_the_board_finds_nothing(
     assert unknown.code == ErrorCode.NOT_FOUND
 
 
-def test_a_project_that_is_not_a_board_has_no_configurations(
-    make_project: MakeProject, alice: Any
-) -> None:
-    workflow = make_project("Pipeline", type="workflow")
-    membership_set(user=alice, project=workflow, role="owner")
+def test_a_project_that_is_not_a_board_has_no_configurations(alice: Any) -> None:
+    workflow = a_project(name="Pipeline", type="workflow", owner=alice)
     error = refusal(configuration_create, user=alice, project_id=workflow.id, name="Mine")
     assert error.code == ErrorCode.NOT_FOUND
 
@@ -480,10 +467,9 @@ def test_bob_cannot_touch_alices_configuration_and_cannot_tell_it_exists(
 
 
 def test_alices_configuration_is_not_reachable_through_another_board(
-    alice: Any, board: Project, make_project: MakeProject
+    alice: Any, board: Project
 ) -> None:
-    other = make_project("Other")
-    membership_set(user=alice, project=other, role="owner")
+    other = a_project(name="Other", owner=alice)
     hers = configuration_create(user=alice, project_id=board.id, name="Hers")
     error = refusal(configuration_get, user=alice, project_id=other.id, configuration_id=hers.id)
     assert error.code == ErrorCode.NOT_FOUND

@@ -30,7 +30,7 @@ from storage import engine
 from storage.errors import KanbanError
 from storage.knowledge import knowledge_create, knowledge_get
 from storage.kv import Dataset
-from tests.factories import a_declaration, a_user
+from tests.factories import a_declaration, a_project, a_user
 from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
@@ -375,14 +375,9 @@ def test_a_one_sided_declaration_grants_no_knowledge(
 
 
 @pytest.fixture
-def board(
-    make_project: MakeProject, alice: AbstractUser, bob: AbstractUser, charlie: AbstractUser
-) -> Project:
+def board(alice: AbstractUser, bob: AbstractUser, charlie: AbstractUser) -> Project:
     """alice owns the board, bob develops on it, charlie is a guest."""
-    project = make_project("Board")
-    membership_set(user=alice, project=project, role="owner")
-    membership_set(user=bob, project=project, role="developer")
-    membership_set(user=charlie, project=project, role="guest")
+    project = a_project(name="Board", owner=alice, members={bob: "developer", charlie: "guest"})
     seed_documents(project)
     return project
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
 from kanban.projects.board_templates import board_create
+from tests.factories import a_board
 
 pytestmark = pytest.mark.django_db
 
@@ -41,8 +41,7 @@ def test_a_refused_form_says_why_keeps_what_was_typed_and_creates_nothing(alice:
 def test_a_tile_shows_the_role_the_members_and_the_last_change_by_name(
     alice: Any, bob: Any
 ) -> None:
-    project = board_create(user=alice, name="Roadmap", template="blank")
-    membership_set(user=bob, project=project, role="developer")
+    project = a_board(owner=alice, name="Roadmap", template="blank", members={bob: "developer"})
     bob.first_name, bob.last_name = "Bob", "Okafor"
     bob.save()
     project_kv_set(
@@ -72,8 +71,7 @@ def test_someone_outside_a_board_sees_neither_its_tile_nor_its_members(
 def test_an_archived_board_is_only_in_the_archive_and_only_an_owner_restores_it(
     alice: Any, bob: Any
 ) -> None:
-    project = board_create(user=alice, name="Old", template="board")
-    membership_set(user=bob, project=project, role="developer")
+    project = a_board(owner=alice, name="Old", members={bob: "developer"})
     assert (
         client_of(bob).post(f"/boards/{project.id}/archive", {"archived": "true"}).status_code
         == 403
