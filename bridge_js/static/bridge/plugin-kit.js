@@ -1,7 +1,7 @@
 // What the built-in plugins share, and any plugin may import: a refusal type for pure
 // updaters, request generations, and the few DOM helpers every page needs (elements,
 // announcements, toasts). One ES module, served beside the SDK as
-// /static/bridge/plugin-kit.js (Django serves bridge_js/static/); nothing here touches the
+// /static/bridge/plugin-kit.js (settings.STATICFILES_DIRS); nothing here touches the
 // DOM until a helper is called, so node tests import it with the plugins' pure modules.
 //
 // A plugin file at /plugins/<id>/x.js imports it as "../../static/bridge/plugin-kit.js":
