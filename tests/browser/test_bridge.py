@@ -43,6 +43,7 @@ from tests.browser.boards import (
     open_board,
 )
 from tests.browser.helpers import log_in_by_cookie, login, screenshot
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,7 +79,7 @@ def projects() -> Projects:
 @pytest.fixture
 def alice(projects: Projects) -> User:
     """A developer on every board and on the inventory."""
-    alice = User.objects.create_user("alice")
+    alice = a_user("alice")
     for project in (projects.probe, projects.inventory, projects.raw):
         membership_set(user=alice, project=project, role="developer")
     return alice
@@ -87,7 +88,7 @@ def alice(projects: Projects) -> User:
 @pytest.fixture
 def bob(projects: Projects) -> User:
     """A developer on the probe board and the inventory."""
-    bob = User.objects.create_user("bob")
+    bob = a_user("bob")
     for project in (projects.probe, projects.inventory):
         membership_set(user=bob, project=project, role="developer")
     return bob
@@ -96,7 +97,7 @@ def bob(projects: Projects) -> User:
 @pytest.fixture
 def charlie(db: None) -> User:
     """The administrator; he never opens a board."""
-    return User.objects.create_superuser("charlie")
+    return a_user("charlie", superuser=True)
 
 
 @pytest.fixture

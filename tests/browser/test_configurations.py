@@ -17,6 +17,7 @@ from kanban.data.configurations import configuration_create
 from kanban.models import Configuration, Project
 from kanban.projects.packages import project_import
 from tests.browser.helpers import login, screenshot
+from tests.factories import a_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,7 +28,7 @@ MARKER = "window.__sameDocument"
 
 @pytest.fixture
 def alice() -> User:
-    return User.objects.create_user("alice", password=PASSWORD)
+    return a_user("alice", password=PASSWORD)
 
 
 @pytest.fixture

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.data.kv import project_kv_get
 from kanban.models import Project
 from tests.browser.helpers import log_in_by_cookie, screenshot
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -27,11 +27,10 @@ PHONE = {"width": 390, "height": 844}
 
 @pytest.fixture
 def people(transactional_db: None) -> dict[str, User]:
-    make = get_user_model().objects.create_user
     return {
-        "alice": make("alice", first_name="Alice", last_name="Martin"),
-        "bob": make("bob", first_name="Bob", last_name="Okafor"),
-        "carol": make("carol", first_name="Carol", last_name="Diaz"),
+        "alice": a_user("alice", first_name="Alice", last_name="Martin"),
+        "bob": a_user("bob", first_name="Bob", last_name="Okafor"),
+        "carol": a_user("carol", first_name="Carol", last_name="Diaz"),
     }
 
 

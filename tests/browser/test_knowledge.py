@@ -17,6 +17,7 @@ from kanban.models import Project
 from kanban.projects.packages import project_import
 from storage.knowledge import knowledge_last_write
 from tests.browser.helpers import log_in_by_cookie, screenshot
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,7 +27,7 @@ PLUGINS = Path(__file__).parent / "plugins"
 
 @pytest.fixture
 def bob() -> User:
-    return User.objects.create_user("bob", password=None)
+    return a_user("bob")
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import os
 from collections.abc import Callable
 
 import pytest
-from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.access.memberships import membership_set
@@ -25,6 +24,7 @@ from kanban.projects.packages import project_import
 from storage.kv import Dataset, kv_get
 from tests.browser.boards import PLUGINS
 from tests.browser.helpers import log_in_by_cookie
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -46,7 +46,7 @@ def naive() -> Project:
 def context(
     naive: Project, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> BrowserContext:
-    alice = User.objects.create_user("alice")
+    alice = a_user("alice")
     membership_set(user=alice, project=naive, role="developer")
     context = new_context(base_url=live_server.url)
     log_in_by_cookie(context, alice, live_server.url)

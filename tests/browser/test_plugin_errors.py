@@ -7,13 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_set
 from kanban.projects.packages import project_import
 from tests.browser.boards import PLUGINS
 from tests.browser.helpers import log_in_by_cookie
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,7 +23,7 @@ def test_a_syntax_error_in_a_plugin_shows_an_error_panel_with_the_console_messag
     new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> None:
     broken = project_import(path=PLUGINS / "broken")
-    alice = User.objects.create_user("alice")
+    alice = a_user("alice")
     membership_set(user=alice, project=broken, role="developer")
     context = new_context(base_url=live_server.url)
     log_in_by_cookie(context, alice, live_server.url)
@@ -53,7 +53,7 @@ def test_an_unhandled_rejection_shows_too_and_the_panel_clears_when_the_plugin_i
     package = tmp_path / "async_broken"
     shutil.copytree(PLUGINS / "async_broken", package)
     broken = project_import(path=package)
-    alice = User.objects.create_user("alice")
+    alice = a_user("alice")
     membership_set(user=alice, project=broken, role="developer")
     context = new_context(base_url=live_server.url)
     log_in_by_cookie(context, alice, live_server.url)

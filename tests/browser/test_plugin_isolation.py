@@ -18,6 +18,7 @@ from kanban.models import Project
 from kanban.projects.packages import project_import
 from tests.browser.boards import PLUGINS
 from tests.browser.helpers import log_in_by_cookie
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def alice(db: None) -> User:
-    return User.objects.create_user("alice")
+    return a_user("alice")
 
 
 def developer(alice: User, plugin: str) -> Project:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connections
 from playwright.sync_api import BrowserContext, Frame, Page, expect
@@ -20,6 +19,7 @@ from kanban.data.kv import project_kv_get
 from kanban.projects.packages import read_package
 from kanban.projects.plugin_workflow import project_import_watch
 from tests.browser.helpers import log_in_by_cookie
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,8 +54,8 @@ def outside_the_browser_thread(work: Callable[[], T]) -> T:
 def test_a_new_plugin_renders_counts_for_two_people_and_reloads_after_an_edit(
     tmp_path: Path, new_context: Callable[..., BrowserContext], live_server: LiveServer
 ) -> None:
-    alice = User.objects.create_user("alice")
-    bob = User.objects.create_user("bob")
+    alice = a_user("alice")
+    bob = a_user("bob")
     folder = tmp_path / "counter"
     call_command("startplugin", "Team counter", str(folder))
     call_command("import_project", str(folder))

@@ -10,12 +10,11 @@ import time
 from collections.abc import Callable
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import BrowserContext, WebSocketRoute, expect
 
 from kanban.access.memberships import membership_set
-from kanban.projects.board_templates import board_create
 from tests.browser.helpers import log_in_by_cookie
+from tests.factories import a_board, users
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
 
@@ -53,9 +52,8 @@ def test_a_removed_member_loses_the_open_board_every_time_within_a_second(
     new_context: Callable[..., BrowserContext],
 ) -> None:
     workers = live_servers(2, env=redis_layer)
-    make = get_user_model().objects.create_user
-    alice, carol = make("alice"), make("carol")
-    board = board_create(user=alice, name="Shared", template="board")
+    alice, carol = users("alice", "carol")
+    board = a_board(owner=alice, name="Shared")
     ended_after: list[float] = []
     for n in range(ROUNDS):
         worker = workers[n % 2]

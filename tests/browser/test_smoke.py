@@ -14,6 +14,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.chromium import Chromium
 from tests.browser.helpers import SCREENSHOTS, log_in_by_cookie, login, screenshot
+from tests.factories import a_user
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,7 +24,7 @@ PASSWORD = "correct horse battery staple"
 
 @pytest.fixture
 def alice() -> User:
-    return User.objects.create_user("alice", password=PASSWORD)
+    return a_user("alice", password=PASSWORD)
 
 
 def test_a_visitor_is_sent_to_the_login_form(page: Page, live_server: LiveServer) -> None:
@@ -87,5 +88,5 @@ async def test_async_tests_and_the_orm_still_work_once_chromium_is_running(
     """Playwright's sync API marks its loop as running in this thread; the fixtures clear
     the mark, or this test could not start its own loop and the ORM would refuse."""
     assert chromium.browser.is_connected()
-    await sync_to_async(User.objects.create_user)("bob", password=PASSWORD)
+    await sync_to_async(a_user)("bob", password=PASSWORD)
     assert await sync_to_async(User.objects.filter(username="bob").exists)()
