@@ -16,8 +16,8 @@ from playwright.sync_api import FrameLocator, expect
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.notifications import notification_send
-from kanban.projects.board_templates import board_create
 from tests.browser.demo_board import Demo, Person, demo, open_board
+from tests.factories import a_board, board_data
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -167,19 +167,12 @@ def test_alices_dashboard_search_finds_a_card_on_another_board_and_opens_its_dia
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     alice = demo.people["alice"]
-    roadmap = board_create(user=alice, name="Roadmap", template="board")
-    for key, value in (
-        ("card:r1", {"id": "r1", "title": "Beta launch", "column": "todo", "rank": "i"}),
-        ("board:cards", ["r1"]),
-        ("comments:r1", [{"id": "m1", "author": "bob", "text": "Needs the onboarding guide"}]),
-    ):
-        project_kv_set(
-            user=alice,
-            project_id=roadmap.id,
-            key=key,
-            value=value,
-            provenance=Provenance(via="cli"),
-        )
+    roadmap = a_board(owner=alice, name="Roadmap")
+    board_data(
+        roadmap,
+        cards={"r1": {"title": "Beta launch", "rank": "i"}},
+        comments={"r1": [{"id": "m1", "author": "bob", "text": "Needs the onboarding guide"}]},
+    )
     person = open_board("alice")
     person.page.goto("/")
     person.page.get_by_label("Search boards and cards").fill("onboarding guide")

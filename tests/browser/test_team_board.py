@@ -20,10 +20,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_role
-from kanban.data.kv import Provenance, project_kv_get, project_kv_set
-from kanban.projects.board_templates import board_create
+from kanban.data.kv import project_kv_get
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.browser.test_board_agents import in_thread, token
+from tests.factories import a_board, board_data
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -123,18 +123,8 @@ def test_a_team_and_an_agent_on_one_board(
     assert membership_role(user=dave_user, project=demo.board) == "guest"
 
     # Alice's dashboard search finds a card on another board and opens its dialog.
-    roadmap = board_create(user=demo.people["alice"], name="Roadmap", template="board")
-    for key, value in (
-        ("card:r1", {"id": "r1", "title": "Beta launch checklist", "column": "todo"}),
-        ("board:cards", ["r1"]),
-    ):
-        project_kv_set(
-            user=demo.people["alice"],
-            project_id=roadmap.id,
-            key=key,
-            value=value,
-            provenance=Provenance(via="cli"),
-        )
+    roadmap = a_board(owner=demo.people["alice"], name="Roadmap")
+    board_data(roadmap, cards={"r1": {"title": "Beta launch checklist"}})
     alice.page.goto("/?q=beta+launch")
     alice.page.get_by_test_id("card-result").get_by_role("link").click()
     alice.page.wait_for_url(f"**/boards/{roadmap.id}/#card=r1")
