@@ -124,6 +124,21 @@ def a_relationship(
     a_declaration(b, b_calls_a, a, b_grants_a)
 
 
+def a_board_and_inventory(
+    *,
+    grant: Grant,
+    owner: AbstractBaseUser | None = None,
+    members: Mapping[AbstractBaseUser, str] | None = None,
+    names: tuple[str, str] = ("Board", "Inventory"),
+) -> tuple[Project, Project]:
+    """The pair the demo has: a board that calls an inventory ``inventory`` (granting it
+    nothing more than the default), and the inventory, which calls the board ``board`` and
+    grants it ``grant``; the same owner and members ({person: role}) on both."""
+    board, inventory = (a_project(name=name, owner=owner, members=members) for name in names)
+    a_relationship(board, inventory, a_calls_b="inventory", b_calls_a="board", b_grants_a=grant)
+    return board, inventory
+
+
 def a_reciprocity_case(
     consumer: Project, target: Project, elsewhere: Project, *, reciprocity: str, grant: Grant
 ) -> None:

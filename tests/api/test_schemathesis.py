@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 
 from kanban.access.relationships import ALL, Grant
 from kanban.accounts.tokens import token_create
-from tests.factories import a_project, a_relationship, a_user
+from tests.factories import a_board_and_inventory, a_user
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())
 CODES = {
@@ -46,15 +46,7 @@ def keep_the_test_connection_open() -> Any:
 def caller(db: None) -> dict[str, Any]:
     """Bob, a developer of a board related to an inventory, with an API token."""
     bob = a_user("bob")
-    board = a_project(name="Board", members={bob: "developer"})
-    inventory = a_project(name="Inventory", members={bob: "developer"})
-    a_relationship(
-        board,
-        inventory,
-        a_calls_b="inventory",
-        b_calls_a="board",
-        b_grants_a=Grant(read=ALL, write=ALL),
-    )
+    board, _ = a_board_and_inventory(members={bob: "developer"}, grant=Grant(read=ALL, write=ALL))
     _, token = token_create(user=bob)
     return {"token": token, "board": str(board.id)}
 

@@ -23,14 +23,13 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection
 
 from kanban.access.events import publish_access_changed
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_board_and_inventory, users
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer, open_board_socket
 
@@ -47,17 +46,10 @@ __all__ = ["redis_layer"]
 
 def stage(kind: str) -> dict[str, Any]:
     """A consumer board and an inventory; the reader (affected) and a writer (not)."""
-    users = get_user_model().objects
-    reader, writer = users.create_user(f"reader-{kind}"), users.create_user(f"writer-{kind}")
-    board, inventory = project_create(name=f"board {kind}"), project_create(name=f"inv {kind}")
-    for project in (board, inventory):
-        membership_set(user=reader, project=project, role="developer")
-        membership_set(user=writer, project=project, role="developer")
-    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
-    relationship_declare(
-        project=inventory,
-        alias="board",
-        project_id=board.id,
+    reader, writer = users(f"reader-{kind}", f"writer-{kind}")
+    board, inventory = a_board_and_inventory(
+        names=(f"board {kind}", f"inv {kind}"),
+        members={reader: "developer", writer: "developer"},
         grant=Grant(read=Rule("all"), write=Rule("all")),
     )
     cookies = {}

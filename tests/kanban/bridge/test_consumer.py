@@ -28,7 +28,7 @@ from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
 from kanban.models import Project
-from tests.factories import a_declaration, a_project, a_relationship, users
+from tests.factories import a_board_and_inventory, a_declaration, users
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -47,16 +47,11 @@ SOURCE = Provenance(via="api")
 @pytest.fixture
 def world(transactional_db: None) -> dict[str, Any]:
     alice, bob, charlie, dave = users("alice", "bob", "charlie", "dave")
-    members = {bob: "developer", charlie: "guest"}
-    board = a_project(name="Board", owner=alice, members=members)
-    inventory = a_project(name="Inventory", owner=alice, members=members)
     stock = Rule("prefixes", ("stock:",))
-    a_relationship(
-        board,
-        inventory,
-        a_calls_b="inventory",
-        b_calls_a="board",
-        b_grants_a=Grant(read=stock, write=stock),
+    board, inventory = a_board_and_inventory(
+        owner=alice,
+        members={bob: "developer", charlie: "guest"},
+        grant=Grant(read=stock, write=stock),
     )
     people = {"alice": alice, "bob": bob, "charlie": charlie, "dave": dave}
     return {**people, "board": board, "inventory": inventory}

@@ -18,7 +18,7 @@ from django.test import Client
 from websockets.asyncio.client import ClientConnection
 
 from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
-from tests.factories import a_project, a_relationship, a_user
+from tests.factories import a_board_and_inventory, a_user
 from tests.live import LiveServer, open_board_socket
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -60,15 +60,9 @@ def redis_layer(settings: Any) -> dict[str, str]:
 @pytest.fixture
 def scene(transactional_db: None) -> dict[str, Any]:
     bob = a_user("bob")
-    board = a_project(name="Board", members={bob: "developer"})
-    inventory = a_project(name="Inventory", members={bob: "developer"})
     stock = Rule("prefixes", ("stock:",))
-    a_relationship(
-        board,
-        inventory,
-        a_calls_b="inventory",
-        b_calls_a="board",
-        b_grants_a=Grant(read=stock, write=stock),
+    board, inventory = a_board_and_inventory(
+        members={bob: "developer"}, grant=Grant(read=stock, write=stock)
     )
     client = Client()
     client.force_login(bob)
