@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
 from playwright.sync_api import BrowserContext, Page, expect
 from websockets.sync.client import connect
@@ -41,6 +40,7 @@ from kanban.models import Project
 from storage import engine, limits
 from storage.namespaces import dataset_value
 from tests.browser.helpers import login
+from tests.factories import a_user
 from tests.kanban.bridge.helpers import session_cookie
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import HOST, LiveServer, Visitor
@@ -291,7 +291,7 @@ def test_behind_nginx_a_forged_x_forwarded_for_neither_hides_an_attacker_nor_loc
     """Three people on their own machines (loopback addresses): alice signs in from hers;
     an attacker guesses her password claiming her address in ``X-Forwarded-For``. nginx
     replaces the header with the address it saw, and the workers believe only nginx."""
-    get_user_model().objects.create_user("alice", password="the right one")
+    a_user("alice", password="the right one")
     env = {"KANBAN_TRUSTED_PROXIES": HOST, "KANBAN_LOGIN_MAX_FAILURES": "3"}
     (worker,) = live_servers(1, env=env)
     with nginx_in_front_of([worker]) as proxy:

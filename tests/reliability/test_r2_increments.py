@@ -28,12 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from kanban.access.memberships import membership_set
 from kanban.accounts.tokens import token_create
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_project, a_user
 from tests.live import LiveServer
 from tests.reliability import increments as drivers
 
@@ -57,9 +55,8 @@ class Scene:
 
 @pytest.fixture
 def scene(live_servers: Callable[..., list[LiveServer]]) -> Scene:
-    bob = get_user_model().objects.create_user("bob")
-    project = project_create(name="Incremented")
-    membership_set(user=bob, project=project, role="developer")
+    bob = a_user("bob")
+    project = a_project(name="Incremented", members={bob: "developer"})
     _, token = token_create(user=bob)
     browser = Client()
     browser.force_login(bob)

@@ -40,14 +40,12 @@ from typing import Any
 import pytest
 import redis
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
-from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule, relationship_declare
+from kanban.access.relationships import Grant, Rule
 from kanban.data.kv import project_kv_get
-from kanban.projects.lifecycle import project_create
+from tests.factories import a_board_and_inventory, a_user
 from tests.live import HOST, LiveServer, free_port
 
 OUTAGE_SECONDS = float(os.environ.get("KANBAN_R8_OUTAGE_SECONDS", "5"))
@@ -124,15 +122,10 @@ def private_redis(settings: Any) -> Iterator[PrivateRedis]:
 
 def stage(name: str = "r8") -> dict[str, Any]:
     """A board related to an inventory that grants it everything, and one member of both."""
-    bob = get_user_model().objects.create_user(f"{name}-bob")
-    board, inventory = project_create(name=f"{name} board"), project_create(name=f"{name} inv")
-    for project in (board, inventory):
-        membership_set(user=bob, project=project, role="developer")
-    relationship_declare(project=board, alias="inventory", project_id=inventory.id)
-    relationship_declare(
-        project=inventory,
-        alias="board",
-        project_id=board.id,
+    bob = a_user(f"{name}-bob")
+    board, _ = a_board_and_inventory(
+        names=(f"{name} board", f"{name} inv"),
+        members={bob: "developer"},
         grant=Grant(read=Rule("all"), write=Rule("all")),
     )
     client = Client()
