@@ -48,10 +48,10 @@ def a_user(
     that sign in by password give one. A superuser is staff as well, as Django makes one."""
     people = get_user_model().objects
     if superuser:
-        return people.create_superuser(username, password=password, **fields)  # type: ignore[no-any-return]
+        return people.create_superuser(username, password=password, **fields)
     if staff:
         fields["is_staff"] = True
-    return people.create_user(username, password=password, **fields)  # type: ignore[no-any-return]
+    return people.create_user(username, password=password, **fields)
 
 
 def users(*usernames: str) -> tuple[AbstractUser, ...]:
