@@ -124,6 +124,15 @@ def a_relationship(
     a_declaration(b, b_calls_a, a, b_grants_a)
 
 
+def a_mutual_relationship(
+    a: Project, b: Project, *, a_calls_b: str, b_calls_a: str, grant: Grant
+) -> None:
+    """A confirmed relationship in which each side grants the other the same ``grant``."""
+    a_relationship(
+        a, b, a_calls_b=a_calls_b, b_calls_a=b_calls_a, a_grants_b=grant, b_grants_a=grant
+    )
+
+
 def a_board_and_inventory(
     *,
     grant: Grant,

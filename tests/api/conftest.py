@@ -1,5 +1,5 @@
-"""People and projects for the REST suites: alice owns the board, bob develops on it,
-charlie is a guest, dave belongs to nothing."""
+"""People and projects for the REST suites, made with tests/factories.py: alice owns the
+board, bob develops on it, charlie is a guest, dave belongs to nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from kanban.access.relationships import ALL, Grant
 from kanban.accounts.tokens import token_create
 from kanban.models import Project
-from tests.factories import a_project, a_relationship, users
+from tests.factories import a_project, users
 
 
 @dataclass
@@ -37,11 +37,6 @@ def board(people: People) -> Project:
         owner=people.alice,
         members={people.bob: "developer", people.charlie: "guest"},
     )
-
-
-def declare_both(a: Project, b: Project, *, a_alias: str, b_alias: str, grant: Grant) -> None:
-    """Reciprocal declarations, each side granting ``grant`` to the other."""
-    a_relationship(a, b, a_calls_b=a_alias, b_calls_a=b_alias, a_grants_b=grant, b_grants_a=grant)
 
 
 READ_WRITE = Grant(read=ALL, write=ALL)

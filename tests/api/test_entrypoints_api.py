@@ -12,8 +12,8 @@ import pytest
 
 from kanban.access.relationships import NONE, Grant, Rule
 from kanban.models import Project
-from tests.api.conftest import People, client_for, declare_both
-from tests.factories import a_declaration, a_project
+from tests.api.conftest import People, client_for
+from tests.factories import a_declaration, a_project, a_relationship
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ ENTRYPOINTS = [
 def shop_and_wiki(people: People) -> tuple[Project, Project]:
     shop = a_project(name="Shop", members={people.bob: "developer"})
     wiki = a_project(name="Wiki", members={people.bob: "developer"})
-    declare_both(shop, wiki, a_alias="wiki", b_alias="shop", grant=Grant())
+    a_relationship(shop, wiki, a_calls_b="wiki", b_calls_a="shop")
     a_declaration(wiki, "shop", shop, Grant(entrypoints=Rule("prefixes", ("kb_",))))
     package = {"steamHarness": {"projectInfo": {}, "entrypoints": ENTRYPOINTS}}
     Project.objects.filter(pk=wiki.pk).update(package_json=json.dumps(package))

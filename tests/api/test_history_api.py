@@ -11,8 +11,8 @@ import pytest
 
 from kanban.access.relationships import Grant, Rule
 from kanban.models import Project
-from tests.api.conftest import People, client_for, declare_both
-from tests.factories import a_project
+from tests.api.conftest import People, client_for
+from tests.factories import a_mutual_relationship, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -82,11 +82,11 @@ def test_retention_keeps_kanban_history_revisions(
 
 def test_a_read_rule_that_hides_a_key_hides_its_history(people: People, board: Project) -> None:
     inventory = a_project(name="Inventory", owner=people.alice, members={people.bob: "developer"})
-    declare_both(
+    a_mutual_relationship(
         board,
         inventory,
-        a_alias="inventory",
-        b_alias="board",
+        a_calls_b="inventory",
+        b_calls_a="board",
         grant=Grant(read=Rule("prefixes", ("stock:",))),
     )
     alice, bob = client_for(people.alice), client_for(people.bob)

@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 from kanban.access.relationships import ALL, NONE, Grant, Rule
 from kanban.models import Project
 from storage.knowledge import knowledge_create
-from tests.api.conftest import People, client_for, declare_both
-from tests.factories import a_declaration, a_project
+from tests.api.conftest import People, client_for
+from tests.factories import a_declaration, a_project, a_relationship
 
 pytestmark = pytest.mark.django_db
 
@@ -287,7 +287,7 @@ def shop_and_wiki(people: People) -> tuple[Project, Project]:
     """bob develops on both; the shop calls the wiki ``wiki``, the wiki calls it ``shop``."""
     members = {people.bob: "developer", people.charlie: "guest"}
     shop, wiki = a_project(name="Shop", members=members), a_project(name="Wiki", members=members)
-    declare_both(shop, wiki, a_alias="wiki", b_alias="shop", grant=Grant())
+    a_relationship(shop, wiki, a_calls_b="wiki", b_calls_a="shop")
     for document_id in ("runbook-deploy", "secret-plan"):
         knowledge_create(
             project_id=wiki.id,

@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from kanban.models import Project
-from tests.api.conftest import READ_WRITE, People, client_for, declare_both
-from tests.factories import a_declaration, a_project
+from tests.api.conftest import READ_WRITE, People, client_for
+from tests.factories import a_declaration, a_mutual_relationship, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -220,8 +220,10 @@ def hierarchy(people: People) -> dict[str, Project]:
         a_project(name=name, members={people.bob: "developer"})
         for name in ("parent", "child", "grand")
     )
-    declare_both(parent, child, a_alias="child", b_alias="parent", grant=READ_WRITE)
-    declare_both(child, grandchild, a_alias="grandchild", b_alias="parent", grant=READ_WRITE)
+    a_mutual_relationship(parent, child, a_calls_b="child", b_calls_a="parent", grant=READ_WRITE)
+    a_mutual_relationship(
+        child, grandchild, a_calls_b="grandchild", b_calls_a="parent", grant=READ_WRITE
+    )
     return {"parent": parent, "child": child, "grandchild": grandchild}
 
 
