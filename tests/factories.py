@@ -7,9 +7,11 @@ test's world is one the product could have made, access-changed events and all. 
 people: alice, bob, carol (or charlie) and dave; read a test's setup as a sentence::
 
     alice, bob = users("alice", "bob")
-    shop = a_project(name="Shop", members={alice: "owner", bob: "developer"})
-    a_relationship(shop, inventory, a_calls_b="inventory", b_calls_a="shop", b_grants_a=grant)
-    board_data(a_board(owner=alice), cards={"c1": {"title": "Press kit"}})
+    shop = a_project(name="Shop", owner=alice, members={bob: "developer"})
+    stock = a_project(name="Stock", owner=alice)
+    a_relationship(shop, stock, a_calls_b="stock", b_calls_a="shop", b_grants_a=Grant(read=ALL))
+    launch = a_board(owner=alice, name="Launch")
+    board_data(launch, cards={"c1": {"title": "Press kit"}})
 """
 
 from __future__ import annotations
