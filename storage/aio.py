@@ -17,6 +17,7 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ _DJANGO_ONLY_OPTIONS = frozenset({"pool", "server_side_binding", "isolation_leve
 #: How these connections show in ``pg_stat_activity``.
 APPLICATION_NAME = "kanban-loop-reads"
 
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopPool]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -85,13 +86,23 @@ _connections: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakS
 )
 
 
-def _pool(using: str) -> Any:
+@dataclass
+class _LoopPool:
+    pool: Any
+    #: The pool's open, shared by every read that comes while it runs.
+    opening: asyncio.Task[None]
+
+
+async def _pool(using: str) -> Any:
+    """This loop's pool for ``using``, opened once. A pool that closed (a test's, a
+    shutdown's) is replaced: one that stayed closed would refuse every read of this worker
+    from then on."""
     from psycopg_pool import AsyncConnectionPool
 
     loop = asyncio.get_running_loop()
     pools = _pools.setdefault(loop, {})
-    pool = pools.get(using)
-    if pool is None:
+    held = pools.get(using)
+    if held is None or (held.opening.done() and held.pool.closed):
         pool = AsyncConnectionPool(
             kwargs=connection_kwargs(using),
             min_size=1,
@@ -102,8 +113,14 @@ def _pool(using: str) -> Any:
             open=False,
             name=f"loop-reads-{using}",
         )
-        pools[using] = pool
-    return pool
+        # One open, every read waiting on it: a read asked of the pool before its first
+        # connection is ready would open a second, and two reads in psycopg's wait at once
+        # trip its assert. If the wait times out the pool closes itself, the read fails as
+        # an outage, and the next read makes a new pool.
+        opening = loop.create_task(pool.open(wait=True, timeout=pool.timeout))
+        held = pools[using] = _LoopPool(pool, opening)
+    await asyncio.shield(held.opening)
+    return held.pool
 
 
 @asynccontextmanager
@@ -112,12 +129,8 @@ async def cursor(using: str = "default") -> AsyncIterator[Any]:
     errors surface as Django's ``DatabaseError``, as on the thread path."""
     import psycopg
 
-    pool = _pool(using)
     try:
-        if pool.closed:
-            # Waiting for the first connection: asked for before it is ready, the pool would
-            # open a second. Two racing here are fine: psycopg's open is idempotent.
-            await pool.open(wait=True, timeout=pool.timeout)
+        pool = await _pool(using)
         async with pool.connection() as connection, connection.cursor() as cur:
             yield cur
     except psycopg.Error as error:
@@ -128,20 +141,22 @@ async def _query(sql: str, params: Sequence[Any], using: str, *, many: bool) -> 
     import psycopg
     from psycopg_pool import PoolTimeout
 
-    for attempt in (1, 2):
+    # A connection the database dropped while idle in the pool (a restart) fails once and
+    # is discarded; a read is safe to run again, on another. After a restart every pooled
+    # connection may be gone: one more try than the pool holds. A pool that has none to
+    # give is an outage: that is not asked twice.
+    attempts = int(settings.KANBAN_LOOP_POOL_MAX) + 1
+    for attempt in range(1, attempts + 1):
         try:
             async with cursor(using) as cur:
                 await cur.execute(sql, params, prepare=True)
                 return list(await cur.fetchall()) if many else await cur.fetchone()
         except DatabaseError as error:
-            # A connection the database dropped while idle in the pool (a restart) fails
-            # once and is discarded; a read is safe to run again, on a new one. A pool that
-            # has none to give is an outage: that is not asked twice.
             cause = error.__cause__
             lost = isinstance(cause, psycopg.OperationalError) and not isinstance(
                 cause, PoolTimeout
             )
-            if attempt == 2 or not lost:
+            if attempt == attempts or not lost:
                 raise
     raise AssertionError("unreachable")
 
@@ -158,8 +173,8 @@ def pool_stats() -> dict[str, int]:
     """psycopg's pool gauges, summed over every loop's pools (for /metrics)."""
     total: dict[str, int] = {}
     for pools in list(_pools.values()):
-        for pool in pools.values():
-            for name, value in pool.get_stats().items():
+        for held in pools.values():
+            for name, value in held.pool.get_stats().items():
                 total[name] = total.get(name, 0) + value
     return total
 
@@ -169,9 +184,10 @@ async def close_pools() -> None:
     await _close(_pools.pop(asyncio.get_running_loop(), {}))
 
 
-async def _close(pools: dict[str, Any]) -> None:
-    for pool in pools.values():
-        await pool.close()
+async def _close(pools: dict[str, _LoopPool]) -> None:
+    for held in pools.values():
+        await asyncio.gather(held.opening, return_exceptions=True)
+        await held.pool.close()
 
 
 def close_abandoned() -> None:

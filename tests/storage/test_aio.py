@@ -88,7 +88,7 @@ def test_a_loop_that_ended_leaves_no_connection_open() -> None:
 
 
 def test_a_connection_the_database_dropped_costs_a_read_nothing() -> None:
-    # As after a PostgreSQL restart: the pool still holds a connection that is gone.
+    # As after a PostgreSQL restart: the pool still holds connections that are gone.
     address = Value(f"test/{uuid.uuid4()}", "a")
     engine.commit([set_value(address, "still here")])
 
@@ -102,3 +102,23 @@ def test_a_connection_the_database_dropped_costs_a_read_nothing() -> None:
 
     stored = asyncio.run(read_after_the_drop())
     assert stored is not None and stored.value == "still here"  # type: ignore[attr-defined]
+
+
+def test_a_burst_of_first_reads_is_served_and_a_pool_that_closed_is_replaced() -> None:
+    # As a worker's first moments under a hundred Boards: every read arrives before the
+    # pool holds a connection. Once, its open closed the pool for good and the worker
+    # answered every read after with 1011.
+    address = Value(f"test/{uuid.uuid4()}", "a")
+    engine.commit([set_value(address, "here")])
+
+    async def reads() -> list[object]:
+        try:
+            burst = await asyncio.gather(*(engine.aget_value(address) for _ in range(50)))
+            for held in aio._pools[asyncio.get_running_loop()].values():
+                await held.pool.close()  # closed under the loop, by whatever means
+            return [*burst, await engine.aget_value(address)]
+        finally:
+            await aio.close_pools()
+
+    stored = asyncio.run(reads())
+    assert [getattr(s, "value", None) for s in stored] == ["here"] * 51
