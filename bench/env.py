@@ -175,6 +175,14 @@ class Server:
         except FileNotFoundError:
             return ""
 
+    def said(self) -> list[str]:
+        """The log without its access lines (one per socket), which would hide the rest."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if " - - [" not in line]
+
     def rss_kib(self) -> int:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -224,7 +232,10 @@ class Server:
     def __enter__(self) -> Server:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *rest: Any) -> None:
+        if kind is not None:
+            # What the worker said is the first thing to read when a scenario fails.
+            print(f"--- {self.name} said ---", *self.said()[-60:], sep="\n", file=sys.stderr)
         self.stop()
 
 

@@ -72,7 +72,14 @@ class BoardViewer:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._replies[rid] = future
         self.link.send(json.dumps({"v": 1, "id": rid, "op": op, **fields}))
-        return await future
+        # A socket the server closed answers nothing more: say so rather than wait forever.
+        await asyncio.wait([future, self.link.closed], return_when=asyncio.FIRST_COMPLETED)
+        if not future.done():
+            self._replies.pop(rid, None)
+            raise ConnectionError(
+                f"the server closed the socket ({self.link.close_code}) during {op}"
+            )
+        return future.result()
 
     def hear(self, text: str) -> None:
         """One message from the server (the link calls this, in order)."""

@@ -60,6 +60,8 @@ class Link(asyncio.Protocol):
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport | None = None
         self.parts: list[bytes] = []
+        #: The code of the server's close frame, when it sent one.
+        self.close_code: int | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -108,6 +110,8 @@ class Link(asyncio.Protocol):
             elif opcode == OP_PING:
                 self._write(frame(OP_PONG, payload))
             elif opcode == OP_CLOSE:
+                if len(payload) >= 2:
+                    self.close_code = struct.unpack_from("!H", payload)[0]
                 self._write(frame(OP_CLOSE, payload[:2]))
                 self.close()
                 return
