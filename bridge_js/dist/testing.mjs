@@ -167,6 +167,7 @@ var CODES = protocol_default.errors;
 var TIMEOUT = 15e3;
 var HELLO_EVERY = 200;
 var HELLO_FOR = 5e3;
+var MAX_EARLY = 256;
 var FINAL_CLOSE = [protocol_default.close.unauthenticated, protocol_default.close.forbidden];
 
 // src/errors.js
@@ -308,6 +309,52 @@ function pluginHandshake(win, onPort, onGiveUp) {
   win.addEventListener("message", onMessage);
   hello();
 }
+function nonce(env) {
+  const bytes = env.crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+function hostHandshake(env, iframe, onReady) {
+  let chan = null;
+  let loads = 0;
+  const drop = () => {
+    if (!chan) return;
+    chan.port.onmessage = null;
+    chan.port.close();
+    chan = null;
+  };
+  const onLoad = () => loads++;
+  const onHello = (e) => {
+    const d = e.data;
+    const frame = iframe.contentWindow;
+    if (!frame || e.source !== frame || !isPlain(d) || d.type !== HELLO || d.v !== V) return;
+    if (chan && (chan.ready ? chan.loads === loads : ++chan.hellos < 5)) return;
+    drop();
+    const { port1, port2 } = new env.MessageChannel();
+    const c = chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads };
+    const early = [];
+    port1.onmessage = (m) => {
+      const r = m.data;
+      if (chan !== c || c.ready) return;
+      if (!isPlain(r) || r.type !== READY) return early.push(r) > MAX_EARLY ? drop() : void 0;
+      if (r.v !== V || r.nonce !== c.nonce) return drop();
+      c.ready = true;
+      c.loads = loads;
+      port1.onmessage = null;
+      onReady(port1);
+      for (const data of early) port1.onmessage?.({ data });
+    };
+    frame.postMessage({ type: CONNECT, v: V, nonce: c.nonce }, "*", [port2]);
+  };
+  env.addEventListener("message", onHello);
+  iframe.addEventListener("load", onLoad);
+  return {
+    close() {
+      env.removeEventListener("message", onHello);
+      iframe.removeEventListener("load", onLoad);
+      drop();
+    }
+  };
+}
 
 // src/sdk.js
 var MAX_UPDATE_ATTEMPTS = 64;
@@ -418,7 +465,7 @@ function createKanban(env) {
     tail.then(() => updateTails.get(slot) === tail && updateTails.delete(slot));
     return run;
   };
-  const project2 = (alias) => {
+  const project = (alias) => {
     const target = alias === null ? {} : { alias };
     const knowledge = {};
     for (const [method, { op, key: byId, value: fields }] of Object.entries(KNOWLEDGE)) {
@@ -501,11 +548,11 @@ function createKanban(env) {
       return status;
     },
     BridgeError,
-    ...project2(null),
+    ...project(null),
     relatedProjects: {
       get(alias) {
         checkAlias(alias);
-        if (!related.has(alias)) related.set(alias, project2(alias));
+        if (!related.has(alias)) related.set(alias, project(alias));
         return related.get(alias);
       }
     },
@@ -521,8 +568,9 @@ function createKanban(env) {
   };
 }
 
-// testing/host.mjs
+// testing/world.mjs
 var WRITERS = /* @__PURE__ */ new Set(["developer", "owner"]);
+var FIRST_USER = { id: 1, username: "alice", displayName: "Alice" };
 function allows(rule, key) {
   if (rule === "all") return true;
   if (Array.isArray(rule)) return rule.some((prefix) => key.startsWith(prefix));
@@ -535,31 +583,268 @@ var Refusal = class extends Error {
     this.extra = extra;
   }
 };
-function project(values) {
-  return { values: new Map(Object.entries(values || {})), revisions: /* @__PURE__ */ new Map(), history: /* @__PURE__ */ new Map() };
-}
-async function createTestHost(options = {}) {
-  const user = options.user || { id: 1, username: "alice", displayName: "Alice" };
-  const role = options.role || "developer";
+function createTestWorld(options = {}) {
   const pushLimit = options.pushLimit ?? LIMITS.pushValueBytes;
-  let configuration = options.configuration || { id: "", name: "Default", values: {} };
-  let revision = 0;
-  const projects = /* @__PURE__ */ new Map([[null, { ...project(options.kv), read: "all", write: WRITERS.has(role) ? "all" : "none" }]]);
-  for (const [alias, spec] of Object.entries(options.related || {})) {
-    projects.set(alias, { ...project(spec.kv), read: spec.read ?? "all", write: spec.write ?? "none" });
-  }
-  for (const target of projects.values()) for (const key of target.values.keys()) target.revisions.set(key, String(++revision));
-  const follows = { subscribe: /* @__PURE__ */ new Set(), watch: /* @__PURE__ */ new Map() };
-  const members = [{ ...user, role }, ...options.members || []];
+  const members = [...options.members || []];
+  const relationships = (options.relationships || []).map((r) => ({ read: "all", write: "none", ...r }));
+  const projects = /* @__PURE__ */ new Map();
+  const connections = /* @__PURE__ */ new Set();
+  const requests = [];
+  const delays = /* @__PURE__ */ new Map();
   const notifications = [];
-  const listeners = /* @__PURE__ */ new Map();
   const timers = /* @__PURE__ */ new Set();
-  const parent = {
-    postMessage(data) {
-      if (data && data.type === HELLO) queueMicrotask(connect);
+  let revision = 0;
+  function projectOf(id) {
+    if (!projects.has(id)) projects.set(id, { values: /* @__PURE__ */ new Map(), revisions: /* @__PURE__ */ new Map(), history: /* @__PURE__ */ new Map() });
+    return projects.get(id);
+  }
+  function store(id, key, value, by) {
+    const target = projectOf(id);
+    const rev = String(++revision);
+    target.values.set(key, structuredClone(value));
+    target.revisions.set(key, rev);
+    const versions = target.history.get(key) || [];
+    versions.unshift({ revision: rev, value: structuredClone(value), source: { user: by }, writtenAt: (/* @__PURE__ */ new Date()).toISOString() });
+    target.history.set(key, versions.slice(0, 50));
+    for (const page of connections) page.announce(id, key, rev, value);
+    return rev;
+  }
+  for (const [id, spec] of Object.entries(options.projects || {})) {
+    for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
+  }
+  function later(ms, fn) {
+    const id = setTimeout(() => (timers.delete(id), fn()), ms);
+    timers.add(id);
+  }
+  function connect({ project, user = FIRST_USER, role = "developer", configuration } = {}) {
+    const person = { ...user, role };
+    if (!members.some((m) => m.username === person.username)) members.push(person);
+    let config = configuration || { id: "", name: "Default", values: {} };
+    let send = null;
+    let follows = { subscribe: /* @__PURE__ */ new Set(), watch: /* @__PURE__ */ new Map() };
+    const errors = [];
+    function targetOf(alias) {
+      if (alias === null) return { id: project, read: "all", write: "all" };
+      const link = relationships.find((r) => r.from === project && r.alias === alias);
+      if (!link) throw new Refusal("unknown_alias", `this project declares no alias ${JSON.stringify(alias)}`);
+      if (link.pending) throw new Refusal("relationship_pending", `${JSON.stringify(alias)} has not declared this project back`);
+      return { id: link.to, read: link.read, write: link.write };
+    }
+    function context(alias) {
+      if (alias === null) {
+        return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members: [...members] };
+      }
+      const link = relationships.find((r) => r.from === project && r.alias === alias);
+      if (link.pending) return { status: "pending", can: { read: false, write: false, knowledgeRead: false, knowledgeWrite: false } };
+      const write = link.write !== "none" && WRITERS.has(role);
+      return { status: "confirmed", can: { read: link.read !== "none", write, knowledgeRead: false, knowledgeWrite: false } };
+    }
+    function read(target, key) {
+      if (!allows(target.read, key)) throw new Refusal("forbidden", `reading ${JSON.stringify(key)} is not allowed`);
+      const values = projectOf(target.id);
+      if (!values.values.has(key)) return { found: false };
+      return { found: true, value: structuredClone(values.values.get(key)), revision: values.revisions.get(key) };
+    }
+    function call(f, alias) {
+      switch (f.op) {
+        case "get":
+          return read(targetOf(alias), f.key);
+        case "getMany": {
+          const target = targetOf(alias);
+          return f.value.map((key) => {
+            try {
+              return read(target, key);
+            } catch (refusal) {
+              return { found: false, error: { code: refusal.code, message: refusal.message } };
+            }
+          });
+        }
+        case "set": {
+          const target = targetOf(alias);
+          if (!WRITERS.has(role) || !allows(target.write, f.key)) throw new Refusal("forbidden", `writing ${JSON.stringify(f.key)} is not allowed`);
+          if ("expectedRevision" in f) {
+            const now = projectOf(target.id).revisions.get(f.key) ?? null;
+            if (now !== f.expectedRevision) {
+              const current = allows(target.read, f.key) ? read(target, f.key) : void 0;
+              throw new Refusal("conflict", `${JSON.stringify(f.key)} changed meanwhile`, current && { current });
+            }
+          }
+          return { revision: store(target.id, f.key, f.value, user.username) };
+        }
+        case "history": {
+          const target = targetOf(alias);
+          read(target, f.key);
+          const entries = projectOf(target.id).history.get(f.key) || [];
+          return { entries: entries.slice(0, f.value?.limit || 20), cursor: null };
+        }
+        case "subscribe":
+          targetOf(alias);
+          follows.subscribe.add(alias);
+          return { subscribed: true };
+        case "unsubscribe":
+          follows.subscribe.delete(alias);
+          return { subscribed: false };
+        case "watch":
+          targetOf(alias);
+          follows.watch.set(alias, f.value?.prefix || "");
+          return { watching: true };
+        case "unwatch":
+          follows.watch.delete(alias);
+          return { watching: false };
+        case "configuration.set":
+          config = { ...config, values: f.value };
+          return {};
+        case "notify":
+          return notify(f, alias);
+        default:
+          throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
+      }
+    }
+    function notify(f, alias) {
+      if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
+      if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
+      const { users, text, card } = f.value || {};
+      if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
+      if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
+      const stranger = users.find((name) => !members.some((m) => m.username === name));
+      if (stranger !== void 0) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
+      const sent = [...new Set(users)].filter((name) => name !== user.username);
+      for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
+      return { sent };
+    }
+    function receive(f) {
+      if (f?.event === "error") return errors.push(f);
+      if (!f || f.v !== V || typeof f.id !== "number") return;
+      const alias = f.alias ?? null;
+      requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
+      let reply;
+      try {
+        reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
+      } catch (refusal) {
+        if (!(refusal instanceof Refusal)) throw refusal;
+        reply = { v: V, id: f.id, ok: false, error: { code: refusal.code, message: refusal.message, ...refusal.extra } };
+      }
+      const delay = delays.get(f.key);
+      const to = send;
+      if (delay) later(delay, () => to === send && to?.(reply));
+      else send?.(reply);
+    }
+    const page = {
+      project,
+      user,
+      role,
+      /** The page's reported errors ({message, at}). */
+      errors,
+      /** A new document on the page (the first, or one after a reload): what it hears. */
+      attach(to) {
+        send = to;
+        follows = { subscribe: /* @__PURE__ */ new Set(), watch: /* @__PURE__ */ new Map() };
+        send({ v: V, event: "context", context: context(null) });
+        for (const r of relationships) if (r.from === project) send({ v: V, event: "context", alias: r.alias, context: context(r.alias) });
+        send({ v: V, event: "configuration", configuration: config });
+        send({ v: V, event: "status", status: "open" });
+        return receive;
+      },
+      announce(id, key, rev, value) {
+        for (const alias of /* @__PURE__ */ new Set([...follows.subscribe, ...follows.watch.keys()])) {
+          let target;
+          try {
+            target = targetOf(alias);
+          } catch {
+            continue;
+          }
+          if (target.id !== id || !allows(target.read, key)) continue;
+          if (follows.subscribe.has(alias)) send?.({ v: V, event: "revision", alias, revision: rev });
+          const prefix = follows.watch.get(alias);
+          if (prefix === void 0 || !key.startsWith(prefix)) continue;
+          const small = new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
+          send?.({ v: V, event: "changes", alias, changes: [small ? { key, revision: rev, value } : { key, revision: rev }] });
+        }
+      },
+      /** The configuration the page has now, with what it saved. */
+      configuration: () => structuredClone(config),
+      /** Switch the user's configuration, as the board page's picker does. */
+      switchConfiguration(next) {
+        config = next;
+        send?.({ v: V, event: "configuration", configuration: config });
+      },
+      close() {
+        send = null;
+        connections.delete(page);
+      }
+    };
+    connections.add(page);
+    return page;
+  }
+  return {
+    connect,
+    requests,
+    delays,
+    notifications,
+    /** Someone else's write (a person on another board, an agent): events reach the pages. */
+    write(project, key, value, { by = "someone-else" } = {}) {
+      return store(project, key, value, by);
+    },
+    /** What `project` holds under `key` (undefined: absent). */
+    value(project, key) {
+      return structuredClone(projectOf(project).values.get(key));
+    },
+    close() {
+      for (const id of timers) clearTimeout(id);
+      for (const page of [...connections]) page.close();
     }
   };
-  const win = {
+}
+
+// testing/host.mjs
+var OWN = "plugin";
+async function createTestHost(options = {}) {
+  const related = Object.entries(options.related || {});
+  const world = createTestWorld({
+    projects: Object.fromEntries([[OWN, { kv: options.kv }], ...related]),
+    relationships: related.map(([alias, spec]) => ({ from: OWN, alias, to: alias, read: spec.read, write: spec.write, pending: spec.pending })),
+    pushLimit: options.pushLimit,
+    members: options.members
+  });
+  const page = world.connect({ project: OWN, user: options.user, role: options.role, configuration: options.configuration });
+  const win = shimWindow(page);
+  win.steamHarnessKanban = createKanban(win);
+  await win.steamHarnessKanban.ready;
+  const projectOf = (alias) => alias === null ? OWN : alias;
+  return {
+    window: win,
+    kanban: win.steamHarnessKanban,
+    world,
+    errors: page.errors,
+    notifications: world.notifications,
+    write: (key, value, { alias = null, by } = {}) => world.write(projectOf(alias), key, value, { by }),
+    value: (key, { alias = null } = {}) => world.value(projectOf(alias), key),
+    switchConfiguration: page.switchConfiguration,
+    /** Wait for every message in flight on the port to be handled. */
+    settle: () => new Promise((resolve) => setTimeout(resolve, 5)),
+    close() {
+      win.close();
+      world.close();
+    }
+  };
+}
+function shimWindow(page) {
+  const listeners = /* @__PURE__ */ new Map();
+  const timers = /* @__PURE__ */ new Set();
+  const channel = new MessageChannel();
+  const port = channel.port1;
+  const dispatch = (type, event) => [...listeners.get(type) || []].forEach((fn) => fn(event));
+  const parent = {
+    postMessage(data) {
+      if (data?.type !== HELLO) return;
+      queueMicrotask(() => {
+        const receive = page.attach((frame) => port.postMessage(frame));
+        port.onmessage = (e) => receive(e.data);
+        dispatch("message", { source: parent, data: { type: CONNECT, v: V, nonce: "test" }, ports: [channel.port2] });
+      });
+    }
+  };
+  return {
     parent,
     console,
     addEventListener: (type, fn) => (listeners.get(type) || listeners.set(type, /* @__PURE__ */ new Set()).get(type)).add(fn),
@@ -569,157 +854,7 @@ async function createTestHost(options = {}) {
       timers.add(id);
       return id;
     },
-    clearTimeout: (id) => (timers.delete(id), clearTimeout(id))
-  };
-  const dispatch = (type, event) => [...listeners.get(type) || []].forEach((fn) => fn(event));
-  const errors = [];
-  const channel = new MessageChannel();
-  const port = channel.port1;
-  const send = (frame) => port.postMessage(frame);
-  function connect() {
-    port.onmessage = (e) => receive(e.data);
-    dispatch("message", { source: parent, data: { type: CONNECT, v: V, nonce: "test" }, ports: [channel.port2] });
-    send({ v: V, event: "context", context: context(null) });
-    for (const alias of projects.keys()) if (alias !== null) send({ v: V, event: "context", alias, context: context(alias) });
-    send({ v: V, event: "configuration", configuration });
-    send({ v: V, event: "status", status: "open" });
-  }
-  function context(alias) {
-    if (alias === null) {
-      return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members };
-    }
-    const target = projects.get(alias);
-    return { status: "confirmed", can: { read: target.read !== "none", write: target.write !== "none" && WRITERS.has(role) } };
-  }
-  function targetOf(alias) {
-    const target = projects.get(alias ?? null);
-    if (!target) throw new Refusal("unknown_alias", `this project declares no alias ${JSON.stringify(alias)}`);
-    return target;
-  }
-  function read(target, key) {
-    if (!allows(target.read, key)) throw new Refusal("forbidden", `reading ${JSON.stringify(key)} is not allowed`);
-    return target.values.has(key) ? { found: true, value: structuredClone(target.values.get(key)), revision: target.revisions.get(key) } : { found: false };
-  }
-  function store(alias, target, key, value, by) {
-    const rev = String(++revision);
-    target.values.set(key, structuredClone(value));
-    target.revisions.set(key, rev);
-    const versions = target.history.get(key) || [];
-    versions.unshift({ revision: rev, value: structuredClone(value), source: { user: by }, writtenAt: (/* @__PURE__ */ new Date()).toISOString() });
-    target.history.set(key, versions.slice(0, 50));
-    announce(alias, target, key, rev, value);
-    return rev;
-  }
-  function announce(alias, target, key, rev, value) {
-    if (!allows(target.read, key)) return;
-    const wire = alias ?? null;
-    if (follows.subscribe.has(wire)) send({ v: V, event: "revision", alias: wire, revision: rev });
-    const prefix = follows.watch.get(wire);
-    if (prefix === void 0 || !key.startsWith(prefix)) return;
-    const small = new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
-    send({ v: V, event: "changes", alias: wire, changes: [small ? { key, revision: rev, value } : { key, revision: rev }] });
-  }
-  function call(f) {
-    const alias = f.alias ?? null;
-    switch (f.op) {
-      case "get":
-        return read(targetOf(alias), f.key);
-      case "getMany": {
-        const target = targetOf(alias);
-        return f.value.map((key) => {
-          try {
-            return read(target, key);
-          } catch (refusal) {
-            return { found: false, error: { code: refusal.code, message: refusal.message } };
-          }
-        });
-      }
-      case "set": {
-        const target = targetOf(alias);
-        if (!WRITERS.has(role) || !allows(target.write, f.key)) throw new Refusal("forbidden", `writing ${JSON.stringify(f.key)} is not allowed`);
-        if ("expectedRevision" in f) {
-          const now = target.revisions.get(f.key) ?? null;
-          if (now !== f.expectedRevision) {
-            const current = allows(target.read, f.key) ? read(target, f.key) : void 0;
-            throw new Refusal("conflict", `${JSON.stringify(f.key)} changed meanwhile`, current && { current });
-          }
-        }
-        return { revision: store(alias, target, f.key, f.value, user.username) };
-      }
-      case "history": {
-        read(targetOf(alias), f.key);
-        const entries = targetOf(alias).history.get(f.key) || [];
-        return { entries: entries.slice(0, f.value?.limit || 20), cursor: null };
-      }
-      case "subscribe":
-        targetOf(alias);
-        follows.subscribe.add(alias);
-        return { subscribed: true };
-      case "unsubscribe":
-        follows.subscribe.delete(alias);
-        return { subscribed: false };
-      case "watch":
-        targetOf(alias);
-        follows.watch.set(alias, f.value?.prefix || "");
-        return { watching: true };
-      case "unwatch":
-        follows.watch.delete(alias);
-        return { watching: false };
-      case "configuration.set":
-        configuration = { ...configuration, values: f.value };
-        return {};
-      case "notify": {
-        if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
-        if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
-        const { users, text, card } = f.value || {};
-        if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
-        if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
-        const stranger = users.find((name) => !members.some((m) => m.username === name));
-        if (stranger !== void 0) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
-        const sent = [...new Set(users)].filter((name) => name !== user.username);
-        for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
-        return { sent };
-      }
-      default:
-        throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
-    }
-  }
-  function receive(f) {
-    if (f?.event === "error") return errors.push(f);
-    if (!f || f.v !== V || typeof f.id !== "number") return;
-    let reply;
-    try {
-      reply = { v: V, id: f.id, ok: true, result: call(f) };
-    } catch (refusal) {
-      if (!(refusal instanceof Refusal)) throw refusal;
-      reply = { v: V, id: f.id, ok: false, error: { code: refusal.code, message: refusal.message, ...refusal.extra } };
-    }
-    send(reply);
-  }
-  win.steamHarnessKanban = createKanban(win);
-  await win.steamHarnessKanban.ready;
-  return {
-    window: win,
-    kanban: win.steamHarnessKanban,
-    /** The plugin page's reported errors ({message, at}). */
-    errors,
-    /** What `kanban.notify` sent: [{user, text, card}]. */
-    notifications,
-    /** Someone else's write (a person on another board, an agent): events reach the plugin. */
-    write(key, value, { alias = null, by = "someone-else" } = {}) {
-      return store(alias, targetOf(alias), key, value, by);
-    },
-    /** What is stored under `key` (undefined: absent). */
-    value(key, { alias = null } = {}) {
-      return structuredClone(targetOf(alias).values.get(key));
-    },
-    /** Switch the user's configuration, as the board page's picker does. */
-    switchConfiguration(next) {
-      configuration = next;
-      send({ v: V, event: "configuration", configuration });
-    },
-    /** Wait for every message in flight on the port to be handled. */
-    settle: () => new Promise((resolve) => setTimeout(resolve, 5)),
+    clearTimeout: (id) => (timers.delete(id), clearTimeout(id)),
     close() {
       for (const id of timers) clearTimeout(id);
       port.close();
@@ -727,6 +862,20 @@ async function createTestHost(options = {}) {
     }
   };
 }
+function connectFrame(world, iframe, options = {}) {
+  const page = world.connect(options);
+  return new Promise((resolve) => {
+    const handshake = hostHandshake(window, iframe, (port) => {
+      const receive = page.attach((frame) => port.postMessage(frame));
+      port.onmessage = (e) => receive(e.data);
+      resolve(page);
+    });
+    const close = page.close;
+    page.close = () => (handshake.close(), close());
+  });
+}
 export {
-  createTestHost
+  connectFrame,
+  createTestHost,
+  createTestWorld
 };

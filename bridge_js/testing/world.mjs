@@ -1,0 +1,265 @@
+// What a test host stands in for: the server's side of the bridge, in memory. Projects
+// hold values with revisions and history; relationships give one project's pages an alias
+// onto another's values, with read and write rules; every plugin page connected to the
+// world is answered as the bridge answers it, and hears every write it may read, whoever
+// made it: another page, another person, the test itself.
+//
+//   const world = createTestWorld({
+//     projects: { board: { kv: {} }, inventory: { kv: { items: [] } } },
+//     relationships: [{ from: "board", alias: "inventory", to: "inventory", read: "all", write: ["stock:"] }],
+//   });
+//   const page = world.connect({ project: "board", role: "guest" });  // then page.attach(send)
+//
+// A rule is "all", "none" or a list of key prefixes; `pending: true` makes a relationship
+// the other side has not confirmed. `members` are the people a board lists (whom `notify`
+// may reach); `pushLimit` is the size in bytes of JSON up to which watch events carry values.
+
+import { V, LIMITS } from "../src/protocol.js";
+
+const WRITERS = new Set(["developer", "owner"]);
+const FIRST_USER = { id: 1, username: "alice", displayName: "Alice" };
+
+function allows(rule, key) {
+  if (rule === "all") return true;
+  if (Array.isArray(rule)) return rule.some((prefix) => key.startsWith(prefix));
+  return false;
+}
+
+class Refusal extends Error {
+  constructor(code, message, extra) {
+    super(message);
+    this.code = code;
+    this.extra = extra;
+  }
+}
+
+export function createTestWorld(options = {}) {
+  const pushLimit = options.pushLimit ?? LIMITS.pushValueBytes;
+  const members = [...(options.members || [])];
+  const relationships = (options.relationships || []).map((r) => ({ read: "all", write: "none", ...r }));
+  const projects = new Map();
+  const connections = new Set();
+  /** Every request a page sent: {project, user, op, alias, key}. */
+  const requests = [];
+  /** key -> milliseconds: replies to requests naming that key come this much later. */
+  const delays = new Map();
+  /** What `kanban.notify` sent: [{user, text, card}]. */
+  const notifications = [];
+  const timers = new Set();
+  let revision = 0;
+
+  function projectOf(id) {
+    if (!projects.has(id)) projects.set(id, { values: new Map(), revisions: new Map(), history: new Map() });
+    return projects.get(id);
+  }
+
+  function store(id, key, value, by) {
+    const target = projectOf(id);
+    const rev = String(++revision);
+    target.values.set(key, structuredClone(value));
+    target.revisions.set(key, rev);
+    const versions = target.history.get(key) || [];
+    versions.unshift({ revision: rev, value: structuredClone(value), source: { user: by }, writtenAt: new Date().toISOString() });
+    target.history.set(key, versions.slice(0, 50));
+    for (const page of connections) page.announce(id, key, rev, value);
+    return rev;
+  }
+
+  for (const [id, spec] of Object.entries(options.projects || {})) {
+    for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
+  }
+
+  function later(ms, fn) {
+    const id = setTimeout(() => (timers.delete(id), fn()), ms);
+    timers.add(id);
+  }
+
+  // One plugin page: a person with a role on a project, looking through its aliases.
+  function connect({ project, user = FIRST_USER, role = "developer", configuration } = {}) {
+    const person = { ...user, role };
+    if (!members.some((m) => m.username === person.username)) members.push(person);
+    let config = configuration || { id: "", name: "Default", values: {} };
+    let send = null;
+    let follows = { subscribe: new Set(), watch: new Map() }; // alias; alias -> prefix
+    const errors = [];
+
+    // alias -> {id, read, write, pending}: null is the page's own project, all of it.
+    function targetOf(alias) {
+      if (alias === null) return { id: project, read: "all", write: "all" };
+      const link = relationships.find((r) => r.from === project && r.alias === alias);
+      if (!link) throw new Refusal("unknown_alias", `this project declares no alias ${JSON.stringify(alias)}`);
+      if (link.pending) throw new Refusal("relationship_pending", `${JSON.stringify(alias)} has not declared this project back`);
+      return { id: link.to, read: link.read, write: link.write };
+    }
+
+    function context(alias) {
+      if (alias === null) {
+        return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members: [...members] };
+      }
+      const link = relationships.find((r) => r.from === project && r.alias === alias);
+      if (link.pending) return { status: "pending", can: { read: false, write: false, knowledgeRead: false, knowledgeWrite: false } };
+      const write = link.write !== "none" && WRITERS.has(role);
+      return { status: "confirmed", can: { read: link.read !== "none", write, knowledgeRead: false, knowledgeWrite: false } };
+    }
+
+    function read(target, key) {
+      if (!allows(target.read, key)) throw new Refusal("forbidden", `reading ${JSON.stringify(key)} is not allowed`);
+      const values = projectOf(target.id);
+      if (!values.values.has(key)) return { found: false };
+      return { found: true, value: structuredClone(values.values.get(key)), revision: values.revisions.get(key) };
+    }
+
+    function call(f, alias) {
+      switch (f.op) {
+        case "get":
+          return read(targetOf(alias), f.key);
+        case "getMany": {
+          const target = targetOf(alias);
+          return f.value.map((key) => {
+            try {
+              return read(target, key);
+            } catch (refusal) {
+              return { found: false, error: { code: refusal.code, message: refusal.message } };
+            }
+          });
+        }
+        case "set": {
+          const target = targetOf(alias);
+          if (!WRITERS.has(role) || !allows(target.write, f.key)) throw new Refusal("forbidden", `writing ${JSON.stringify(f.key)} is not allowed`);
+          if ("expectedRevision" in f) {
+            const now = projectOf(target.id).revisions.get(f.key) ?? null;
+            if (now !== f.expectedRevision) {
+              const current = allows(target.read, f.key) ? read(target, f.key) : undefined;
+              throw new Refusal("conflict", `${JSON.stringify(f.key)} changed meanwhile`, current && { current });
+            }
+          }
+          return { revision: store(target.id, f.key, f.value, user.username) };
+        }
+        case "history": {
+          const target = targetOf(alias);
+          read(target, f.key);
+          const entries = projectOf(target.id).history.get(f.key) || [];
+          return { entries: entries.slice(0, f.value?.limit || 20), cursor: null };
+        }
+        case "subscribe":
+          targetOf(alias);
+          follows.subscribe.add(alias);
+          return { subscribed: true };
+        case "unsubscribe":
+          follows.subscribe.delete(alias);
+          return { subscribed: false };
+        case "watch":
+          targetOf(alias);
+          follows.watch.set(alias, f.value?.prefix || "");
+          return { watching: true };
+        case "unwatch":
+          follows.watch.delete(alias);
+          return { watching: false };
+        case "configuration.set":
+          config = { ...config, values: f.value };
+          return {};
+        case "notify":
+          return notify(f, alias);
+        default:
+          throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
+      }
+    }
+
+    function notify(f, alias) {
+      if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
+      if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
+      const { users, text, card } = f.value || {};
+      if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
+      if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
+      const stranger = users.find((name) => !members.some((m) => m.username === name));
+      if (stranger !== undefined) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
+      const sent = [...new Set(users)].filter((name) => name !== user.username);
+      for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
+      return { sent };
+    }
+
+    function receive(f) {
+      if (f?.event === "error") return errors.push(f);
+      if (!f || f.v !== V || typeof f.id !== "number") return;
+      const alias = f.alias ?? null;
+      requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
+      let reply;
+      try {
+        reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
+      } catch (refusal) {
+        if (!(refusal instanceof Refusal)) throw refusal;
+        reply = { v: V, id: f.id, ok: false, error: { code: refusal.code, message: refusal.message, ...refusal.extra } };
+      }
+      const delay = delays.get(f.key);
+      const to = send;
+      if (delay) later(delay, () => to === send && to?.(reply));
+      else send?.(reply);
+    }
+
+    const page = {
+      project,
+      user,
+      role,
+      /** The page's reported errors ({message, at}). */
+      errors,
+      /** A new document on the page (the first, or one after a reload): what it hears. */
+      attach(to) {
+        send = to;
+        follows = { subscribe: new Set(), watch: new Map() };
+        send({ v: V, event: "context", context: context(null) });
+        for (const r of relationships) if (r.from === project) send({ v: V, event: "context", alias: r.alias, context: context(r.alias) });
+        send({ v: V, event: "configuration", configuration: config });
+        send({ v: V, event: "status", status: "open" });
+        return receive;
+      },
+      announce(id, key, rev, value) {
+        for (const alias of new Set([...follows.subscribe, ...follows.watch.keys()])) {
+          let target;
+          try {
+            target = targetOf(alias);
+          } catch {
+            continue;
+          }
+          if (target.id !== id || !allows(target.read, key)) continue;
+          if (follows.subscribe.has(alias)) send?.({ v: V, event: "revision", alias, revision: rev });
+          const prefix = follows.watch.get(alias);
+          if (prefix === undefined || !key.startsWith(prefix)) continue;
+          const small = new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
+          send?.({ v: V, event: "changes", alias, changes: [small ? { key, revision: rev, value } : { key, revision: rev }] });
+        }
+      },
+      /** The configuration the page has now, with what it saved. */
+      configuration: () => structuredClone(config),
+      /** Switch the user's configuration, as the board page's picker does. */
+      switchConfiguration(next) {
+        config = next;
+        send?.({ v: V, event: "configuration", configuration: config });
+      },
+      close() {
+        send = null;
+        connections.delete(page);
+      },
+    };
+    connections.add(page);
+    return page;
+  }
+
+  return {
+    connect,
+    requests,
+    delays,
+    notifications,
+    /** Someone else's write (a person on another board, an agent): events reach the pages. */
+    write(project, key, value, { by = "someone-else" } = {}) {
+      return store(project, key, value, by);
+    },
+    /** What `project` holds under `key` (undefined: absent). */
+    value(project, key) {
+      return structuredClone(projectOf(project).values.get(key));
+    },
+    close() {
+      for (const id of timers) clearTimeout(id);
+      for (const page of [...connections]) page.close();
+    },
+  };
+}
