@@ -180,7 +180,7 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             ):
                 raise KanbanError(ErrorCode.RATE_LIMITED, "too many bridge requests; slow down")
             request = frames.check_frame(frame)
-            result = await self.handle(request)
+            result = await self.handle_or_unavailable(request)
         except KanbanError as error:
             FRAMES.labels(frames.op_of(frame), str(error.code)).inc()
             await self.reply(frames.reply_error(frames.request_id_of(frame), error))
@@ -189,6 +189,17 @@ class BridgeConsumer(AsyncWebsocketConsumer):
             return
         FRAMES.labels(request.op, "ok").inc()
         await self.reply(frames.reply_ok(request.id, result))
+
+    async def handle_or_unavailable(self, request: frames.Request) -> Any:
+        try:
+            return await self.handle(request)
+        except DatabaseError as failure:
+            # An exhausted pool or a database restart: no fault of this request, and no
+            # reason to end the socket (1011) and every watch on it; the page may ask again.
+            logger.warning("bridge %s could not reach the database", request.op, exc_info=True)
+            raise KanbanError(
+                ErrorCode.UNAVAILABLE, "the database did not answer in time; try again shortly"
+            ) from failure
 
     async def handle(self, request: frames.Request) -> Any:
         if request.op == "subscribe":

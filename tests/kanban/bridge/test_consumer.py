@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.db import connections
+from django.db import DatabaseError, connections
 
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
@@ -24,6 +24,7 @@ from kanban.access.relationships import (
     relationship_remove,
 )
 from kanban.asgi import application
+from kanban.bridge import service
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
@@ -173,6 +174,23 @@ async def test_get_and_set_on_the_current_project(
     assert entry.source["via"] == "bridge"
     assert entry.source["page"] == f"/boards/{world['board'].id}/"
     assert entry.source["user"] == "bob"
+
+
+async def test_a_database_that_does_not_answer_is_unavailable_and_the_socket_stays(
+    bob_on_board: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exhausted pool or a restart: once this closed the socket (1011), and every watch
+    # on it, though the next read would have been served.
+    served = service.bridge_request
+
+    async def once_unreachable(**call: Any) -> Any:
+        monkeypatch.setattr(service, "bridge_request", served)
+        raise DatabaseError("couldn't get a connection after 10.00 sec")
+
+    monkeypatch.setattr(service, "bridge_request", once_unreachable)
+    refused = await bob_on_board.call("get", key="k")
+    assert refused["ok"] is False and refused["error"]["code"] == "unavailable"
+    assert (await bob_on_board.call("get", key="k"))["result"] == {"found": False}
 
 
 async def test_bridge_calls_give_their_pooled_connection_back(
