@@ -591,6 +591,7 @@ function createTestWorld(options = {}) {
   const connections = /* @__PURE__ */ new Set();
   const requests = [];
   const delays = /* @__PURE__ */ new Map();
+  const failures = /* @__PURE__ */ new Map();
   const notifications = [];
   const timers = /* @__PURE__ */ new Set();
   let revision = 0;
@@ -611,6 +612,12 @@ function createTestWorld(options = {}) {
   }
   for (const [id, spec] of Object.entries(options.projects || {})) {
     for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
+  }
+  function refuseIfFailing(op) {
+    const failure = failures.get(op);
+    if (!failure) return;
+    if (--failure.times <= 0) failures.delete(op);
+    throw new Refusal(failure.code, failure.message || `the test world refuses this ${op}`);
   }
   function later(ms, fn) {
     const id = setTimeout(() => (timers.delete(id), fn()), ms);
@@ -719,6 +726,7 @@ function createTestWorld(options = {}) {
       requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
       let reply;
       try {
+        refuseIfFailing(f.op);
         reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
       } catch (refusal) {
         if (!(refusal instanceof Refusal)) throw refusal;
@@ -780,6 +788,10 @@ function createTestWorld(options = {}) {
     connect,
     requests,
     delays,
+    /** The next `times` requests of `op` are refused with `code` (an outage, a busy server). */
+    failNext(op, { code = "unavailable", message, times = 1 } = {}) {
+      failures.set(op, { code, message, times });
+    },
     notifications,
     /** Someone else's write (a person on another board, an agent): events reach the pages. */
     write(project, key, value, { by = "someone-else" } = {}) {

@@ -43,6 +43,8 @@ export function createTestWorld(options = {}) {
   const requests = [];
   /** key -> milliseconds: replies to requests naming that key come this much later. */
   const delays = new Map();
+  /** op -> {code, message, times}: the next `times` requests of that op are refused so. */
+  const failures = new Map();
   /** What `kanban.notify` sent: [{user, text, card}]. */
   const notifications = [];
   const timers = new Set();
@@ -67,6 +69,13 @@ export function createTestWorld(options = {}) {
 
   for (const [id, spec] of Object.entries(options.projects || {})) {
     for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
+  }
+
+  function refuseIfFailing(op) {
+    const failure = failures.get(op);
+    if (!failure) return;
+    if (--failure.times <= 0) failures.delete(op);
+    throw new Refusal(failure.code, failure.message || `the test world refuses this ${op}`);
   }
 
   function later(ms, fn) {
@@ -185,6 +194,7 @@ export function createTestWorld(options = {}) {
       requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
       let reply;
       try {
+        refuseIfFailing(f.op);
         reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
       } catch (refusal) {
         if (!(refusal instanceof Refusal)) throw refusal;
@@ -248,6 +258,10 @@ export function createTestWorld(options = {}) {
     connect,
     requests,
     delays,
+    /** The next `times` requests of `op` are refused with `code` (an outage, a busy server). */
+    failNext(op, { code = "unavailable", message, times = 1 } = {}) {
+      failures.set(op, { code, message, times });
+    },
     notifications,
     /** Someone else's write (a person on another board, an agent): events reach the pages. */
     write(project, key, value, { by = "someone-else" } = {}) {

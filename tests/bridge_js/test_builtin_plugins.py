@@ -198,6 +198,12 @@ class World:
     def ops(self, since: int = 0, *, project: str | None = None) -> list[str]:
         return [r["op"] for r in self.requests()[since:] if project in (None, r["project"])]
 
+    def fail_next(self, op: str, *, times: int = 1, code: str = "unavailable") -> None:
+        """The next ``times`` requests of ``op`` are refused with ``code``."""
+        self.page.evaluate(
+            "([op, times, code]) => world.failNext(op, {times, code})", [op, times, code]
+        )
+
     def delay(self, key: str, seconds: float) -> None:
         self.page.evaluate("([k, ms]) => world.delays.set(k, ms)", [key, seconds * 1000])
 
@@ -516,6 +522,17 @@ def test_a_big_board_loads_in_a_few_requests_and_a_move_elsewhere_costs_no_read(
     board.wait_for("boardDebug.state.cards.some((c) => c.title === 'Long')")
     board.wait_settled()
     assert stand.world.ops(before) == ["getMany"]
+
+
+def test_a_board_opened_while_the_server_is_busy_asks_again_and_loads(stand: Stand) -> None:
+    # A thousand Boards opening at once: the server answers some reads unavailable.
+    seed_board(stand.world, [a_card("a", "todo", "c", title="Alpha")])
+    stand.world.fail_next("getMany", times=2)
+    board = stand.open()
+    board.wait_for("boardDebug.state.cards.length === 1")
+    assert column_titles(board, "todo") == ["Alpha"]
+    assert stand.world.ops().count("getMany") >= 3, "two refused, then read"
+    assert board.errors == []
 
 
 def test_the_wip_warning_shows_when_a_column_holds_too_much(stand: Stand) -> None:

@@ -28,13 +28,27 @@ const store = createStore();
 async function readAll(kv, keys) {
   const batches = [];
   for (let i = 0; i < keys.length; i += READ_BATCH) batches.push(keys.slice(i, i + READ_BATCH));
-  const results = (await Promise.all(batches.map((batch) => kv.getValues(batch)))).flat();
+  const results = (await Promise.all(batches.map((batch) => getValuesPatiently(kv, batch)))).flat();
   return Promise.all(
     results.map((r, i) => {
       if (r.found) return r.value;
       return r.error && r.error.code === "too_large" ? kv.getValue(keys[i]) : undefined;
     }),
   );
+}
+
+// A read the server could not serve in time (its database busy, a restart) is asked again
+// a few times, a little later each time, as a person pressing reload would, before the
+// board says it failed: a thousand Boards opening at once must not leave some empty.
+async function getValuesPatiently(kv, keys) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await kv.getValues(keys);
+    } catch (err) {
+      if (err?.code !== "unavailable" || attempt === 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
 }
 
 async function readInto(keys) {
