@@ -123,6 +123,8 @@ def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
     print(f"carol's board ended {time.monotonic() - removed:.3f} s after the removal answered")
     expect(carol.get_by_test_id("board-ended")).to_contain_text("no longer have access")
     expect(carol.locator("#plugin-frame")).to_be_hidden()
+    # Its configurations went with it: no New, Duplicate or picker on the ended board.
+    expect(carol.locator("#config-picker")).to_be_hidden()
     carol.goto("/")
     expect(carol.get_by_test_id("tile")).to_have_count(0)
 
