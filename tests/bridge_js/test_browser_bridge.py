@@ -14,12 +14,14 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.sync.server import Server, ServerConnection, serve
+
+from tests.bridge_js.pages import QuietPages
 
 pytestmark = pytest.mark.browser
 
@@ -128,7 +130,7 @@ class BridgeServer:
             return [f["op"] for f in self.received]
 
 
-class Pages(BaseHTTPRequestHandler):
+class Pages(QuietPages):
     def do_GET(self) -> None:
         path = self.path.split("?")[0]
         headers: dict[str, str] = {}
@@ -145,15 +147,7 @@ class Pages(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.answer(body, kind, headers)
 
 
 @dataclass

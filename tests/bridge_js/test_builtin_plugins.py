@@ -19,13 +19,15 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.bridge_js.pages import QuietPages
 
 pytestmark = pytest.mark.browser
 
@@ -125,7 +127,7 @@ def _plugin_csp(origin: str, project: str) -> str:
     )
 
 
-class Pages(BaseHTTPRequestHandler):
+class Pages(QuietPages):
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
         origin = f"http://{self.headers['Host']}"
@@ -146,16 +148,7 @@ class Pages(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Cache-Control", "no-store")
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.answer(body, kind, {"Cache-Control": "no-store", **headers})
 
 
 # --- fixtures -------------------------------------------------------------------------------
