@@ -28,6 +28,7 @@ import random
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from bench import env
@@ -292,22 +293,46 @@ async def drive_moves(
     return written, moves
 
 
+@dataclass(frozen=True)
+class Seen:
+    """Moves written through one worker, as a pool of viewers saw them."""
+
+    moves: int
+    keys: int
+    lags: list[float]
+    diverged: int
+    #: the viewers' CPU seconds over ``seconds`` of wall time
+    client_cpu: float
+    seconds: float
+
+
+async def moves_seen(
+    pool: ViewerPool, writer_server: Server, board: Scene, *, seconds: float, rate: float
+) -> Seen:
+    """Card moves written at ``rate`` for ``seconds`` through one socket: write -> seen
+    lags over every viewer and move, and viewer keys not at the last revision."""
+    writer = Wire(await open_bridge(writer_server, board))
+    cpu_before, wall = pool.report([])["cpu"], time.monotonic()
+    written, moves = await drive_moves(writer, board, seconds=seconds, rate=rate)
+    report = await asyncio.to_thread(pool.report, list(written))
+    lags, diverged = _lags(report, written)
+    await close_all([writer.socket])
+    cpu, spent = report["cpu"] - cpu_before, time.monotonic() - wall
+    return Seen(moves, len(written), lags, diverged, cpu, spent)
+
+
 async def _u4(*, seconds: float, rate: float, viewers: int, board: Scene) -> list[Figure]:
     label = f"@{viewers}"
     with env.daphne() as server:
         pool = await asyncio.to_thread(_pool, server, board, viewers)
         try:
-            writer = Wire(await open_bridge(server, board))
-            cpu_before, wall = pool.report([])["cpu"], time.monotonic()
-            written, moves = await drive_moves(writer, board, seconds=seconds, rate=rate)
-            report = await asyncio.to_thread(pool.report, list(written))
-            lags, diverged = _lags(report, written)
-            await close_all([writer.socket])
+            seen = await moves_seen(pool, server, board, seconds=seconds, rate=rate)
         finally:
             await asyncio.to_thread(pool.close)
+    lags, diverged = seen.lags, seen.diverged
     note = (
-        f"{moves} moves in {seconds:g} s (asked {rate:g}/s), {len(written)} keys; "
-        + _client_note(viewers, report["cpu"] - cpu_before, time.monotonic() - wall)
+        f"{seen.moves} moves in {seconds:g} s (asked {rate:g}/s), {seen.keys} keys; "
+        + _client_note(viewers, seen.client_cpu, seen.seconds)
     )
     return [
         Figure(

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from bench.ports import HOST, Listening, free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
 LOG_DIR = ROOT / "var" / "bench"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/kanban_bench"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -120,13 +121,7 @@ def make_scene() -> Scene:
     return Scene(board_id=board.id, user_id=alice.pk, cookie=cookie)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
-
-
-class Server:
+class Server(Listening):
     """One child process serving on ``port``: a daphne worker or a bare baseline server."""
 
     def __init__(self, argv: list[str], *, name: str, env: Mapping[str, str] | None = None):
@@ -148,14 +143,6 @@ class Server:
     @property
     def pid(self) -> int:
         return self.process.pid
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://{HOST}:{self.port}"
 
     def wait_for_port(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

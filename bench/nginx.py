@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-HOST = "127.0.0.1"
+from bench.ports import HOST, Listening, free_port
+
 CONF = Path(__file__).resolve().parent.parent / "deploy" / "nginx.conf"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -39,25 +40,11 @@ def nginx_config(upstream_ports: list[int], port: int, prefix: Path, *, connecti
     )
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
-class Nginx:
+class Nginx(Listening):
     process: subprocess.Popen[bytes]
     port: int
     prefix: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://{HOST}:{self.port}"
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -24,7 +24,15 @@ from typing import Any
 import redis
 
 from bench import env
-from bench.board_bench import CARDS, _client_note, _lags, _pool, board_scene, drive_moves
+from bench.board_bench import (
+    CARDS,
+    _client_note,
+    _lags,
+    _pool,
+    board_scene,
+    drive_moves,
+    moves_seen,
+)
 from bench.bridge_bench import Wire, close_all, open_bridge
 from bench.env import Scene, Server
 from bench.nginx import nginx_in_front_of
@@ -55,19 +63,15 @@ async def _u6(*, seconds: float, rate: float, viewers: int, board: Scene) -> lis
             pool = await asyncio.to_thread(_pool, proxy, board, viewers)  # type: ignore[arg-type]
             try:
                 spread = [await asyncio.to_thread(_sockets, w) for w in workers]
-                writer = Wire(await open_bridge(first, board))
-                cpu_before, wall = pool.report([])["cpu"], time.monotonic()
-                written, moves = await drive_moves(writer, board, seconds=seconds, rate=rate)
-                report = await asyncio.to_thread(pool.report, list(written))
-                lags, diverged = _lags(report, written)
-                await close_all([writer.socket])
+                seen = await moves_seen(pool, first, board, seconds=seconds, rate=rate)
             finally:
                 await asyncio.to_thread(pool.close)
     label = f"@{viewers}/3 workers"
+    lags, diverged = seen.lags, seen.diverged
     note = (
-        f"sockets per worker {spread} (+1 writer on the first); {moves} moves in {seconds:g} s"
-        " written through one worker; "
-        + _client_note(viewers, report["cpu"] - cpu_before, time.monotonic() - wall)
+        f"sockets per worker {spread} (+1 writer on the first); {seen.moves} moves in"
+        f" {seconds:g} s written through one worker; "
+        + _client_note(viewers, seen.client_cpu, seen.seconds)
     )
     return [
         Figure(
