@@ -10,8 +10,12 @@ from django.conf import settings
 from django.test import Client
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from django.contrib.auth.models import User
     from playwright.sync_api import BrowserContext, Page
+
+    from tests.live import LiveServer
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
 _SCREENSHOT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,79}")
@@ -42,6 +46,15 @@ def log_in_by_cookie(context: BrowserContext, user: User, base_url: str) -> None
     context.add_cookies(
         [{"name": settings.SESSION_COOKIE_NAME, "value": session.value, "url": base_url}]
     )
+
+
+def signed_in_page(
+    user: User, new_context: Callable[..., BrowserContext], server: LiveServer
+) -> Page:
+    """A page in a fresh context of ``server``, ``user`` signed in by cookie."""
+    context = new_context(base_url=server.url)
+    log_in_by_cookie(context, user, server.url)
+    return context.new_page()
 
 
 def screenshot(page: Page, name: str, *, full_page: bool = True) -> Path:

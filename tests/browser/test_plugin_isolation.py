@@ -11,13 +11,13 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from tests.browser.boards import PLUGINS
-from tests.browser.helpers import log_in_by_cookie
+from tests.browser.helpers import signed_in_page
 from tests.factories import a_user
 from tests.live import LiveServer
 
@@ -33,14 +33,6 @@ def developer(alice: User, plugin: str) -> Project:
     project = project_import(path=PLUGINS / plugin)
     membership_set(user=alice, project=project, role="developer")
     return project
-
-
-def signed_in_page(
-    alice: User, new_context: Callable[..., BrowserContext], server: LiveServer
-) -> Page:
-    context = new_context(base_url=server.url)
-    log_in_by_cookie(context, alice, server.url)
-    return context.new_page()
 
 
 def test_a_plugin_opened_as_the_tabs_page_is_refused_before_its_code_runs(

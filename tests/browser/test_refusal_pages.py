@@ -6,25 +6,16 @@ workers run in development (DEBUG on), where Django's own pages would show."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_set
-from tests.browser.helpers import log_in_by_cookie
+from tests.browser.helpers import signed_in_page
 from tests.factories import a_board, users
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def signed_in(
-    person: Any, new_context: Callable[..., BrowserContext], live_server: LiveServer
-) -> Page:
-    context = new_context(base_url=live_server.url)
-    log_in_by_cookie(context, person, live_server.url)
-    return context.new_page()
 
 
 def test_a_removed_member_who_reloads_gets_the_products_404_page(
@@ -32,7 +23,7 @@ def test_a_removed_member_who_reloads_gets_the_products_404_page(
 ) -> None:
     alice, carol = users("alice", "carol")
     board = a_board(owner=alice, name="Secret plans", members={carol: "developer"})
-    page = signed_in(carol, new_context, live_server)
+    page = signed_in_page(carol, new_context, live_server)
     page.goto(f"/boards/{board.id}/")
     expect(page.locator("#plugin-frame")).to_be_visible()
 
@@ -51,7 +42,7 @@ def test_a_guest_who_tries_to_archive_the_board_gets_the_products_403_page(
 ) -> None:
     alice, gus = users("alice", "gus")
     board = a_board(owner=alice, name="Shared", members={gus: "guest"})
-    page = signed_in(gus, new_context, live_server)
+    page = signed_in_page(gus, new_context, live_server)
     page.goto("/")
     # The dashboard offers a guest no Archive button; the form is sent as a page would.
     page.evaluate(
