@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -157,18 +158,20 @@ def open_one_board_per_worker(
     context: BrowserContext, page: Page, proxy: Nginx, workers: list[LiveServer], board: Project
 ) -> list[Page]:
     """Board pages through nginx whose sockets are on different workers. nginx spreads
-    requests round-robin, and a page load is always the same number of requests: where a
-    socket landed on a worker that has one already, one more request shifts the rotation
-    and the page loads again."""
+    requests round-robin: where a socket landed on a worker that has one already, a few
+    more requests shift the rotation and the page loads again. How many is random: a page
+    load is nearly always the same number of requests, and a fixed shift that makes the
+    sum a multiple of the workers puts every retry's socket back on the same worker."""
     pages: list[Page] = []
     held: set[int] = set()
-    for _ in range(5 * len(workers)):
+    for _ in range(10 * len(workers)):
         before = [sockets_on(worker) for worker in workers]
         page.goto(f"/boards/{board.id}/")
         expect(page.locator("#bridge-status")).to_have_text("Live")
         landed = max(range(len(workers)), key=lambda i: sockets_on(workers[i]) - before[i])
         if landed in held:
-            request(f"{proxy.url}/healthz")
+            for _ in range(random.randint(1, len(workers))):
+                request(f"{proxy.url}/healthz")
             continue
         held.add(landed)
         pages.append(page)
