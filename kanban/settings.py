@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -38,26 +39,28 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_int(name: str, default: int, *, minimum: int = 0) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name}={value} is below {minimum}")
-    return value
+    return _env_number(name, default, minimum, int, "a whole number")
 
 
 def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    return _env_number(name, default, minimum, float, "a number")
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def _env_number(
+    name: str, default: _Number, minimum: _Number, parse: Callable[[str], _Number], kind: str
+) -> _Number:
+    """A number setting: unset is ``default``; a value that does not parse, or lies below
+    ``minimum``, refuses to start."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        value = float(raw)
+        value = parse(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {kind}") from None
     if not value >= minimum:  # also refuses nan
         raise ImproperlyConfigured(f"{name}={value} is below {minimum}")
     return value
