@@ -7,17 +7,21 @@ from django.urls import include, path
 from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.web import dashboard, inbox, invites, views
 
+#: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
+board_patterns = [
+    path("", views.board, name="board"),
+    path("members/", dashboard.members, name="board-members"),
+    path("invites", invites.invite_new, name="board-invites"),
+    path("invites/<int:invite_id>/revoke", invites.invite_end, name="board-invite-revoke"),
+    path("archive", dashboard.board_archive, name="board-archive"),
+    path("delete", dashboard.board_delete, name="board-delete"),
+]
+
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("archive/", dashboard.archive, name="archive"),
     path("boards/new", dashboard.board_new, name="board-new"),
-    path("boards/<uuid:project_id>/members/", dashboard.members, name="board-members"),
-    path("boards/<uuid:project_id>/invites", invites.invite_new, name="board-invites"),
-    path(
-        "boards/<uuid:project_id>/invites/<int:invite_id>/revoke",
-        invites.invite_end,
-        name="board-invite-revoke",
-    ),
+    path("boards/<uuid:project_id>/", include(board_patterns)),
     path("invites/<str:token>/", invites.invite, name="invite"),
     path(
         "notifications/<int:notification_id>/open",
@@ -25,12 +29,9 @@ urlpatterns = [
         name="notification-open",
     ),
     path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
-    path("boards/<uuid:project_id>/archive", dashboard.board_archive, name="board-archive"),
-    path("boards/<uuid:project_id>/delete", dashboard.board_delete, name="board-delete"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),
-    path("boards/<uuid:project_id>/", views.board, name="board"),
     path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),
     path(
         "accounts/login/",

@@ -22,6 +22,16 @@ conversation = project + "conversations/<str:conversation_id>/"
 configuration = project + "configurations/<str:configuration_id>/"
 
 
+def kv_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
+    """The KV endpoints under ``base`` (the project's, or a related project's)."""
+    batch, history, values = views
+    return [
+        path(base + "kv:batchGet", batch.as_view(), name=f"{name}-kv-batch-get"),
+        path(base + "history/kv/<path:key>", history.as_view(), name=f"{name}-kv-history"),
+        path(base + "kv/<path:key>", values.as_view(), name=f"{name}-kv"),
+    ]
+
+
 def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
     """The Knowledge endpoints under ``base`` (the project's, or a related project's)."""
     listing, document, lines, finder = views
@@ -49,6 +59,14 @@ def entrypoint_paths(base: str, name: str) -> list[URLPattern]:
     ]
 
 
+#: One configuration and its two actions, all under ``configuration``.
+configuration_routes: list[tuple[str, Any, str]] = [
+    ("", configurations.ConfigurationView, "api-configuration"),
+    ("duplicate/", configurations.ConfigurationDuplicateView, "api-configuration-duplicate"),
+    ("activate/", configurations.ConfigurationActivateView, "api-configuration-activate"),
+]
+
+
 urlpatterns = [
     path("projects/", projects.ProjectListView.as_view(), name="api-projects"),
     path(project, projects.ProjectView.as_view(), name="api-project"),
@@ -56,19 +74,12 @@ urlpatterns = [
     path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
     path(project + "invites/", invites.InviteListView.as_view(), name="api-invites"),
     path(project + "invites/<int:invite_id>", invites.InviteView.as_view(), name="api-invite"),
-    path(project + "kv:batchGet", kv.BatchGetView.as_view(), name="api-kv-batch-get"),
-    path(
-        project + "related/<str:alias>/kv:batchGet",
-        kv.RelatedBatchGetView.as_view(),
-        name="api-related-kv-batch-get",
+    *kv_paths(project, (kv.BatchGetView, kv.HistoryView, kv.KvView), "api"),
+    *kv_paths(
+        project + "related/<str:alias>/",
+        (kv.RelatedBatchGetView, kv.RelatedHistoryView, kv.RelatedKvView),
+        "api-related",
     ),
-    path(project + "history/kv/<path:key>", kv.HistoryView.as_view(), name="api-kv-history"),
-    path(
-        project + "related/<str:alias>/history/kv/<path:key>",
-        kv.RelatedHistoryView.as_view(),
-        name="api-related-kv-history",
-    ),
-    path(project + "kv/<path:key>", kv.KvView.as_view(), name="api-kv"),
     path(conversation + "kv/<path:key>", kv.KvView.as_view(), name="api-conversation-kv"),
     path(project + "persistent-values/<path:key>", kv.PersistentValueView.as_view(), name="api-pv"),
     path(
@@ -77,25 +88,13 @@ urlpatterns = [
         name="api-conversation-pv",
     ),
     path(
-        project + "related/<str:alias>/kv/<path:key>",
-        kv.RelatedKvView.as_view(),
-        name="api-related-kv",
-    ),
-    path(
         project + "configurations/",
         configurations.ConfigurationListView.as_view(),
         name="api-configurations",
     ),
-    path(configuration, configurations.ConfigurationView.as_view(), name="api-configuration"),
-    path(
-        configuration + "duplicate/",
-        configurations.ConfigurationDuplicateView.as_view(),
-        name="api-configuration-duplicate",
-    ),
-    path(
-        configuration + "activate/",
-        configurations.ConfigurationActivateView.as_view(),
-        name="api-configuration-activate",
+    *(
+        path(configuration + suffix, view.as_view(), name=name)
+        for suffix, view, name in configuration_routes
     ),
     *knowledge_paths(
         project,
