@@ -29,6 +29,15 @@ def configuration_id_from_url(raw: str) -> str:
     return DEFAULT_ID if raw == DEFAULT_IN_URL else raw
 
 
+def named(request: Request, project_id: Any, configuration_id: str) -> dict[str, Any]:
+    """The service arguments naming the caller's configuration that a URL names."""
+    return {
+        "user": request.user,
+        "project_id": project_id,
+        "configuration_id": configuration_id_from_url(configuration_id),
+    }
+
+
 def check_body(
     data: Any, *, allowed: tuple[str, ...], required: tuple[str, ...] = ()
 ) -> dict[str, Any]:
@@ -138,38 +147,26 @@ class ConfigurationListView(APIView):
         return Response(render_configuration(created), status=201)
 
 
+@extend_schema(tags=TAGS, parameters=[CONFIGURATION_ID])
 class ConfigurationView(APIView):
     """One of the caller's configurations; another person's id is simply not found."""
 
     http_method_names = ["get", "patch", "delete", "options"]
 
-    @extend_schema(
-        operation_id="configuration_get",
-        tags=TAGS,
-        parameters=[CONFIGURATION_ID],
-        responses={200: ONE, **ERRORS},
-    )
+    @extend_schema(operation_id="configuration_get", responses={200: ONE, **ERRORS})
     def get(self, request: Request, project_id: Any, configuration_id: str) -> Response:
-        found = services.configuration_get(
-            user=request.user,
-            project_id=project_id,
-            configuration_id=configuration_id_from_url(configuration_id),
-        )
+        found = services.configuration_get(**named(request, project_id, configuration_id))
         return Response(render_configuration(found))
 
     @extend_schema(
         operation_id="configuration_update",
-        tags=TAGS,
-        parameters=[CONFIGURATION_ID],
         request=json_body(name=NAME, values=VALUES),
         responses={200: ONE, **ERRORS},
     )
     def patch(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         body = check_body(request.data, allowed=("name", "values"))
         updated = services.configuration_update(
-            user=request.user,
-            project_id=project_id,
-            configuration_id=configuration_id_from_url(configuration_id),
+            **named(request, project_id, configuration_id),
             name=body.get("name", UNSET),
             values=body.get("values", UNSET),
         )
@@ -177,16 +174,10 @@ class ConfigurationView(APIView):
 
     @extend_schema(
         operation_id="configuration_delete",
-        tags=TAGS,
-        parameters=[CONFIGURATION_ID],
         responses={200: ConfigurationDeletedSerializer, **ERRORS},
     )
     def delete(self, request: Request, project_id: Any, configuration_id: str) -> Response:
-        active = services.configuration_delete(
-            user=request.user,
-            project_id=project_id,
-            configuration_id=configuration_id_from_url(configuration_id),
-        )
+        active = services.configuration_delete(**named(request, project_id, configuration_id))
         return Response({"deleted": True, "active": render_configuration(active)})
 
 
@@ -201,9 +192,7 @@ class ConfigurationDuplicateView(APIView):
     def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         body = check_body(request.data, allowed=("name",))
         copy = services.configuration_duplicate(
-            user=request.user,
-            project_id=project_id,
-            configuration_id=configuration_id_from_url(configuration_id),
+            **named(request, project_id, configuration_id),
             name=body.get("name", UNSET),
         )
         return Response(render_configuration(copy), status=201)
@@ -219,9 +208,5 @@ class ConfigurationActivateView(APIView):
     )
     def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         check_body(request.data, allowed=())
-        active = services.configuration_activate(
-            user=request.user,
-            project_id=project_id,
-            configuration_id=configuration_id_from_url(configuration_id),
-        )
+        active = services.configuration_activate(**named(request, project_id, configuration_id))
         return Response(render_configuration(active))
