@@ -3,14 +3,14 @@
 // terser (both pinned in package.json; `npm ci` in bridge_js installs them):
 //   dist/kanban.js  -> window.steamHarnessKanban (the plugin SDK)
 //   dist/host.js    -> window.KanbanHost (the board page relay)
-// and copies types/kanban.d.ts next to the SDK; dist/testing.mjs is the plugin test host
+// dist/testing.mjs is the plugin test host
 // (testing/host.mjs) with the SDK inside, one ES module. The bundles have no runtime
 // dependency.
 //   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
 //   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
 
-import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
@@ -25,7 +25,6 @@ const BUNDLES = {
   "kanban.js": 'import { createKanban } from "./sdk.js";\nwindow.steamHarnessKanban ||= createKanban(window);\n',
   "host.js": 'import { createHost } from "./host.js";\nwindow.KanbanHost = createHost(window);\n',
 };
-const COPIES = { "kanban.d.ts": join(ROOT, "types", "kanban.d.ts") };
 
 const BANNER = "/* built from bridge_js/src; do not edit */";
 // Every browser that runs the board: optional chaining, `??`, lookbehind. esbuild lowers
@@ -83,7 +82,6 @@ export async function build({ minify: shorten = true } = {}) {
     const code = await bundle(esbuild, entry);
     out[file] = shorten ? await minify(terser, code) : code;
   }
-  for (const [file, from] of Object.entries(COPIES)) out[file] = readFileSync(from, "utf8");
   out["testing.mjs"] = await testingModule(esbuild);
   return out;
 }
@@ -121,6 +119,13 @@ async function main(argv) {
     const stale = Object.keys(files).filter((f) => differs(join(dist, f), files[f]));
     if (stale.length) {
       console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
+      return 1;
+    }
+    // dist/ is served under /static/bridge/ before static/bridge/: a file left there that
+    // the build no longer writes would shadow the one served as written.
+    const extra = existsSync(dist) ? readdirSync(dist).filter((f) => !(f in files)) : [];
+    if (extra.length) {
+      console.error(dist + " has files the build does not write (not built: " + extra.join(", ") + "); remove them");
       return 1;
     }
     console.log(dist + " is up to date");

@@ -100,10 +100,10 @@ check("each bundle is one strict IIFE whose footer sets its global", async () =>
   assert.deepEqual(Object.keys(page.KanbanHost), ["connect"]);
 });
 
-check("the TypeScript declarations are shipped next to the SDK", () => {
-  const types = readFileSync(new URL("../types/kanban.d.ts", import.meta.url), "utf8");
-  assert.equal(built["kanban.d.ts"], types);
+check("the TypeScript declarations are served as written, not copied into dist", () => {
+  const types = readFileSync(new URL("../static/bridge/kanban.d.ts", import.meta.url), "utf8");
   assert.match(types, /steamHarnessKanban: SteamHarnessKanban/);
+  assert.equal(built["kanban.d.ts"], undefined);
 });
 
 check("--check passes on a fresh build and fails when a file is stale or missing", () => {
@@ -119,6 +119,13 @@ check("--check passes on a fresh build and fails when a file is stale or missing
     assert.match(stale.stderr, /stale: host\.js/);
     rmSync(join(out, "host.js"));
     assert.equal(spawnSync("node", [BUILD, "--check", "--out", out]).status, 1);
+    execFileSync("node", [BUILD, "--out", out]);
+    // A file the build does not write would be served under /static/bridge/ too, and
+    // before what static/bridge holds: a leftover dist/kanban.d.ts would shadow the types.
+    writeFileSync(join(out, "kanban.d.ts"), "old");
+    const extra = spawnSync("node", [BUILD, "--check", "--out", out], { encoding: "utf8" });
+    assert.equal(extra.status, 1);
+    assert.match(extra.stderr, /not built: kanban\.d\.ts/);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -32,9 +32,10 @@ SKELETON_FILES: Final = (
     "tsconfig.json",
     "app.test.mjs",
 )
-#: The SDK's types, as built (bridge_js/dist), beside the skeleton's code: ``tsc -p .`` in a
-#: new plugin folder checks app.js against them with no edits and no install of the SDK.
-SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "kanban.d.ts"
+#: The SDK's types (bridge_js/static/bridge, served as written), beside the skeleton's code:
+#: ``tsc -p .`` in a new plugin folder checks app.js against them with no edits and no
+#: install of the SDK.
+SDK_TYPES: Final = Path(settings.BASE_DIR) / "bridge_js" / "static" / "bridge" / "kanban.d.ts"
 #: The plugin test host with the SDK inside (bridge_js/testing/host.mjs, built), which the
 #: skeleton's own test imports from its folder: ``node --test`` runs it with no server.
 TEST_HOST: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "testing.mjs"

@@ -68,12 +68,17 @@ def test_the_committed_bundles_match_the_sources() -> None:
 
 def test_the_bundles_are_served_from_the_bridge_static_prefix() -> None:
     from django.conf import settings
+    from django.contrib.staticfiles import finders
 
-    assert ("bridge", BRIDGE / "dist") in [
-        (prefix, Path(path)) for prefix, path in settings.STATICFILES_DIRS
-    ]
-    for name in ("kanban.js", "host.js", "kanban.d.ts"):
+    dirs = [(prefix, Path(path)) for prefix, path in settings.STATICFILES_DIRS]
+    assert ("bridge", BRIDGE / "dist") in dirs
+    assert ("bridge", BRIDGE / "static" / "bridge") in dirs
+    for name in ("kanban.js", "host.js", "testing.mjs"):
         assert (BRIDGE / "dist" / name).is_file(), name
+    # The types are served from their one source, not a copy in dist.
+    assert not (BRIDGE / "dist" / "kanban.d.ts").exists()
+    found = finders.find("bridge/kanban.d.ts")
+    assert found is not None and Path(found) == BRIDGE / "static" / "bridge" / "kanban.d.ts"
 
 
 def test_a_new_plugin_type_checks_strictly_and_passes_its_own_tests_with_no_edits(

@@ -1,4 +1,4 @@
-// TypeScript declarations for window.steamHarnessKanban (served at
+// TypeScript declarations for window.steamHarnessKanban (served as written at
 // /static/bridge/kanban.d.ts). Members marked "extension" go beyond the seed contract.
 
 export type JsonValue =
