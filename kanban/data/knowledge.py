@@ -63,12 +63,7 @@ def _read(*, user: Any, project_id: UUID, alias: str | None, document_id: str | 
 
 
 def _write(
-    *,
-    user: Any,
-    project_id: UUID,
-    alias: str | None,
-    document_id: str | None,
-    provenance: Provenance,
+    user: Any, project_id: UUID, alias: str | None, document_id: str | None, provenance: Provenance
 ) -> tuple[Access, dict[str, Any]]:
     """Authorize a write; its access, and the target project and the write's source as
     storage takes them.
@@ -137,13 +132,7 @@ def project_knowledge_create(
     alias: str | None = None,
     document_id: str | None = None,
 ) -> knowledge.DocumentSummary | WriteReceipt:
-    access, writing = _write(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        document_id=document_id,
-        provenance=provenance,
-    )
+    access, writing = _write(user, project_id, alias, document_id, provenance)
     created = knowledge.knowledge_create(
         title=title, markdown=markdown, document_id=document_id, **writing
     )
@@ -161,13 +150,7 @@ def project_knowledge_edit(
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
-    _, writing = _write(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        document_id=document_id,
-        provenance=provenance,
-    )
+    _, writing = _write(user, project_id, alias, document_id, provenance)
     return knowledge.knowledge_edit(
         document_id=document_id,
         title=title,
@@ -185,13 +168,7 @@ def project_knowledge_delete(
     provenance: Provenance,
     alias: str | None = None,
 ) -> bool:
-    _, writing = _write(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        document_id=document_id,
-        provenance=provenance,
-    )
+    _, writing = _write(user, project_id, alias, document_id, provenance)
     return knowledge.knowledge_delete(document_id=document_id, **writing)
 
 
