@@ -22,7 +22,7 @@ from kanban.access.context import plugin_context
 from kanban.bridge import frames, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.quota import QUOTA, TokenBucket
-from kanban.bridge.threads import in_thread
+from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
 from kanban.data.request_size import max_request_bytes
 from kanban.observability.logs import new_context_id
 from kanban.observability.metrics import FRAMES, SOCKETS
@@ -35,7 +35,7 @@ from storage.namespaces import MAX_USER_KEY_LENGTH
 logger = logging.getLogger(__name__)
 
 
-class BridgeConsumer(AsyncWebsocketConsumer):
+class BridgeConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
     user_id: int
     consumer_id: UUID
     #: Seam: no per-socket channel on the layer. Events reach sockets through the process's

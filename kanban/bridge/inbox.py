@@ -19,7 +19,7 @@ from kanban.bridge import frames
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.hub import inbox_group
 from kanban.bridge.quota import QUOTA
-from kanban.bridge.threads import in_thread
+from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
 from kanban.data.notifications import notifications_unread
 from kanban.observability.logs import new_context_id
 from storage import jsoncodec
@@ -27,7 +27,7 @@ from storage import jsoncodec
 logger = logging.getLogger(__name__)
 
 
-class InboxConsumer(AsyncWebsocketConsumer):
+class InboxConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
     async def connect(self) -> None:
         new_context_id("inbox")
         user = self.scope.get("user")

@@ -6,6 +6,9 @@ Each shortcut is one named place in the code:
   connection's ``__dict__``, valid while ``connection.connection`` is the same object;
 - ``BridgeConsumer.channel_layer_alias`` names no layer, so Channels gives a socket no
   channel of its own (events reach sockets through the process's hub);
+- ``NoConnectionCloseDispatch.dispatch`` (the bridge's and the inbox's consumers) is
+  Channels' ``AsyncConsumer.dispatch`` without its ``aclose_old_connections()`` before each
+  message, a thread crossing for a connection these consumers never use on the loop;
 - ``BridgeConsumer.send_text`` sends straight to ``base_send`` the message Channels'
   ``send(text_data=...)`` would;
 - ``BridgeConsumer.write_frame`` writes the hub's pre-built event frame to daphne's
@@ -26,11 +29,13 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from channels import consumer as channels_consumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.db import connection
 
 from kanban.bridge.consumer import BridgeConsumer
+from kanban.bridge.inbox import InboxConsumer
 from storage import engine
 from storage.kv import Dataset
 
@@ -84,6 +89,37 @@ async def test_send_text_sends_what_channels_send_would() -> None:
     await ours.send_text('{"v":1}')
 
     assert sent["ours"] == sent["channels"] == [{"type": "websocket.send", "text": '{"v":1}'}]
+
+
+async def test_channels_closes_old_connections_before_each_message_and_the_bridge_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    closes: list[None] = []
+
+    async def counting_close() -> None:
+        closes.append(None)
+
+    monkeypatch.setattr(channels_consumer, "aclose_old_connections", counting_close)
+    handled: list[str] = []
+
+    class Reference(AsyncWebsocketConsumer):
+        async def websocket_receive(self, message: dict[str, Any]) -> None:
+            handled.append("reference")
+
+    await Reference().dispatch({"type": "websocket.receive", "text": "{}"})
+    assert closes == [None], "Channels still closes connections first: the seam is needed"
+
+    for ours in (BridgeConsumer, InboxConsumer):
+
+        class Ours(ours):  # type: ignore[misc, valid-type]
+            async def websocket_receive(self, message: dict[str, Any]) -> None:
+                handled.append(type(self).__mro__[1].__name__)
+
+        await Ours().dispatch({"type": "websocket.receive", "text": "{}"})
+        with pytest.raises(ValueError, match="No handler for message type nothing"):
+            await Ours().dispatch({"type": "nothing.here"})
+    assert closes == [None], "the bridge's consumers cross into no thread per message"
+    assert handled == ["reference", "BridgeConsumer", "InboxConsumer"]
 
 
 class FakeTwistedTransport:
