@@ -3,9 +3,9 @@
 // terser (both pinned in package.json; `npm ci` in bridge_js installs them):
 //   dist/kanban.js  -> window.steamHarnessKanban (the plugin SDK)
 //   dist/host.js    -> window.KanbanHost (the board page relay)
-// dist/testing.mjs is the plugin test host
-// (testing/host.mjs) with the SDK inside, one ES module. The bundles have no runtime
-// dependency.
+// and dist/testing.mjs, the plugin test host (testing/host.mjs) with the SDK inside, one
+// ES module, minified with its names kept and its sources in an inline source map. The
+// bundles have no runtime dependency.
 //   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
 //   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
@@ -27,6 +27,9 @@ const BUNDLES = {
 };
 
 const BANNER = "/* built from bridge_js/src; do not edit */";
+const TESTING_BANNER =
+  "/* built from bridge_js/testing and bridge_js/src; do not edit. The readable sources are in\n" +
+  " * this file's source map: `node --enable-source-maps --test` shows stack frames at them. */";
 // Every browser that runs the board: optional chaining, `??`, lookbehind. esbuild lowers
 // anything newer the sources use (`||=`).
 const TARGET = "es2020";
@@ -82,25 +85,43 @@ export async function build({ minify: shorten = true } = {}) {
     const code = await bundle(esbuild, entry);
     out[file] = shorten ? await minify(terser, code) : code;
   }
-  out["testing.mjs"] = await testingModule(esbuild);
+  out["testing.mjs"] = await testingModule(esbuild, terser);
   return out;
 }
 
 // The plugin test host (testing/host.mjs) with the SDK in it, as one ES module of its own:
-// a plugin's folder imports it from there (startplugin copies it in), nothing installed.
-async function testingModule(esbuild) {
+// a plugin's folder imports it from there (startplugin copies it in as kanban-testing.mjs),
+// nothing installed. It is an artifact like the SDK, not a second copy of the sources to
+// read: minified, but with every name as written (stack frames and `err.name` say
+// createTestHost, BridgeError, ...) and an inline source map carrying the sources, so that
+// `node --enable-source-maps --test` and a debugger show testing/*.mjs and src/*.js at their
+// own lines. Inline, because the one file is copied and renamed: a linked map would not
+// follow it.
+async function testingModule(esbuild, terser) {
   const result = await esbuild.build({
     entryPoints: [join(ROOT, "testing", "host.mjs")],
     absWorkingDir: ROOT,
+    outfile: join(DIST, "testing.mjs"),
     bundle: true,
     format: "esm",
     target: TARGET,
     charset: "utf8",
     legalComments: "none",
+    sourcemap: "external",
+    sourcesContent: true,
     write: false,
     logLevel: "silent",
   });
-  return BANNER + "\n" + result.outputFiles[0].text;
+  const file = (ending) => result.outputFiles.find((f) => f.path.endsWith(ending)).text;
+  const minified = await terser.minify(file(".mjs"), {
+    ecma: 2020,
+    module: true,
+    compress: { passes: 2, keep_fnames: true, keep_classnames: true },
+    mangle: false,
+    sourceMap: { content: file(".mjs.map"), url: "inline", includeSources: true },
+    format: { comments: false, preamble: TESTING_BANNER },
+  });
+  return minified.code + "\n";
 }
 
 async function main(argv) {

@@ -100,6 +100,21 @@ check("each bundle is one strict IIFE whose footer sets its global", async () =>
   assert.deepEqual(Object.keys(page.KanbanHost), ["connect"]);
 });
 
+check("the plugin test host is minified with its names kept and its sources in an inline map", () => {
+  const text = built["testing.mjs"];
+  const [, base64] = text.match(/\n\/\/# sourceMappingURL=data:application\/json;charset=utf-8;base64,(\S+)\n$/);
+  const map = JSON.parse(Buffer.from(base64, "base64").toString("utf8"));
+  for (const from of ["../testing/host.mjs", "../testing/world.mjs", "../src/sdk.js"]) {
+    const at = map.sources.indexOf(from);
+    assert.ok(at >= 0, from);
+    assert.equal(map.sourcesContent[at], readFileSync(new URL(from, new URL("../dist/", import.meta.url)), "utf8"));
+  }
+  // What a stack frame or err.name shows is the name as written.
+  for (const name of ["createTestHost", "createTestWorld", "connectFrame", "createKanban", "BridgeError"]) {
+    assert.ok(names(text).has(name), name);
+  }
+});
+
 check("the TypeScript declarations are served as written, not copied into dist", () => {
   const types = readFileSync(new URL("../static/bridge/kanban.d.ts", import.meta.url), "utf8");
   assert.match(types, /steamHarnessKanban: SteamHarnessKanban/);
