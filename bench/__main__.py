@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from bench import env
 from bench.stats import Figure
@@ -54,56 +55,34 @@ class Plan:
     cap_viewers: tuple[int, int]
 
 
-FULL = Plan(
-    rounds=5,
-    b1_count=2000,
-    b2_count=1000,
-    b3_seconds=3.0,
-    b4_fanouts=(10, 100, 1000),
-    b4_writes=10,
-    b6_connections=5000,
-    b7_seconds=3.0,
-    b7_clients=(1, 4, 16),
-    b8_calls=2000,
-    u1_cards=1000,
-    u2_viewers=(100, 1000),
-    u2_writes=10,
-    u4_seconds=10.0,
-    u4_rate=10.0,
-    u5_seconds=20.0,
-    u5_viewers=100,
-    u6_seconds=10.0,
-    u6_rate=10.0,
-    u6_viewers=1000,
-    cap_seconds=5.0,
-    cap_rates=(5.0, 10.0, 20.0, 40.0, 80.0),
-    cap_viewers=(100, 1000),
-)
-QUICK = Plan(
-    rounds=2,
-    b1_count=200,
-    b2_count=100,
-    b3_seconds=0.5,
-    b4_fanouts=(10, 100),
-    b4_writes=2,
-    b6_connections=100,
-    b7_seconds=1.0,
-    b7_clients=(4,),
-    b8_calls=200,
-    u1_cards=1000,
-    u2_viewers=(10,),
-    u2_writes=2,
-    u4_seconds=3.0,
-    u4_rate=5.0,
-    u5_seconds=3.0,
-    u5_viewers=10,
-    u6_seconds=1.0,
-    u6_rate=5.0,
-    u6_viewers=15,
-    cap_seconds=1.0,
-    cap_rates=(5.0,),
-    cap_viewers=(5, 15),
-)
+#: Each parameter of a run, side by side: (the full run's, ``--quick``'s).
+PLANS: dict[str, tuple[Any, Any]] = {
+    "rounds": (5, 2),
+    "b1_count": (2000, 200),
+    "b2_count": (1000, 100),
+    "b3_seconds": (3.0, 0.5),
+    "b4_fanouts": ((10, 100, 1000), (10, 100)),
+    "b4_writes": (10, 2),
+    "b6_connections": (5000, 100),
+    "b7_seconds": (3.0, 1.0),
+    "b7_clients": ((1, 4, 16), (4,)),
+    "b8_calls": (2000, 200),
+    "u1_cards": (1000, 1000),
+    "u2_viewers": ((100, 1000), (10,)),
+    "u2_writes": (10, 2),
+    "u4_seconds": (10.0, 3.0),
+    "u4_rate": (10.0, 5.0),
+    "u5_seconds": (20.0, 3.0),
+    "u5_viewers": (100, 10),
+    "u6_seconds": (10.0, 1.0),
+    "u6_rate": (10.0, 5.0),
+    "u6_viewers": (1000, 15),
+    "cap_seconds": (5.0, 1.0),
+    "cap_rates": ((5.0, 10.0, 20.0, 40.0, 80.0), (5.0,)),
+    "cap_viewers": ((100, 1000), (5, 15)),
+}
+FULL = Plan(**{name: full for name, (full, _) in PLANS.items()})
+QUICK = Plan(**{name: quick for name, (_, quick) in PLANS.items()})
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -305,6 +305,18 @@ class Seen:
     client_cpu: float
     seconds: float
 
+    def diverged_figure(self, id: str, note: str = "") -> Figure:
+        """The bar U4 and U6 both hold the viewers to: every key at the database's last
+        revision once the moves are written."""
+        return Figure(
+            id,
+            "viewer keys not at the database's last revision",
+            "keys",
+            at_most(0),
+            [self.diverged],
+            note,
+        )
+
 
 async def moves_seen(
     pool: ViewerPool, writer_server: Server, board: Scene, *, seconds: float, rate: float
@@ -329,26 +341,18 @@ async def _u4(*, seconds: float, rate: float, viewers: int, board: Scene) -> lis
             seen = await moves_seen(pool, server, board, seconds=seconds, rate=rate)
         finally:
             await asyncio.to_thread(pool.close)
-    lags, diverged = seen.lags, seen.diverged
     note = (
         f"{seen.moves} moves in {seconds:g} s (asked {rate:g}/s), {seen.keys} keys; "
         + _client_note(viewers, seen.client_cpu, seen.seconds)
     )
     return [
-        Figure(
-            f"U4 diverged {label}",
-            "viewer keys not at the database's last revision",
-            "keys",
-            at_most(0),
-            [diverged],
-            note,
-        ),
+        seen.diverged_figure(f"U4 diverged {label}", note),
         Figure(
             f"U4 write->seen p99 {label}",
             "sustained moves, 99th percentile",
             "ms",
             at_most(500),
-            [percentile(lags, 0.99) * 1000] if lags else [float("inf")],
+            [percentile(seen.lags, 0.99) * 1000] if seen.lags else [float("inf")],
         ),
     ]
 

@@ -67,7 +67,6 @@ async def _u6(*, seconds: float, rate: float, viewers: int, board: Scene) -> lis
             finally:
                 await asyncio.to_thread(pool.close)
     label = f"@{viewers}/3 workers"
-    lags, diverged = seen.lags, seen.diverged
     note = (
         f"sockets per worker {spread} (+1 writer on the first); {seen.moves} moves in"
         f" {seconds:g} s written through one worker; "
@@ -79,16 +78,10 @@ async def _u6(*, seconds: float, rate: float, viewers: int, board: Scene) -> lis
             "card moves through one worker, seen by viewers spread over three behind nginx",
             "ms",
             at_most(300),
-            [percentile(lags, 0.99) * 1000],
+            [percentile(seen.lags, 0.99) * 1000],
             note,
         ),
-        Figure(
-            f"U6 diverged {label}",
-            "viewer keys not at the database's last revision",
-            "keys",
-            at_most(0),
-            [diverged],
-        ),
+        seen.diverged_figure(f"U6 diverged {label}"),
     ]
 
 
