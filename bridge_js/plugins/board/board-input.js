@@ -1,5 +1,5 @@
 // Keyboard and drag: cards and columns move by either, and the toolbar's controls.
-import { el } from "../../static/bridge/plugin-kit.js";
+import { button, el } from "../../static/bridge/plugin-kit.js";
 import { columnOf, defaultView } from "./board-core.js";
 import { $, boardEl, findCard, focusCard, render, state, visibleCards } from "./board-state.js";
 import { setView } from "./board-sync.js";
@@ -8,13 +8,11 @@ import { openCardDialog, openColumnDialog } from "./board-dialogs.js";
 
 // A column moves by its grip: Alt+Left/Right, or dragged onto another column's header.
 export function columnGrip(column) {
-  const grip = el("button", {
-    type: "button",
+  const grip = button("grip-" + column.id, {
     class: "icon-button column-grip editing-only",
     draggable: "true",
     "aria-label": "Move column " + column.title + " (Alt+Left or Alt+Right)",
     "data-testid": "grip-" + column.id,
-    "data-focus-key": "grip-" + column.id,
     text: "⠿",
   });
   grip.addEventListener("keydown", (event) => {

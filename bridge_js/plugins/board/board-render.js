@@ -1,5 +1,5 @@
 // Drawing the board from the state: columns, cards, stock lines and the toolbar's lists.
-import { el } from "../../static/bridge/plugin-kit.js";
+import { button, el, redraw } from "../../static/bridge/plugin-kit.js";
 import {
   checklistProgress,
   distinct,
@@ -48,8 +48,6 @@ export function renderBoard() {
     return;
   }
   state.renders++;
-  const focused = document.activeElement && boardEl.contains(document.activeElement) ? document.activeElement : null;
-  const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
   const scrollLeft = boardEl.scrollLeft;
   const listScroll = new Map([...boardEl.querySelectorAll("[data-list-for]")].map((n) => [n.dataset.listFor, n.scrollTop]));
 
@@ -61,23 +59,21 @@ export function renderBoard() {
   $("filter-clear").hidden = !isFiltering(state.view.filter);
   $("toolbar-toggle").textContent = isFiltering(state.view.filter) ? "Filters (on)" : "Filters";
 
-  if (!state.columns.length) {
-    boardEl.replaceChildren(
-      el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
-    );
-  } else {
-    boardEl.replaceChildren(...state.columns.map(renderColumn));
-  }
-  boardEl.setAttribute("aria-busy", "false");
-  boardEl.scrollLeft = scrollLeft;
-  for (const [id, top] of listScroll) {
-    const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
-    if (list) list.scrollTop = top;
-  }
-  if (focusKey) {
-    const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
-    if (again) again.focus();
-  }
+  redraw(boardEl, () => {
+    if (!state.columns.length) {
+      boardEl.replaceChildren(
+        el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
+      );
+    } else {
+      boardEl.replaceChildren(...state.columns.map(renderColumn));
+    }
+    boardEl.setAttribute("aria-busy", "false");
+    boardEl.scrollLeft = scrollLeft;
+    for (const [id, top] of listScroll) {
+      const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
+      if (list) list.scrollTop = top;
+    }
+  });
 }
 
 function renderColumn(column) {
@@ -92,12 +88,10 @@ function renderColumn(column) {
   const header = el(
     "header",
     { class: "column-header" },
-    el("button", {
-      type: "button",
+    button("collapse-" + column.id, {
       class: "icon-button collapse",
       "aria-expanded": String(!collapsed),
       "aria-label": (collapsed ? "Expand " : "Collapse ") + column.title,
-      "data-focus-key": "collapse-" + column.id,
       text: collapsed ? "▸" : "▾",
       onclick: () =>
         setView(
@@ -114,11 +108,9 @@ function renderColumn(column) {
     }),
     state.readOnly
       ? null
-      : el("button", {
-          type: "button",
+      : button("settings-" + column.id, {
           class: "icon-button editing-only",
           "aria-label": "Settings for " + column.title,
-          "data-focus-key": "settings-" + column.id,
           text: "⋯",
           onclick: () => openColumnDialog(column.id),
         }),
@@ -163,11 +155,9 @@ function renderColumn(column) {
   section.append(list);
   if (!state.readOnly) {
     section.append(
-      el("button", {
-        type: "button",
+      button("add-" + column.id, {
         class: "add-card editing-only",
         "data-testid": "add-card-" + column.id,
-        "data-focus-key": "add-" + column.id,
         text: "+ Add card",
         onclick: () => openCardDialog({ column: column.id }),
       }),
@@ -239,18 +229,14 @@ function renderCard(card) {
       el(
         "div",
         { class: "card-actions editing-only" },
-        el("button", {
-          type: "button",
+        button("edit-" + card.id, {
           class: "icon-button",
           "aria-label": "Edit " + card.title,
-          "data-focus-key": "edit-" + card.id,
           onclick: () => openCardDialog({ id: card.id }),
         }, icon("edit")),
-        el("button", {
-          type: "button",
+        button("archive-" + card.id, {
           class: "icon-button",
           "aria-label": "Archive " + card.title,
-          "data-focus-key": "archive-" + card.id,
           onclick: () => archiveCard(card.id),
         }, icon("trash")),
       ),
@@ -301,11 +287,9 @@ function renderStock(card) {
   );
   if (stock && stock.status === "ok" && !state.readOnly) {
     box.append(
-      el("button", {
-        type: "button",
+      button("use-" + card.id, {
         class: "button small",
         "data-testid": "use-one-" + card.id,
-        "data-focus-key": "use-" + card.id,
         "aria-label": "Use one " + stock.name,
         disabled: stock.count <= 0,
         text: "Use one",

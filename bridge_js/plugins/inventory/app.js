@@ -3,7 +3,7 @@
 // `stock:<id>` = {name, count}. The Board project reads and writes `stock:` keys through
 // its `inventory` alias, so counts change only through updateValue here as well.
 // The page's one module (index.html loads the SDK before it, as a classic script).
-import { announce, createGenerations, createWriteMode, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import { announce, button, createGenerations, createWriteMode, el, redraw, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import * as Core from "./inventory-core.js";
 
 const kanban = window.steamHarnessKanban;
@@ -90,49 +90,38 @@ function adjust(item, delta) {
 function render() {
   if (!state.loaded) return;
   state.renders++;
-  const focusKey = document.activeElement ? document.activeElement.getAttribute("data-focus-key") : null;
   const body = $("items");
-  if (!state.items.length) {
-    body.replaceChildren(
-      el("tr", {}, el("td", { colspan: "3", class: "muted", text: state.readOnly ? "No items yet." : "No items yet: add the first one above." })),
-    );
-  } else {
-    body.replaceChildren(...state.items.map(renderItem));
-  }
-  if (focusKey) {
-    const again = body.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
-    if (again) again.focus();
-  }
+  redraw(body, () => {
+    if (!state.items.length) {
+      body.replaceChildren(
+        el("tr", {}, el("td", { colspan: "3", class: "muted", text: state.readOnly ? "No items yet." : "No items yet: add the first one above." })),
+      );
+    } else {
+      body.replaceChildren(...state.items.map(renderItem));
+    }
+  });
+}
+
+// The − and + beside a count: one fewer (never below none) or one more.
+function stepButton(item, delta) {
+  const key = (delta < 0 ? "dec-" : "inc-") + item.id;
+  return button(key, {
+    class: "step",
+    "data-testid": key,
+    "aria-label": (delta < 0 ? "One fewer " : "One more ") + item.name,
+    disabled: delta < 0 && item.count <= 0,
+    text: delta < 0 ? "−" : "+",
+    onclick: () => adjust(item, delta),
+  });
 }
 
 function renderItem(item) {
   const count = el(
     "td",
     { class: "num" },
-    state.readOnly
-      ? null
-      : el("button", {
-          type: "button",
-          class: "step",
-          "data-testid": "dec-" + item.id,
-          "data-focus-key": "dec-" + item.id,
-          "aria-label": "One fewer " + item.name,
-          disabled: item.count <= 0,
-          text: "−",
-          onclick: () => adjust(item, -1),
-        }),
+    state.readOnly ? null : stepButton(item, -1),
     el("span", { class: "count" + (item.count === 0 ? " count-empty" : ""), "data-testid": "count-" + item.id, text: String(item.count) }),
-    state.readOnly
-      ? null
-      : el("button", {
-          type: "button",
-          class: "step",
-          "data-testid": "inc-" + item.id,
-          "data-focus-key": "inc-" + item.id,
-          "aria-label": "One more " + item.name,
-          text: "+",
-          onclick: () => adjust(item, +1),
-        }),
+    state.readOnly ? null : stepButton(item, +1),
   );
   return el(
     "tr",

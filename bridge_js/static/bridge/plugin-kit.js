@@ -43,6 +43,24 @@ export function el(tag, attrs, ...children) {
   return node;
 }
 
+// A button a redraw finds again: `focusKey` (data-focus-key) is what redraw() keeps the
+// focus on. button("use-" + id, {class, "aria-label", text, onclick}, ...children)
+export function button(focusKey, attrs, ...children) {
+  return el("button", { type: "button", "data-focus-key": focusKey, ...attrs }, ...children);
+}
+
+// Replaces what `root` shows with draw(), and puts the focus back where it was: on the
+// element with the same data-focus-key in what draw() made, when focus was inside `root`.
+export function redraw(root, draw) {
+  const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
+  draw();
+  if (focusKey) {
+    const again = root.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
+    if (again) again.focus();
+  }
+}
+
 // Read by screen readers (#announcer, role=status); set after a beat so a repeat is heard.
 export function announce(text) {
   const live = document.getElementById("announcer");
