@@ -54,15 +54,20 @@ class SessionAuthMiddleware:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        headers = dict(scope.get("headers") or [])
-        cookie_header = headers.get(b"cookie", b"").decode("latin-1")
+        # This frame lives as long as the socket: it holds the key and the user, never the
+        # headers or the session.
         try:
-            session, user = await in_thread(session_user)(cookie_header=cookie_header)
+            key, user = await in_thread(_handshake_user)(headers=scope.get("headers") or [])
         except DatabaseError:
             logger.warning("bridge connect could not read the session", exc_info=True)
             return await try_again_later(receive, send)
-        key = None if session is None else session.session_key
         return await self.app({**scope, "session_key": key, "user": user}, receive, send)
+
+
+def _handshake_user(*, headers: list[tuple[bytes, bytes]]) -> tuple[str | None, Any]:
+    cookie_header = dict(headers).get(b"cookie", b"").decode("latin-1")
+    session, user = session_user(cookie_header=cookie_header)
+    return (None if session is None else session.session_key), user
 
 
 async def try_again_later(receive: Any, send: Any) -> None:

@@ -14,11 +14,14 @@ class SameOriginWebsocketValidator:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
-        if scope["type"] == "websocket":
-            headers = dict(scope.get("headers") or [])
-            origin = headers.get(b"origin", b"").decode("latin-1") or None
-            host = headers.get(b"host", b"").decode("latin-1") or None
-            if not origin_allowed(origin, host):
-                await send({"type": "websocket.close", "code": frames.CLOSE_FORBIDDEN})
-                return None
+        # No locals: this frame lives as long as the socket.
+        if scope["type"] == "websocket" and not _same_origin(scope.get("headers") or []):
+            await send({"type": "websocket.close", "code": frames.CLOSE_FORBIDDEN})
+            return None
         return await self.app(scope, receive, send)
+
+
+def _same_origin(headers: list[tuple[bytes, bytes]]) -> bool:
+    named = dict(headers)
+    origin = named.get(b"origin", b"").decode("latin-1") or None
+    return origin_allowed(origin, named.get(b"host", b"").decode("latin-1") or None)
