@@ -106,21 +106,31 @@ def _raw_latencies(raw: psycopg.Connection[Any], op: str, count: int, scene: Sce
     samples = []
     for index in range(count):
         start = time.perf_counter()
-        with raw.cursor() as cursor:
-            if op == "get":
+        if op == "get":
+            with raw.cursor() as cursor:
                 cursor.execute(dialect.get_value, (address.namespace, address.key))
                 jsoncodec.decode(cursor.fetchone()[1])  # type: ignore[index]
-            else:
-                text = jsoncodec.encode({"n": index, "title": "Bench card"})
-                with raw.transaction():
-                    cursor.execute(
-                        dialect._upsert,
-                        (address.namespace, address.key, text, None, datetime.now(UTC)),
-                        prepare=True,
-                    )
-                    cursor.fetchone()
+        else:
+            _raw_set(raw, scene, "b2", {"n": index, "title": "Bench card"})
         samples.append(time.perf_counter() - start)
     return samples
+
+
+def _raw_set(raw: psycopg.Connection[Any], scene: Scene, key: str, value: Any) -> None:
+    """The statement a KV ``set`` commits, straight through psycopg, in its transaction."""
+    from storage import jsoncodec
+    from storage.backends.postgresql import PostgresDialect
+    from storage.namespaces import project_kv
+
+    address = project_kv(scene.board_id, key)
+    text = jsoncodec.encode(value)
+    with raw.cursor() as cursor, raw.transaction():
+        cursor.execute(
+            PostgresDialect()._upsert,
+            (address.namespace, address.key, text, None, datetime.now(UTC)),
+            prepare=True,
+        )
+        cursor.fetchone()
 
 
 async def b2(*, rounds: int, count: int, scene: Scene) -> list[Figure]:
@@ -294,6 +304,19 @@ class _FanOut:
         return samples
 
 
+@dataclass
+class _Floors:
+    """B4's baseline round: the bare broadcaster's sockets hear a write committed straight
+    through psycopg and then published (the floor: the same work as the bridge's ``set``,
+    without the product), and a publish alone (the floor before it was re-based)."""
+
+    written: _FanOut
+    published: _FanOut
+
+    async def round(self) -> tuple[list[float], list[float]]:
+        return await self.written.round(), await self.published.round()
+
+
 def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
@@ -316,7 +339,11 @@ def _fan_out_ratio(
 
 def _bridge_ms(pairs: list[tuple[list[float], list[float]]], quantile: float) -> list[float]:
     """The bridge's latency at ``quantile`` each round, in ms."""
-    return [percentile(a, quantile) * 1e3 for a, _ in pairs]
+    return _ms([a for a, _ in pairs], quantile)
+
+
+def _ms(rounds: list[list[float]], quantile: float) -> list[float]:
+    return [percentile(samples, quantile) * 1e3 for samples in rounds]
 
 
 async def b4(
@@ -326,6 +353,7 @@ async def b4(
     channel = f"bench.b4.{os.urandom(4).hex()}"
     publisher = redis.Redis.from_url(redis_url)
     event = json.dumps({"v": 1, "event": "revision", "alias": None, "revision": "123456"})
+    raw = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
     with env.daphne() as worker, env.baseline("broadcast", redis_url, channel) as bare:
         writer_socket = await open_bridge(worker, scene)
         writer = Wire(writer_socket)
@@ -340,33 +368,53 @@ async def b4(
             await asyncio.to_thread(publisher.publish, channel, event)
             return started
 
+        def commit_then_publish() -> None:
+            _raw_set(raw, scene, "b4", {"title": "Bench card"})
+            publisher.publish(channel, event)
+
+        async def write_and_publish() -> float:
+            started = time.perf_counter()
+            await asyncio.to_thread(commit_then_publish)
+            return started
+
         for n in fanouts:
             listeners = await open_many(n, lambda: open_bridge(worker, scene))
             for socket in listeners:
                 await Wire(socket).call("subscribe")
             bare_listeners = await open_many(n, lambda: open_bare(bare))
             await asyncio.sleep(0.5)
-            bridge, floor = (
-                _FanOut(listeners, write, writes),
+            bridge = _FanOut(listeners, write, writes)
+            floors = _Floors(
+                _FanOut(bare_listeners, write_and_publish, writes),
                 _FanOut(bare_listeners, publish, writes),
             )
             await bridge.round()  # warm up
-            await floor.round()
-            bridge.lost = floor.lost = 0
-            pairs = await interleave_async(rounds, bridge.round, floor.round)
+            await floors.round()
+            bridge.lost = floors.written.lost = floors.published.lost = 0
+            rounds_ = await interleave_async(rounds, bridge.round, floors.round)
+            pairs = [(a, written) for a, (written, _) in rounds_]
+            published = [(a, alone) for a, (_, alone) in rounds_]
             notified = f"write -> {n} subscribers notified"
+            floor = "bare psycopg commit + Redis broadcast"
             figures += [
-                _fan_out_ratio(
-                    f"B4 N={n} p50", f"{notified}, p50 / bare Redis broadcast p50", 0.5, pairs
+                _fan_out_ratio(f"B4 N={n} p50", f"{notified}, p50 / {floor} p50", 0.5, pairs),
+                _fan_out_ratio(f"B4 N={n} p99", f"{notified}, p99 / {floor} p99", 0.99, pairs),
+                Figure(
+                    f"B4 N={n} p50 vs broadcast",
+                    f"{notified}, p50 / bare Redis broadcast alone p50 (no write: the old floor)",
+                    "x",
+                    None,
+                    [percentile(a, 0.5) / percentile(b, 0.5) for a, b in published],
+                    note=f"floor p50 {_median(_ms([b for _, b in pairs], 0.5)):.1f} ms, "
+                    f"broadcast alone {_median(_ms([b for _, b in published], 0.5)):.1f} ms",
                 ),
-                _fan_out_ratio(f"B4 N={n} p99", f"{notified}, p99 / bare p99", 0.99, pairs),
                 Figure(
                     f"B4 N={n} lost",
                     f"events lost over {rounds} rounds x {writes} writes x {n} subscribers",
                     "events",
                     at_most(0),
                     [float(bridge.lost)],
-                    note=f"bare lost {floor.lost}",
+                    note=f"bare lost {floors.written.lost + floors.published.lost}",
                 ),
             ]
             if n >= 1000:
@@ -382,6 +430,7 @@ async def b4(
             await close_all(listeners + bare_listeners)
         await writer_socket.close()
     publisher.close()
+    raw.close()
     return figures
 
 
