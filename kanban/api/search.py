@@ -12,13 +12,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.kv import ERRORS
+from kanban.api.notifications import BoardSerializer
 from kanban.api.query import check_query
 from kanban.data.board.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, cards_search
 
 
-class ResultBoardSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
+# The inbox's board, under its own name: the schema has named it ResultBoard since search
+# came, and clients generated from it know it by that name.
+class ResultBoardSerializer(BoardSerializer):
+    pass
 
 
 class ResultCardSerializer(serializers.Serializer[Any]):
