@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
@@ -163,6 +163,20 @@ class DocumentSummary:
         }
 
 
+def _fields_as_dict(result: Any) -> dict[str, Any]:
+    """The answer of a result that is its fields as they are: each under its camelCase
+    name, in declaration order, a tuple as a list. One rule for them all, so a field added
+    to such a result reaches the bridge and REST without a second list to keep in step."""
+    answer: dict[str, Any] = {}
+    for field in fields(result):
+        head, *rest = field.name.split("_")
+        value = getattr(result, field.name)
+        answer[head + "".join(word.title() for word in rest)] = (
+            list(value) if isinstance(value, tuple) else value
+        )
+    return answer
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     document_id: str
@@ -173,14 +187,7 @@ class SearchHit:
     after: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "title": self.title,
-            "lineNumber": self.line_number,
-            "line": self.line,
-            "before": list(self.before),
-            "after": list(self.after),
-        }
+        return _fields_as_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,13 +209,7 @@ class DocumentLines:
     lines: tuple[str, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "documentId": self.document_id,
-            "startLine": self.start_line,
-            "endLine": self.end_line,
-            "totalLines": self.total_lines,
-            "lines": list(self.lines),
-        }
+        return _fields_as_dict(self)
 
 
 # --- input rules -------------------------------------------------------------------------
