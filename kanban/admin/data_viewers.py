@@ -24,7 +24,6 @@ from storage.kv import (
     parse_revision,
     revision_of,
 )
-from storage.namespaces import Domain
 
 KV_PAGE_SIZE: Final = 100
 HISTORY_PAGE_SIZE: Final = 20
@@ -74,16 +73,13 @@ class KvPage:
 
 def viewer_kv_page(
     *,
-    project_id: UUID,
-    domain: Domain,
-    conversation_id: str | None = None,
+    dataset: Dataset,
     prefix: str = "",
     start_after: str | None = None,
     limit: int = KV_PAGE_SIZE,
 ) -> KvPage:
-    """One key-ascending page of keys starting with ``prefix``; one row more than shown is
-    read to tell whether another page follows."""
-    dataset = Dataset(project_id, domain, conversation_id)
+    """One key-ascending page of ``dataset``'s keys starting with ``prefix``; one row more
+    than shown is read to tell whether another page follows."""
     entries = kv_scan(dataset=dataset, prefix=prefix, start_after=start_after, limit=limit + 1)
     shown = entries[:limit]
     rows = [KvRow(entry, value_preview(entry.value), source_items(entry.source)) for entry in shown]

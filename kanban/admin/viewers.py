@@ -74,9 +74,11 @@ def kv_viewer(request: HttpRequest) -> HttpResponse:
     if project is not None:
         try:
             page = viewer_kv_page(
-                project_id=project.id,
-                domain=form["dataset"],  # type: ignore[arg-type]
-                conversation_id=form["conversation"] or None,
+                dataset=Dataset(
+                    project.id,
+                    form["dataset"],  # type: ignore[arg-type]
+                    form["conversation"] or None,
+                ),
                 prefix=form["prefix"],
                 start_after=params.get("after") or None,
             )
