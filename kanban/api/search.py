@@ -17,8 +17,8 @@ from kanban.api.query import check_query
 from kanban.data.board.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, cards_search
 
 
-# The inbox's board, under its own name: the schema has named it ResultBoard since search
-# came, and clients generated from it know it by that name.
+# The inbox's board, kept as its own class for its own OpenAPI component, ResultBoard:
+# clients generated from the schema know a search result's board by that name.
 class ResultBoardSerializer(BoardSerializer):
     pass
 
