@@ -305,6 +305,9 @@ WHITENOISE_USE_FINDERS = True
 # module script it imports from /static/ (the plugin kit) is fetched with CORS.
 WHITENOISE_ALLOW_ALL_ORIGINS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# The SDK's types (/static/bridge/kanban.d.ts) are TypeScript, which WhiteNoise's nginx-based
+# table takes for an MPEG stream (video/mp2t): a browser opening the URL downloaded it.
+WHITENOISE_MIMETYPES = {".ts": "text/plain"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/accounts/login/"

@@ -122,6 +122,14 @@ def test_with_a_plugin_origin_plugin_files_are_served_there_and_only_there(board
     assert on_board_host.status_code == 404
 
 
+def test_the_sdk_types_are_served_as_text_not_as_the_video_a_ts_file_usually_is() -> None:
+    types = Client().get("/static/bridge/kanban.d.ts")
+
+    assert types.status_code == 200
+    assert types["Content-Type"].startswith("text/plain")
+    assert "steamHarnessKanban" in b"".join(types.streaming_content).decode()
+
+
 @pytest.mark.usefixtures("separate_origin")
 @pytest.mark.parametrize(
     "path", ["/", "/accounts/login/", "/healthz", "/admin/", "/api/v1/schema/"]
