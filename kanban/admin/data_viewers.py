@@ -8,7 +8,7 @@ who is staff. Every read is bounded: a scan page, an index page, one document.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 from uuid import UUID
 
 from storage import jsoncodec, knowledge
@@ -42,6 +42,9 @@ SOURCE_FIELDS: Final = (
     ("restoredFrom", "restored from"),
 )
 
+RowT = TypeVar("RowT")
+ItemT = TypeVar("ItemT")
+
 
 def value_preview(value: Any) -> str:
     text = jsoncodec.encode(value)
@@ -58,17 +61,26 @@ def source_items(source: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True, slots=True)
+class Page(Generic[RowT]):
+    """One bounded page of a viewer's rows. ``next`` is what the following page starts
+    from (the last key shown, the oldest revision shown, an index cursor): None when no
+    page follows."""
+
+    rows: list[RowT]
+    next: str | None
+
+
+def _one_more(items: list[ItemT], limit: int) -> tuple[list[ItemT], bool]:
+    """A page read with one item more than it shows: the items shown, and whether more
+    follow."""
+    return items[:limit], len(items) > limit
+
+
+@dataclass(frozen=True, slots=True)
 class KvRow:
     entry: Entry
     preview: str
     source: list[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class KvPage:
-    rows: list[KvRow]
-    #: The last key shown, when more keys follow: the next page starts after it.
-    next_start_after: str | None
 
 
 def viewer_kv_page(
@@ -77,14 +89,12 @@ def viewer_kv_page(
     prefix: str = "",
     start_after: str | None = None,
     limit: int = KV_PAGE_SIZE,
-) -> KvPage:
-    """One key-ascending page of ``dataset``'s keys starting with ``prefix``; one row more
-    than shown is read to tell whether another page follows."""
+) -> Page[KvRow]:
+    """One key-ascending page of ``dataset``'s keys starting with ``prefix``."""
     entries = kv_scan(dataset=dataset, prefix=prefix, start_after=start_after, limit=limit + 1)
-    shown = entries[:limit]
+    shown, more = _one_more(entries, limit)
     rows = [KvRow(entry, value_preview(entry.value), source_items(entry.source)) for entry in shown]
-    more = len(entries) > limit
-    return KvPage(rows, shown[-1].key if more and shown else None)
+    return Page(rows, shown[-1].key if more and shown else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +106,9 @@ class VersionRow:
 
 
 @dataclass(frozen=True, slots=True)
-class KvHistoryPage:
-    rows: list[VersionRow]
+class KvHistoryPage(Page[VersionRow]):
     #: The key's revision now (None: absent): what a restore must still find to write.
     current_revision: str | None
-    #: The oldest revision shown, when older versions follow.
-    next_before: str | None
 
 
 def viewer_kv_history(
@@ -113,7 +120,7 @@ def viewer_kv_history(
 ) -> KvHistoryPage:
     """One page of a key's kept versions, newest first, and its current revision."""
     versions = kv_history(dataset=dataset, key=key, before=before, limit=limit + 1)
-    shown = versions[:limit]
+    shown, more = _one_more(versions, limit)
     rows = [
         VersionRow(
             version,
@@ -124,11 +131,10 @@ def viewer_kv_history(
         for version in shown
     ]
     current = kv_get(dataset=dataset, key=key)
-    more = len(versions) > limit
     return KvHistoryPage(
         rows,
-        current.revision if current else None,
         rows[-1].revision if more and rows else None,
+        current.revision if current else None,
     )
 
 
@@ -167,10 +173,8 @@ class DocumentRow:
 
 
 @dataclass(frozen=True, slots=True)
-class DocumentsPage:
-    rows: list[DocumentRow]
+class DocumentsPage(Page[DocumentRow]):
     total: int
-    next_cursor: str | None
 
 
 def _row(project_id: UUID, abstract: knowledge.Abstract) -> DocumentRow:
@@ -184,7 +188,7 @@ def viewer_documents_page(
     """One index page of abstracts, each with its body's last write (not the body)."""
     page = knowledge.knowledge_list(project_id=project_id, cursor=cursor, limit=limit)
     rows = [_row(project_id, abstract) for abstract in page.documents]
-    return DocumentsPage(rows, page.total, page.next_cursor)
+    return DocumentsPage(rows, page.next_cursor, page.total)
 
 
 @dataclass(frozen=True, slots=True)

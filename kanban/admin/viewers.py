@@ -85,8 +85,8 @@ def kv_viewer(request: HttpRequest) -> HttpResponse:
         except KanbanError as exc:
             error = exc.message
     next_url = None
-    if page is not None and page.next_start_after is not None:
-        next_url = "?" + urlencode({**form, "after": page.next_start_after})
+    if page is not None and page.next is not None:
+        next_url = "?" + urlencode({**form, "after": page.next})
     first_url = "?" + urlencode(form) if params.get("after") else None
     return TemplateResponse(
         request,
@@ -151,8 +151,8 @@ def kv_history(request: HttpRequest) -> HttpResponse:
     except KanbanError as exc:
         error = exc.message
     older = None
-    if page is not None and page.next_before is not None:
-        older = "?" + urlencode({**form, "before": page.next_before})
+    if page is not None and page.next is not None:
+        older = "?" + urlencode({**form, "before": page.next})
     return TemplateResponse(
         request,
         "admin/kanban/kv_history.html",
@@ -184,8 +184,8 @@ def documents_browser(request: HttpRequest, project_id: UUID) -> HttpResponse:
             raise
         error = exc.message
     next_url = None
-    if page is not None and page.next_cursor is not None:
-        next_url = "?" + urlencode({"cursor": page.next_cursor})
+    if page is not None and page.next is not None:
+        next_url = "?" + urlencode({"cursor": page.next})
     return TemplateResponse(
         request,
         "admin/kanban/documents.html",
