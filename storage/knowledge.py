@@ -24,10 +24,10 @@ from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import (
     INDEX_KEY,
     PAGE_CAPACITY,
+    Abstract,
     Meta,
     Page,
     Position,
-    abstract_value,
     body_tombstone,
     body_value,
     check_body,
@@ -82,33 +82,6 @@ _MAX_ID_PROBES: Final = 1000
 
 
 # --- results -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Abstract:
-    id: str
-    title: str
-    markdown_preview: str
-    size: int
-    updated_at: datetime
-
-    @classmethod
-    def from_value(cls, value: Mapping[str, Any]) -> Abstract:
-        try:
-            return cls(
-                id=value["id"],
-                title=value["title"],
-                markdown_preview=value["markdownPreview"],
-                size=value["size"],
-                updated_at=parse_timestamp(value["updatedAt"]),
-            )
-        except KeyError as missing:
-            raise damaged(f"an abstract lacks {missing}") from None
-
-    def as_dict(self) -> dict[str, Any]:
-        return abstract_value(
-            self.id, self.title, self.markdown_preview, self.size, self.updated_at
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,20 +378,21 @@ def knowledge_create(
                     documentId=document_id,
                 )
             body_seq = None if existing is None else existing.seq
-        abstract = abstract_value(document_id, title, preview, size, when)
+        abstract = Abstract(document_id, title, preview, size, when)
         last = (
             None if meta.last_page_id is None else _need_page(project_id, meta.last_page_id, using)
         )
         if last is not None and len(last[0].documents) < PAGE_CAPACITY:
             page_id = last[0].id
-            writes.page(replace(last[0], documents=(*last[0].documents, abstract)), last[1])
+            documents = (*last[0].documents, abstract.as_dict())
+            writes.page(replace(last[0], documents=documents), last[1])
         else:
             sequence += 1
             page_id = page_id_for(sequence)
             if last is not None:
                 writes.page(replace(last[0], next=page_id), last[1])
             prev = None if last is None else last[0].id
-            writes.page(Page(page_id, prev=prev, documents=(abstract,)), None)
+            writes.page(Page(page_id, prev=prev, documents=(abstract.as_dict(),)), None)
         new_meta = Meta(
             total=meta.total + 1,
             sequence=sequence,
@@ -434,7 +408,7 @@ def knowledge_create(
             max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
-    return DocumentSummary(Abstract.from_value(abstract), when, revision)
+    return DocumentSummary(abstract, when, revision)
 
 
 def _free_generated_id(project_id: UUID, meta: Meta, using: str) -> tuple[int, str, int | None]:
@@ -489,10 +463,8 @@ def knowledge_edit(
         page, page_seq = _page_holding(project_id, document_id, using)
         index = page.position_of(document_id)
         assert index is not None
-        abstract = abstract_value(
-            document_id, title_now, markdown_preview(markdown_now), size, when
-        )
-        documents = (*page.documents[:index], abstract, *page.documents[index + 1 :])
+        abstract = Abstract(document_id, title_now, markdown_preview(markdown_now), size, when)
+        documents = (*page.documents[:index], abstract.as_dict(), *page.documents[index + 1 :])
         writes.page(replace(page, documents=documents), page_seq)
         created_at = parse_timestamp(old["createdAt"])
         body = writes.set(
@@ -502,7 +474,7 @@ def knowledge_edit(
             max_bytes=_max_body_bytes(),
         )
         revision = writes.commit(using, body)
-    return DocumentSummary(Abstract.from_value(abstract), created_at, revision)
+    return DocumentSummary(abstract, created_at, revision)
 
 
 def _page_holding(project_id: UUID, document_id: str, using: str) -> tuple[Page, int]:

@@ -229,16 +229,39 @@ class Page:
         return cls(page_id, prev, nxt, tuple(documents))
 
 
-def abstract_value(
-    document_id: str, title: str, preview: str, size: int, updated_at: datetime
-) -> dict[str, Any]:
-    return {
-        "id": document_id,
-        "title": title,
-        "markdownPreview": preview,
-        "size": size,
-        "updatedAt": timestamp(updated_at),
-    }
+@dataclass(frozen=True, slots=True)
+class Abstract:
+    """A document's entry in an index page. What a page stores and what a listing answers
+    are the same record, ``{id, title, markdownPreview, size, updatedAt}``: both ways of it
+    are here."""
+
+    id: str
+    title: str
+    markdown_preview: str
+    size: int
+    updated_at: datetime
+
+    @classmethod
+    def from_value(cls, value: Any) -> Abstract:
+        try:
+            return cls(
+                id=value["id"],
+                title=value["title"],
+                markdown_preview=value["markdownPreview"],
+                size=value["size"],
+                updated_at=parse_timestamp(value["updatedAt"]),
+            )
+        except KeyError as missing:
+            raise damaged(f"an abstract lacks {missing}") from None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "markdownPreview": self.markdown_preview,
+            "size": self.size,
+            "updatedAt": timestamp(self.updated_at),
+        }
 
 
 def body_value(
