@@ -18,9 +18,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpRe
 from django.http.request import split_domain_port, validate_host
 
 SDK_PATH = "/static/bridge/kanban.js"
-#: The built-in plugins' shared module (bridge_js/static/bridge/plugin-kit.js), beside the SDK:
-#: any plugin may import it.
+#: The built-in plugins' shared module and its stylesheet (bridge_js/static/bridge/), beside
+#: the SDK: any plugin may import the one and link the other.
 KIT_PATH = "/static/bridge/plugin-kit.js"
+KIT_STYLE_PATH = "/static/bridge/plugin-kit.css"
 #: The sandbox of every plugin document, as the board's iframe attribute and as its own CSP
 #: (a plugin opened outside its frame keeps it). Scripts run in an opaque origin; a link may
 #: open in a new tab (a card comment's link, on a click: popup blockers stop the rest) as an
@@ -108,7 +109,7 @@ def plugin_csp(request: HttpRequest, project_id: UUID) -> str:
             f"sandbox {PLUGIN_SANDBOX}",
             "default-src 'none'",
             f"script-src {own} {sdk}",
-            f"style-src {own} 'unsafe-inline'",
+            f"style-src {own} {origin}{KIT_STYLE_PATH} 'unsafe-inline'",
             f"img-src {own} data: blob:",
             f"font-src {own}",
             f"media-src {own}",

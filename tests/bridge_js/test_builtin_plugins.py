@@ -116,7 +116,7 @@ def _plugin_csp(origin: str, project: str) -> str:
             "sandbox allow-scripts",
             "default-src 'none'",
             f"script-src {own} {sdk}/kanban.js {sdk}/plugin-kit.js",
-            f"style-src {own} 'unsafe-inline'",
+            f"style-src {own} {sdk}/plugin-kit.css 'unsafe-inline'",
             f"img-src {own} data: blob:",
             f"font-src {own}",
             "connect-src 'none'",
@@ -137,7 +137,7 @@ class Pages(QuietPages):
         if path == "/":
             body, kind = HOST_PAGE, "text/html"
         elif path.startswith("/static/bridge/") and len(parts) == 3 and static:
-            body, kind = static[0].read_bytes(), "text/javascript"
+            body, kind = static[0].read_bytes(), CONTENT_TYPES[static[0].suffix]
         elif len(parts) == 3 and parts[0] == "plugins" and parts[1] in FOLDERS:
             file = FOLDERS[parts[1]] / parts[2]
             if not file.is_file() or file.suffix not in CONTENT_TYPES:

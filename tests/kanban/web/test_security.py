@@ -21,7 +21,7 @@ from kanban.access.memberships import membership_set
 from kanban.models import PluginFile, Project
 from kanban.projects.lifecycle import project_create
 from kanban.settings import plugin_origin_from_env
-from kanban.web.security import KIT_PATH, PLUGIN_SANDBOX
+from kanban.web.security import KIT_PATH, KIT_STYLE_PATH, PLUGIN_SANDBOX
 from tests.factories import a_user
 
 pytestmark = pytest.mark.django_db
@@ -167,6 +167,23 @@ def test_the_plugin_kit_is_served_beside_the_sdk_for_any_plugin_page_to_import(
     assert found == str(
         Path(settings.BASE_DIR) / "bridge_js" / "static" / "bridge" / "plugin-kit.js"
     )
+
+
+def test_the_plugin_kits_stylesheet_is_served_beside_it_and_only_it_joins_the_plugins_own(
+    board: Project,
+) -> None:
+    """The kit's look (toasts, the announcer, the read-only note) comes with it: a plugin
+    page may link /static/bridge/plugin-kit.css, and no other file of ours."""
+    client = Client()
+    sheet = client.get(KIT_STYLE_PATH)
+    page = client.get(f"/plugins/{board.id}/index.html", headers={"Sec-Fetch-Dest": "iframe"})
+
+    assert sheet.status_code == 200
+    assert sheet["Content-Type"].startswith("text/css")
+    assert ".toast-error .toast-code" in b"".join(sheet.streaming_content).decode()
+    style_src = next(d for d in page["Content-Security-Policy"].split("; ") if "style-src" in d)
+    own = f"http://testserver/plugins/{board.id}/"
+    assert style_src.split()[1:] == [own, f"http://testserver{KIT_STYLE_PATH}", "'unsafe-inline'"]
 
 
 @pytest.mark.usefixtures("separate_origin")
