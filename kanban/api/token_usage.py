@@ -21,14 +21,13 @@ TAGS = ["token usage"]
 class UsageSerializer(serializers.Serializer[Any]):
     """Cumulative totals; `malformed` when the stored value was not an object of counters."""
 
-    inputTokens = serializers.IntegerField()
-    outputTokens = serializers.IntegerField()
-    reasoningTokens = serializers.IntegerField()
-    cachedInputTokens = serializers.IntegerField()
-    cacheCreationTokens = serializers.IntegerField()
-    calls = serializers.IntegerField()
     totalTokens = serializers.IntegerField(help_text="input + output")
     malformed = serializers.BooleanField()
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # One counter per name the runtime keeps (``FIELDS``), so the schema cannot drift.
+        counters = {name: serializers.IntegerField() for name in FIELDS}
+        return {**counters, **super().get_fields()}
 
 
 class ProjectUsageSerializer(UsageSerializer):
