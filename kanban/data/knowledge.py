@@ -24,6 +24,7 @@ from django.conf import settings
 
 from kanban.access import quotas
 from kanban.access.decision import Access, Op, access_project_data
+from kanban.data.actions import action_in, needed
 from kanban.data.kv import Provenance, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -261,9 +262,7 @@ def knowledge_action(
     ``delete``, ``search``, ``read_lines``) with its ``arguments`` (the SDK's field names;
     a null is the same as leaving a field out), answered as JSON. The bridge and MCP both
     call this; REST maps its own URLs onto the functions above."""
-    run = _ACTIONS.get(action)
-    if run is None:
-        raise invalid_argument(f"unknown knowledge action {action!r}", field="action")
+    run = action_in(_ACTIONS, action, of="knowledge")
     given = {name: item for name, item in arguments.items() if item is not None}
     return run(
         _Call(action, {"user": user, "project_id": project_id, "alias": alias}, document_id, given),
@@ -279,9 +278,7 @@ class _Call:
     arguments: dict[str, Any]
 
     def needs(self, name: str) -> Any:
-        if name not in self.arguments:
-            raise invalid_argument(f"{self.action} needs {name!r}", field=name)
-        return self.arguments[name]
+        return needed(self.arguments, name, action=self.action)
 
     def document(self) -> str:
         if self.document_id is None:

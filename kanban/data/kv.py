@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 from uuid import UUID
 
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
+from kanban.data.actions import action_in, needed
 from storage import jsoncodec, kv
 from storage.addresses import check_text
 from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
@@ -320,9 +321,7 @@ def kv_action(
     - ``history``: the key's kept versions (``project_kv_history``), by ``limit`` and
       ``before``.
     """
-    run = _ACTIONS.get(action)
-    if run is None:
-        raise invalid_argument(f"unknown kv action {action!r}", field="action")
+    run = action_in(_ACTIONS, action, of="kv")
     scope = {
         "user": user,
         "project_id": project_id,
@@ -340,15 +339,11 @@ class _KvCall:
     arguments: Mapping[str, Any]
 
     def needs(self, name: str) -> Any:
-        if name not in self.arguments:
-            raise invalid_argument(f"{self.action} needs {name!r}", field=name)
-        return self.arguments[name]
+        return needed(self.arguments, name, action=self.action)
 
     @property
     def key(self) -> Any:
-        if self.arguments.get("key") is None:
-            raise invalid_argument(f"{self.action} needs 'key'", field="key")
-        return self.arguments["key"]
+        return needed(self.arguments, "key", action=self.action, allow_null=False)
 
 
 def _get(call: _KvCall, provenance: Provenance) -> Any:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
 
+from kanban.data.actions import action_in
 from kanban.data.board import layout
 from kanban.data.board.ranks import DIGITS, rank_for_placement
 from kanban.data.kv import (
@@ -158,9 +159,7 @@ def board_action(
 ) -> Any:
     """One ``board_cards`` action on the built-in Board of ``project_id``, answered as JSON.
     Refused with ``invalid_argument`` on a project whose plugin is another."""
-    run = _ACTIONS.get(action)
-    if run is None:
-        raise invalid_argument(f"action must be one of {', '.join(ACTIONS)}", field="action")
+    run = action_in(_ACTIONS, action, of="board_cards")
     check_built_in_board(project_id)
     return run(Call(user, project_id, arguments, provenance))
 
