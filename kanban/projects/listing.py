@@ -18,6 +18,7 @@ from kanban.access.memberships import (
     members_by_name,
 )
 from kanban.models import Membership, Project, ProjectType, Role
+from storage.addresses import check_text
 from storage.errors import invalid_argument
 from storage.kv import kv_latest_write
 
@@ -62,7 +63,8 @@ def check_query(query: object) -> str:
         raise invalid_argument(
             f"the search is text of at most {MAX_QUERY_LENGTH} characters", field="q"
         )
-    return query.strip()
+    # NUL reaches PostgreSQL in the name filter, which refuses it as a fault of its own.
+    return check_text(query, field="q", allow_empty=True, max_length=MAX_QUERY_LENGTH).strip()
 
 
 def projects_listed(

@@ -164,6 +164,14 @@ def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
     assert_error(alice.get(PROJECTS, {"sort": "size"}), 400, "invalid_argument")
 
 
+def test_a_search_with_a_nul_is_a_bad_request_on_every_database(people: People) -> None:
+    """PostgreSQL refuses NUL in text itself: found by the schema fuzzer as a 503."""
+    alice = client_for(people.alice)
+    create(alice, "Plan")
+
+    assert_error(alice.get(PROJECTS, {"q": "pl\x00an"}), 400, "invalid_argument")
+
+
 def test_an_owner_adds_changes_and_removes_members_and_nobody_else_may(people: People) -> None:
     alice, bob = client_for(people.alice), client_for(people.bob)
     project_id = create(alice)["projectId"]

@@ -87,3 +87,11 @@ def test_an_archived_board_is_only_in_the_archive_and_only_an_owner_restores_it(
     assert "Restore Old" in client_of(alice).get("/archive/").content.decode()
     # Archived, not gone: the board still opens for its members.
     assert client_of(bob).get(f"/boards/{project.id}/").status_code == 200
+
+
+def test_a_search_with_a_nul_says_why_instead_of_failing(alice: Any) -> None:
+    a_board(owner=alice, name="Plan")
+    response = client_of(alice).get("/", {"q": "pl\x00an"})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert 'role="alert"' in page and "q must not contain NUL" in page
