@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,13 @@ from django.db import connections
 from storage import aio
 from tests.browser.fixtures import browser, chromium, new_context
 from tests.live import LiveServer, start_live_servers
+
+# The suite starts dozens of Python processes (xdist workers, daphne workers, manage.py):
+# where the environment says PYTHONDONTWRITEBYTECODE, each compiled every module, and
+# pytest rewrote every test module, again. Here they are compiled once and kept (the
+# folders are ignored by git); the processes this one starts inherit it.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 #: Chromium fixtures (tests/browser/fixtures.py): one browser for every directory.
 __all__ = ["browser", "chromium", "new_context"]
