@@ -409,13 +409,16 @@ KANBAN_BRIDGE_USER_BURST = env_float("KANBAN_BRIDGE_USER_BURST", 0.0)
 # viewer applies it without reading); larger values are named only. 0 pushes none.
 KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH_VALUE_BYTES)
 # Every write keeps the version it made in the key's history (the value it replaced stays
-# there too): at most this many versions per key, none older than this many days.
+# there too): at most this many versions per key, none older than this many days (no read
+# shows an older one; ``manage.py prune`` deletes them).
 KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
 KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).
 KANBAN_NOTIFY_PER_MINUTE = env_int("KANBAN_NOTIFY_PER_MINUTE", 30, minimum=1)
+# How long an inbox keeps a notification, read or not, before ``manage.py prune`` deletes it.
+KANBAN_NOTIFICATION_DAYS = env_int("KANBAN_NOTIFICATION_DAYS", 90, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 
 # /metrics answers this bearer token only (404 while unset); see kanban/observability.

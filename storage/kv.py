@@ -199,13 +199,23 @@ def kv_history(
 ) -> list[engine.Version]:
     """A key's kept versions, newest first (its current value among them), within
     ``KANBAN_HISTORY_DAYS``; ``before`` is a revision: the page of versions older than it."""
-    since = datetime.now(UTC) - timedelta(days=int(settings.KANBAN_HISTORY_DAYS))
     return engine.read_history(
         dataset.address(key),
         before=None if before is None else parse_revision(before),
-        since=since,
+        since=_history_since(datetime.now(UTC)),
         limit=limit,
     )
+
+
+def kv_history_prune(*, now: datetime | None = None, using: str = "default") -> int:
+    """Delete every kept version, of every dataset, older than ``KANBAN_HISTORY_DAYS`` (as of
+    ``now``): no read shows one any more. How many went."""
+    since = _history_since(now or datetime.now(UTC))
+    return engine.prune_history(before=since, using=using)
+
+
+def _history_since(now: datetime) -> datetime:
+    return now - timedelta(days=int(settings.KANBAN_HISTORY_DAYS))
 
 
 def kv_update(

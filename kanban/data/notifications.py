@@ -11,7 +11,7 @@ inbox is announced once it commits (``NOTIFIED``), so their open pages update th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
@@ -151,6 +151,20 @@ def notifications_read(*, user: Any, ids: object = None) -> int:
         if changed:
             NOTIFIED.send_on_commit(Notified(frozenset({user.pk})))
     return changed
+
+
+def notifications_prune(*, now: datetime | None = None) -> int:
+    """Delete every notification older than ``KANBAN_NOTIFICATION_DAYS`` (as of ``now``), read
+    or not; the people who had an unread one among them see their count change. How many
+    went."""
+    before = (now or timezone.now()) - timedelta(days=settings.KANBAN_NOTIFICATION_DAYS)
+    with transaction.atomic():
+        old = Notification.objects.filter(created_at__lt=before)
+        unread_of = frozenset(old.filter(read_at=None).values_list("user_id", flat=True))
+        deleted, _ = old.delete()
+        if unread_of:
+            NOTIFIED.send_on_commit(Notified(unread_of))
+    return int(deleted)
 
 
 def _is_id(value: object) -> bool:

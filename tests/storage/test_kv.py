@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from storage.kv import (
     kv_compare_and_set,
     kv_delete,
     kv_get,
+    kv_history,
+    kv_history_prune,
     kv_scan,
     kv_set,
     kv_update,
@@ -250,3 +253,23 @@ def test_committed_writes_are_reported_per_project_dataset_and_key(
         Dataset(BOARD, "kv", "c.1"), "k", revision, deleted=False, text="1"
     )
     assert kv_changes[1].deleted and int(kv_changes[1].revision) > int(revision)
+
+
+def test_pruning_deletes_the_versions_past_the_history_days_of_every_dataset(
+    settings: Any,
+) -> None:
+    """What no read shows any more (``KANBAN_HISTORY_DAYS``) is what pruning deletes; the
+    current values stay."""
+    settings.KANBAN_HISTORY_DAYS = 10
+    board, other = Dataset(BOARD), Dataset(OTHER, "persistentValue")
+    for n in range(3):
+        kv_set(dataset=board, key="card:1", value=n, source=SOURCE)
+    kv_set(dataset=other, key="note", value="x", source=SOURCE)
+    assert len(kv_history(dataset=board, key="card:1")) == 3
+
+    assert kv_history_prune() == 0
+    in_eleven_days = datetime.now(UTC) + timedelta(days=11)
+    assert kv_history_prune(now=in_eleven_days) == 4
+    assert kv_history(dataset=board, key="card:1") == []
+    assert kv_get(dataset=board, key="card:1").value == 2  # type: ignore[union-attr]
+    assert kv_get(dataset=other, key="note").value == "x"  # type: ignore[union-attr]

@@ -4,10 +4,12 @@ calls, nobody notifies themselves, and a person reads only their own, of boards 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from kanban.access.memberships import membership_set
 from kanban.data.notifications import (
@@ -16,6 +18,7 @@ from kanban.data.notifications import (
     notification_open,
     notification_send,
     notifications_list,
+    notifications_prune,
     notifications_read,
     notifications_unread,
 )
@@ -130,3 +133,27 @@ def test_reading_marks_one_or_all_and_a_board_left_hides_its_notifications(
         "unread": 0,
         "cursor": None,
     }
+
+
+@override_settings(KANBAN_NOTIFICATION_DAYS=30)
+def test_pruning_deletes_what_is_past_its_days_read_or_not_and_updates_the_counts_it_changed(
+    people: dict[str, Any], board: Project, django_capture_on_commit_callbacks: Any
+) -> None:
+    send(people["alice"], board, ["bob", "carol"], text="old")
+    notifications_read(user=people["carol"])
+    send(people["alice"], board, ["bob"], text="new")
+    Notification.objects.filter(text="old").update(created_at=timezone.now() - timedelta(days=31))
+    heard: list[Notified] = []
+    stop = NOTIFIED.listen(heard.append)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert notifications_prune() == 2
+    finally:
+        stop()
+
+    assert heard == [Notified(frozenset({people["bob"].pk}))], "carol's count did not change"
+    assert [item["text"] for item in notifications_list(user=people["bob"])["notifications"]] == [
+        "new"
+    ]
+    assert notifications_prune() == 0
+    assert notifications_prune(now=timezone.now() + timedelta(days=31)) == 1

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from kanban.access.memberships import role_of
 from kanban.access.relationships import relationship_declare
-from kanban.models import Project
-from tests.factories import a_user, users
+from kanban.data.notifications import notification_send
+from kanban.models import Notification, Project
+from storage.kv import Dataset, kv_set
+from tests.factories import a_project, a_user, users
 from tests.kanban.conftest import MakeProject
 
 pytestmark = pytest.mark.django_db
@@ -285,3 +289,22 @@ def test_declare_back_confirms_a_relationship_between_two_projects_of_one_owner(
         stock: "confirmed",
         ledger: "pending",
     }
+
+
+def test_prune_deletes_what_is_past_its_days_and_says_how_much() -> None:
+    """The rules are the services' (tests/storage/test_kv.py, test_notifications.py); here,
+    that the command runs both and says what it did."""
+    alice, bob = users("alice", "bob")
+    board = a_project(name="Board", owner=alice, members={bob: "developer"})
+    kv_set(dataset=Dataset(board.id), key="card:1", value=1, source={"via": "test"})
+    notification_send(actor=alice, project_id=board.id, users=["bob"], text="hi", via="cli")
+    notification_send(actor=alice, project_id=board.id, users=["bob"], text="new", via="cli")
+    Notification.objects.filter(text="hi").update(created_at=timezone.now() - timedelta(days=91))
+    out = io.StringIO()
+
+    call_command("prune", stdout=out)
+
+    assert out.getvalue() == (
+        "Deleted 0 kept versions older than 90 days and 1 notifications older than 90 days.\n"
+    )
+    assert list(Notification.objects.values_list("text", flat=True)) == ["new"]
