@@ -10,10 +10,11 @@ from uuid import UUID
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from kanban.access.decision import Op, access_project_data
 from kanban.access.events import publish_access_changed
-from kanban.models import ROLE_RANK, Membership, Project, Role
+from kanban.models import ROLE_RANK, Invite, Membership, Project, Role
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 
@@ -35,6 +36,12 @@ def membership_set(*, user: AbstractBaseUser, project: Project, role: Role | str
         current = (
             Membership.objects.select_for_update().filter(user_id=user.pk, project=project).first()
         )
+        if current is not None and current.role == Role.OWNER and new_role != Role.OWNER:
+            # Links made as an owner end with the ownership: one removed or demoted by another
+            # owner would otherwise come back as owner through a link of their own (M2).
+            Invite.objects.filter(project=project, created_by_id=user.pk, revoked_at=None).update(
+                revoked_at=timezone.now()
+            )
         if new_role is None:
             if current is None:
                 return False

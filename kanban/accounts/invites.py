@@ -167,10 +167,20 @@ def invite_find(*, token: object, lock: bool = False) -> Invite:
     invite = found.filter(digest=_digest(token)).first()
     if invite is None:
         raise KanbanError(ErrorCode.NOT_FOUND, "There is no such invite link.")
-    problem = _problem(invite)
+    problem = _problem(invite) or _maker_problem(invite)
     if problem is not None:
         raise KanbanError(ErrorCode.NOT_FOUND, problem)
     return invite
+
+
+def _maker_problem(invite: Invite) -> str | None:
+    """A link speaks for its maker: it admits nobody once they no longer own the board.
+    Losing ownership by a membership change revokes their links already; this also covers
+    a superuser's links (owner of every board without a membership) and a deactivation."""
+    maker = invite.created_by
+    if maker.is_active and role_of(user=maker, project=invite.project) == Role.OWNER:
+        return None
+    return "The person who made this invite link no longer owns its board."
 
 
 def invite_accept(*, user: Any, token: object) -> Project:

@@ -12,13 +12,14 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from kanban.access.memberships import membership_role, membership_set
+from kanban.access.memberships import member_set, membership_role, membership_set
 from kanban.accounts.invites import (
     MAX_ACTIVE,
     invite_accept,
     invite_create,
     invite_revoke,
     invite_sign_up,
+    invites_list,
 )
 from kanban.models import Invite, Project
 from storage.errors import ErrorCode, KanbanError
@@ -160,3 +161,77 @@ def test_the_pages_dave_signs_up_and_lands_on_the_board_bob_joins_with_one_click
 
     listed = owner.get(f"/boards/{board.id}/members/")
     assert listed.context["invites"] == []
+
+
+# M2: a link cannot outlive its maker's ownership ----------------------------------------
+
+
+@pytest.fixture
+def erin() -> Any:
+    return a_user("erin")
+
+
+@pytest.fixture
+def frank() -> Any:
+    return a_user("frank")
+
+
+@pytest.fixture
+def ops(erin: Any, frank: Any) -> Project:
+    return a_project(name="Ops", owner=erin, members={frank: "owner"})
+
+
+@pytest.mark.parametrize("frank_makes_erin", [None, "developer", "guest"])
+def test_erin_cannot_come_back_as_owner_through_her_own_link_once_frank_took_it_away(
+    erin: Any, frank: Any, ops: Project, frank_makes_erin: str | None
+) -> None:
+    token = token_of(invite_create(actor=erin, project_id=ops.id, role="owner", uses=5).path)
+
+    member_set(actor=frank, project_id=ops.id, username="erin", role=frank_makes_erin)
+
+    error = refusal(lambda: invite_accept(user=erin, token=token))
+    assert (error.code, error.message) == (ErrorCode.NOT_FOUND, "This invite link was revoked.")
+    assert membership_role(user=erin, project=ops) == frank_makes_erin
+    assert membership_role(user=frank, project=ops) == "owner"
+    assert invites_list(actor=frank, project_id=ops.id) == []
+
+
+def test_erin_still_owning_the_board_keeps_her_links_working_whatever_else_changes(
+    erin: Any, frank: Any, ops: Project
+) -> None:
+    token = token_of(invite_create(actor=erin, project_id=ops.id, role="guest", uses=5).path)
+    member_set(actor=erin, project_id=ops.id, username="frank", role="developer")
+    member_set(actor=erin, project_id=ops.id, username="erin", role="owner")
+
+    gina = a_user("gina")
+    invite_accept(user=gina, token=token)
+    assert membership_role(user=gina, project=ops) == "guest"
+    assert [invite.created_by for invite in invites_list(actor=erin, project_id=ops.id)] == [erin]
+
+
+def test_a_link_admits_nobody_once_its_maker_no_longer_owns_the_board_however_that_happened(
+    erin: Any, ops: Project
+) -> None:
+    """A superuser owns every board without a membership, so no membership change revokes
+    their links: accepting asks whether the maker owns the board still."""
+    root = a_user("root", superuser=True)
+    token = token_of(invite_create(actor=root, project_id=ops.id, role="owner", uses=5).path)
+    root.is_superuser = False
+    root.save(update_fields=["is_superuser"])
+
+    gina = a_user("gina")
+    error = refusal(lambda: invite_accept(user=gina, token=token))
+    assert error.code == ErrorCode.NOT_FOUND and "no longer" in error.message
+    refusal(lambda: invite_sign_up(token=token, username="henry", password=STRONG))
+    assert membership_role(user=gina, project=ops) is None
+    assert not get_user_model().objects.filter(username="henry").exists()
+    assert Invite.objects.get().uses == 0
+
+
+def test_a_link_whose_maker_was_deactivated_admits_nobody(erin: Any, ops: Project) -> None:
+    token = token_of(invite_create(actor=erin, project_id=ops.id, role="developer").path)
+    erin.is_active = False
+    erin.save(update_fields=["is_active"])
+    gina = a_user("gina")
+    assert refusal(lambda: invite_accept(user=gina, token=token)).code == ErrorCode.NOT_FOUND
+    assert membership_role(user=gina, project=ops) is None
