@@ -7,19 +7,20 @@ from __future__ import annotations
 import html
 import json
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from django.conf import settings
 
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
 from kanban.projects.lifecycle import check_project_name
 from kanban.projects.packages import PACKAGE_FILE, project_import
-from kanban.projects.plugin_build import plugin_build, plugin_build_step
+from kanban.projects.plugin_build import _esbuild, plugin_build, plugin_build_step
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
@@ -42,6 +43,7 @@ TEST_HOST: Final = Path(settings.BASE_DIR) / "bridge_js" / "dist" / "testing.mjs
 WATCH_INTERVAL: Final = 0.5
 #: The SDK's own build manifest, whose tool versions a TypeScript plugin gets.
 SDK_PACKAGE: Final = Path(settings.BASE_DIR) / "bridge_js" / "package.json"
+_T = TypeVar("_T")
 
 
 def _typescript_tools() -> dict[str, str]:
@@ -100,12 +102,21 @@ def skeleton_files(*, name: str, project_id: uuid.UUID, typescript: bool = False
     return files
 
 
-def plugin_start(
-    *, name: str, path: str | os.PathLike[str] | None = None, typescript: bool = False
-) -> Path:
-    """Write a new plugin package named ``name`` into ``path`` (default ``./<name>``), which
-    must be missing or empty. The package gets a fresh project id and no relationships; a
-    TypeScript one is built once, so that it imports as it is."""
+@dataclass(frozen=True, slots=True)
+class PluginStart:
+    """A new plugin package, checked: ``plugin_create`` can write it."""
+
+    name: str
+    folder: Path
+    typescript: bool
+
+
+def check_plugin_start(
+    *, name: object, path: str | os.PathLike[str] | None = None, typescript: bool = False
+) -> PluginStart:
+    """Everything a new plugin needs, checked before anything is written: its name, a folder
+    that is missing or empty (default ``./<name>``), and esbuild for a TypeScript one. A
+    refusal here leaves no folder behind, so the same command can simply be run again."""
     name = check_project_name(name)
     if path is None:
         if Path(name).name != name or name.startswith("."):
@@ -116,13 +127,66 @@ def plugin_start(
         raise invalid_argument(f"{folder} is not a folder")
     if folder.exists() and any(folder.iterdir()):
         raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
-    project_id = uuid.uuid4()
-    folder.mkdir(parents=True, exist_ok=True)
-    files = skeleton_files(name=name, project_id=project_id, typescript=typescript)
-    for filename, text in files.items():
-        (folder / filename).write_text(text, encoding="utf-8")
-    plugin_build(folder=folder)
-    return folder
+    if typescript:
+        esbuild_check(folder)
+    return PluginStart(name=name, folder=folder, typescript=typescript)
+
+
+def esbuild_check(folder: Path) -> None:
+    """``invalid_argument`` saying how to install esbuild, when the build would not find it."""
+    _esbuild(folder)
+
+
+def plugin_start(
+    *, name: str, path: str | os.PathLike[str] | None = None, typescript: bool = False
+) -> Path:
+    """Write a new plugin package named ``name`` into ``path`` (default ``./<name>``), which
+    must be missing or empty. The package gets a fresh project id and no relationships; a
+    TypeScript one is built once, so that it imports as it is. Nothing stays written if a
+    step fails."""
+    start = check_plugin_start(name=name, path=path, typescript=typescript)
+    _write_package(start, then=lambda folder: None)
+    return start.folder
+
+
+def plugin_create(*, start: PluginStart, owner: Any | None = None) -> Project:
+    """``startplugin``: write the package and create its project, owned by ``owner``, all or
+    nothing: when the build or the import fails, what was written is removed and no project
+    is made."""
+    return _write_package(start, then=lambda folder: project_import(path=folder, owner=owner))
+
+
+def _write_package(start: PluginStart, *, then: Callable[[Path], _T]) -> _T:
+    files = skeleton_files(name=start.name, project_id=uuid.uuid4(), typescript=start.typescript)
+    made = _first_missing(start.folder)
+    written = [start.folder / filename for filename in files]
+    try:
+        start.folder.mkdir(parents=True, exist_ok=True)
+        for target, text in zip(written, files.values(), strict=True):
+            target.write_text(text, encoding="utf-8")
+        step = plugin_build_step(start.folder)
+        if step is not None:
+            written.append(start.folder / step.outfile)
+        plugin_build(folder=start.folder)
+        return then(start.folder)
+    except BaseException:
+        # A rerun of the same command must find the folder as it was: missing, or empty.
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        else:
+            for target in written:
+                target.unlink(missing_ok=True)
+        raise
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder that making ``folder`` creates (None: ``folder`` exists)."""
+    missing = None
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
 
 
 # --- import_project --watch -----------------------------------------------------------------

@@ -7,8 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.management.owners import NO_OWNER, resolve_owner
-from kanban.projects.packages import project_import
-from kanban.projects.plugin_workflow import plugin_start
+from kanban.projects.plugin_workflow import check_plugin_start, plugin_create
 from storage.errors import KanbanError
 
 
@@ -34,14 +33,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        owner = resolve_owner(options["owner"])
         try:
-            folder = plugin_start(
+            # Before the owner is asked for and before anything is written: a refusal
+            # leaves nothing behind, and the same command can be run again.
+            start = check_plugin_start(
                 name=options["name"], path=options["dir"], typescript=options["typescript"]
             )
-            project = project_import(path=folder, owner=owner)
         except KanbanError as error:
             raise CommandError(error.message) from None
+        owner = resolve_owner(options["owner"])
+        try:
+            project = plugin_create(start=start, owner=owner)
+        except KanbanError as error:
+            raise CommandError(error.message) from None
+        folder = start.folder
         owned = f"owned by {owner.get_username()}" if owner is not None else "with no owner yet"
         self.stdout.write(
             f"Created the plugin {options['name']!r} in {folder}: project {project.id}, "

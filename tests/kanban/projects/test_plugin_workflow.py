@@ -263,3 +263,76 @@ def test_plugin_versions_leave_out_projects_that_do_not_exist(package: Path) -> 
     project = project_import(path=package)
     missing = uuid.uuid4()
     assert set(plugin_versions(project_ids=[project.id, missing])) == {project.id}
+
+
+# --- startplugin: all or nothing -------------------------------------------------------------
+
+
+@pytest.fixture
+def no_esbuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new developer's machine: neither the repository's esbuild nor one on PATH."""
+    from kanban.projects import plugin_build
+
+    monkeypatch.setattr(plugin_build, "REPOSITORY_ESBUILD", tmp_path / "no-npm-ci" / "esbuild")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+
+
+@pytest.fixture
+def failing_esbuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An esbuild that is there but fails, as a broken install does: the build step fails
+    after the skeleton is written."""
+    from kanban.projects import plugin_build
+
+    tool = tmp_path / "broken-bin" / "esbuild"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho 'this esbuild is broken' >&2\nexit 1\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(plugin_build, "REPOSITORY_ESBUILD", tool)
+
+
+def test_startplugin_typescript_without_esbuild_writes_nothing_and_a_rerun_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_esbuild: None
+) -> None:
+    folder = tmp_path / "ts-counter"
+    projects = Project.objects.count()
+
+    with pytest.raises(CommandError, match="esbuild"):
+        call_command("startplugin", "TS counter", str(folder), "--typescript")
+
+    assert not folder.exists(), "no half-made folder"
+    assert Project.objects.count() == projects, "no project"
+    monkeypatch.undo()  # esbuild is installed now
+    call_command("startplugin", "TS counter", str(folder), "--typescript")
+    assert Project.objects.filter(pk=read_package(folder).project_id).exists()
+
+
+def test_a_failed_build_removes_what_startplugin_wrote_and_creates_no_project(
+    tmp_path: Path, failing_esbuild: None
+) -> None:
+    nested = tmp_path / "plugins" / "ts-counter"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    projects = Project.objects.count()
+
+    for folder in (nested, empty):
+        with pytest.raises(CommandError, match="this esbuild is broken"):
+            call_command("startplugin", "TS counter", str(folder), "--typescript")
+
+    assert not (tmp_path / "plugins").exists(), "the folders it made are gone"
+    assert empty.is_dir() and not any(empty.iterdir()), "a folder it was given stays, empty"
+    assert Project.objects.count() == projects
+
+
+def test_startplugin_checks_the_name_and_the_folder_before_asking_for_an_owner(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    for name, folder, refusal in [
+        ("", tmp_path / "blank", "name"),
+        ("Counter", tmp_path / "taken", "is not empty"),
+    ]:
+        with pytest.raises(CommandError, match=refusal):
+            call_command("startplugin", name, str(folder), "--owner", "nobody-yet")
+        assert not (tmp_path / "blank").exists()
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["notes.txt"]
