@@ -92,6 +92,21 @@ def env_networks(name: str, default: list[str]) -> list[str]:
     return networks
 
 
+def env_executable(name: str, default: Path) -> Path:
+    """A program run by this process: unset is ``default``; otherwise an absolute path to
+    an executable file, resolved now (a link swapped later changes nothing), or the process
+    refuses to start."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not Path(raw).is_absolute():
+        raise ImproperlyConfigured(f"{name} must be an absolute path, got {raw!r}")
+    program = Path(raw).resolve()
+    if not program.is_file() or not os.access(program, os.X_OK):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an executable file")
+    return program
+
+
 def database_from_url(url: str) -> dict[str, Any]:
     """``postgres://user:password@host:port/name?option=value`` or ``sqlite:///path``,
     parsed by dj-database-url, with this project's options for each engine."""
@@ -347,7 +362,9 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
     if env_bool("KANBAN_BEHIND_TLS_PROXY", default=True):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    # Probes and Prometheus reach each worker on the private network over plain HTTP; the
+    # public proxy refuses /metrics (deploy/nginx.conf) and the token guards it still.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -417,9 +434,17 @@ KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).
 KANBAN_NOTIFY_PER_MINUTE = env_int("KANBAN_NOTIFY_PER_MINUTE", 30, minimum=1)
+# However many senders: what one person's inbox takes in an hour (counted in the database).
+KANBAN_NOTIFY_PER_RECIPIENT_HOUR = env_int("KANBAN_NOTIFY_PER_RECIPIENT_HOUR", 100, minimum=1)
 # How long an inbox keeps a notification, read or not, before ``manage.py prune`` deletes it.
 KANBAN_NOTIFICATION_DAYS = env_int("KANBAN_NOTIFICATION_DAYS", 90, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
+# The esbuild that builds a TypeScript plugin (import_project, startplugin): this one only,
+# never one a package ships or one on PATH. The default is the pinned one `npm ci` installs
+# in bridge_js (its binary, not the node_modules/.bin link).
+KANBAN_ESBUILD = env_executable(
+    "KANBAN_ESBUILD", BASE_DIR / "bridge_js" / "node_modules" / "esbuild" / "bin" / "esbuild"
+)
 
 # /metrics answers this bearer token only (404 while unset); see kanban/observability.
 KANBAN_METRICS_TOKEN = os.environ.get("KANBAN_METRICS_TOKEN", "")

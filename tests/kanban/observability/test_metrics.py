@@ -111,3 +111,24 @@ def test_without_a_token_set_there_are_no_metrics(client: Client, settings: Any)
 def test_the_public_proxy_never_routes_metrics() -> None:
     conf = (Path(django_settings.BASE_DIR) / "deploy" / "nginx.conf").read_text()
     assert "location = /metrics {\n        return 404;" in conf
+
+
+def test_a_production_worker_answers_prometheus_over_plain_http_with_the_token_only(
+    live_servers: Callable[..., list[LiveServer]],
+) -> None:
+    """Prometheus scrapes each worker on the private network over plain HTTP, as the README
+    says; a production worker sent it to https (301) like any page, so nothing was scraped.
+    Only the token opens it, and through the public proxy it stays refused (R14)."""
+    production = {
+        "KANBAN_MODE": "production",
+        "SECRET_KEY": "metrics-" + "x" * 60,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "KANBAN_DEMO_DATA": "0",
+        "KANBAN_METRICS_TOKEN": TOKEN,
+    }
+    (worker,) = live_servers(1, env=production)
+
+    status, text = scrape(worker)
+    assert status == 200 and "kanban_bridge_sockets" in text
+    assert scrape(worker, None)[0] == 403
+    assert scrape(worker, "wrong")[0] == 403
