@@ -5,6 +5,7 @@ from __future__ import annotations
 from kanban.models.configurations import Configuration
 from kanban.models.invites import Invite
 from kanban.models.notifications import Notification
+from kanban.models.offers import MembershipOffer
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -25,6 +26,7 @@ __all__ = [
     "Configuration",
     "Invite",
     "Membership",
+    "MembershipOffer",
     "Notification",
     "PluginFile",
     "Project",

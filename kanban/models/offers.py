@@ -1,0 +1,33 @@
+"""A membership offered to a person by username: it grants nothing until they accept it, so
+nobody is put on a board (and reached through it) without saying yes."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from kanban.models.projects import Role
+
+
+class MembershipOffer(models.Model):
+    project = models.ForeignKey("kanban.Project", on_delete=models.CASCADE, related_name="offers")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership_offers"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.GUEST)
+    #: The owner who offered it; accepting checks they still own the board.
+    offered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="membership_offers_made",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="kanban_offer_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} of {self.project_id} offered to {self.user_id}"
