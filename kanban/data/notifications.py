@@ -3,7 +3,9 @@
 A plugin sends them (SDK ``kanban.notify``: the Board does for a mention and a new
 assignment), as does ``board_cards`` for an agent's assignment. Only a person who may write
 to the board may notify, only its members, at most ``KANBAN_NOTIFY_PER_MINUTE`` recipients a
-minute (counted in the database, so exact across workers), and nobody notifies themselves.
+minute (counted in the database, so exact across workers), nobody receives more than
+``KANBAN_NOTIFY_PER_RECIPIENT_HOUR`` an hour from all senders together, and nobody notifies
+themselves.
 A person reads only their own, of boards they still belong to. Each change of someone's
 inbox is announced once it commits (``NOTIFIED``), so their open pages update the count.
 """
@@ -18,10 +20,11 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
-from kanban.access.memberships import access_project_role, display_name, members_of
-from kanban.models import Notification, Role
+from kanban.access.memberships import Member, access_project_role, display_name, members_of
+from kanban.models import MembershipOffer, Notification, Role
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.events import Topic
 
@@ -85,16 +88,22 @@ def notification_send(
     if not recipients:
         return {"sent": []}
     with transaction.atomic():
-        # One sender at a time: two workers counting at once could both pass the limit.
-        get_user_model().objects.select_for_update().filter(pk=actor.pk).first()
-        since = timezone.now() - timedelta(minutes=1)
-        sent = Notification.objects.filter(actor=actor, created_at__gte=since).count()
+        # One count at a time per sender and per recipient: two workers counting at once
+        # could both pass a limit. Locked in one order, so two senders never wait on each
+        # other in a circle.
+        people = {actor.pk, *(member.user_id for member in recipients)}
+        list(get_user_model().objects.select_for_update().filter(pk__in=people).order_by("pk"))
+        now = timezone.now()
+        sent = Notification.objects.filter(
+            actor=actor, created_at__gte=now - timedelta(minutes=1)
+        ).count()
         if sent + len(recipients) > settings.KANBAN_NOTIFY_PER_MINUTE:
             raise KanbanError(
                 ErrorCode.RATE_LIMITED,
                 f"at most {settings.KANBAN_NOTIFY_PER_MINUTE} notifications a minute; "
                 "try again in a minute",
             )
+        _check_room(recipients, since=now - timedelta(hours=1))
         Notification.objects.bulk_create(
             Notification(
                 user_id=member.user_id,
@@ -110,6 +119,26 @@ def notification_send(
     return {"sent": [member.username for member in recipients]}
 
 
+def _check_room(recipients: list[Member], *, since: datetime) -> None:
+    """Every recipient's inbox has room this hour, whoever sent what fills it: however many
+    boards and senders reach a person, at most ``KANBAN_NOTIFY_PER_RECIPIENT_HOUR``."""
+    limit = settings.KANBAN_NOTIFY_PER_RECIPIENT_HOUR
+    received = dict(
+        Notification.objects.filter(
+            user_id__in=[member.user_id for member in recipients], created_at__gte=since
+        )
+        .values("user_id")
+        .annotate(count=Count("id"))
+        .values_list("user_id", "count")
+    )
+    full = [member for member in recipients if received.get(member.user_id, 0) >= limit]
+    if full:
+        raise KanbanError(
+            ErrorCode.RATE_LIMITED,
+            f"{full[0].username} has had {limit} notifications this hour; try again later",
+        )
+
+
 def _visible(user: Any) -> Any:
     """Their own, of boards they still belong to."""
     return Notification.objects.filter(user=user, project__memberships__user=user)
@@ -117,6 +146,11 @@ def _visible(user: Any) -> Any:
 
 def notifications_unread(*, user: Any) -> int:
     return int(_visible(user).filter(read_at=None).count())
+
+
+def inbox_unread(*, user: Any) -> int:
+    """The top bar's count: unread notifications and the boards offered, still unanswered."""
+    return notifications_unread(user=user) + MembershipOffer.objects.filter(user=user).count()
 
 
 def notifications_list(*, user: Any, limit: object = 50, before: object = None) -> dict[str, Any]:

@@ -108,6 +108,29 @@ def test_the_rate_counts_every_recipient_and_a_refused_send_sends_nothing(
     assert Notification.objects.filter(actor=people["alice"]).count() == 3
 
 
+@override_settings(KANBAN_NOTIFY_PER_MINUTE=100, KANBAN_NOTIFY_PER_RECIPIENT_HOUR=4)
+def test_one_person_gets_at_most_so_many_an_hour_from_everyone_together(
+    people: dict[str, Any], board: Project
+) -> None:
+    """L1: a phishing text reached a staff user's inbox; however many senders there are,
+    a person's inbox takes ``KANBAN_NOTIFY_PER_RECIPIENT_HOUR`` an hour."""
+    send(people["alice"], board, ["carol"])
+    send(people["bob"], board, ["carol", "alice"])
+    send(people["alice"], board, ["carol"])
+    send(people["bob"], board, ["carol"])
+    assert code_of(lambda: send(people["alice"], board, ["carol"])) == ErrorCode.RATE_LIMITED
+    # A refused send writes nothing, to carol or to the others named with her.
+    assert code_of(lambda: send(people["alice"], board, ["bob", "carol"])) == (
+        ErrorCode.RATE_LIMITED
+    )
+    assert Notification.objects.filter(user=people["carol"]).count() == 4
+    assert Notification.objects.filter(user=people["bob"]).count() == 0
+    send(people["alice"], board, ["bob"])
+    # An hour on, there is room again.
+    Notification.objects.update(created_at=timezone.now() - timedelta(minutes=61))
+    send(people["alice"], board, ["carol"])
+
+
 def test_reading_marks_one_or_all_and_a_board_left_hides_its_notifications(
     people: dict[str, Any], board: Project
 ) -> None:
