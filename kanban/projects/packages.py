@@ -10,13 +10,11 @@ Neither direction ever touches KV.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import mimetypes
 import os
 import re
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -38,7 +36,14 @@ from kanban.access.relationships import (
 from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
 from kanban.projects.plugin_events import publish_plugin_changed
-from kanban.projects.regular_files import Unreadable, read_regular_file
+from kanban.projects.regular_files import (
+    DIR_FLAGS,
+    FILE_FLAGS,
+    Unreachable,
+    Unreadable,
+    open_folder,
+    read_regular_file,
+)
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
@@ -373,8 +378,8 @@ def _checked(check: Any, raw: object, field: str, problems: _Problems) -> Any:
 #: A folder or a file below the package, opened relative to its parent's descriptor and
 #: never through a link: a folder swapped for a link while the import runs cannot lead it
 #: outside the package (the walk holds descriptors, not paths).
-_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-_FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+_DIR_FLAGS: Final = DIR_FLAGS
+_FILE_FLAGS: Final = FILE_FLAGS
 
 
 def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[PluginSource, ...]:
@@ -407,27 +412,11 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
 def _open_folder(root: int, parts: tuple[str, ...], problems: _Problems) -> int | None:
     """A descriptor of the entry's folder, reached from the package's one part at a time
     without following a link (a link to ../../outside would lead out of the package)."""
-    current = os.dup(root)
-    for depth, part in enumerate(parts):
-        try:
-            below = os.open(part, _DIR_FLAGS, dir_fd=current)
-        except OSError as error:
-            os.close(current)
-            what = "is a link" if _is_link(root, parts[: depth + 1]) else "is missing"
-            if error.errno == errno.ENOTDIR and what == "is missing":
-                what = "is not a folder"
-            problems.add("steamHarness.kanban.entry", f"folder {'/'.join(parts)!r} {what}")
-            return None
-        os.close(current)
-        current = below
-    return current
-
-
-def _is_link(root: int, parts: tuple[str, ...]) -> bool:
     try:
-        return stat.S_ISLNK(os.lstat("/".join(parts), dir_fd=root).st_mode)
-    except OSError:
-        return False
+        return open_folder(root, parts)
+    except Unreachable as refusal:
+        problems.add("steamHarness.kanban.entry", f"folder {'/'.join(parts)!r} {refusal.what}")
+        return None
 
 
 def _walk(
