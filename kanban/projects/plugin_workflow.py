@@ -241,6 +241,11 @@ def _attempt(folder: Path, replace: bool, owner: Any | None) -> WatchImport:
         # package: report it and keep watching; the next change is tried again.
         changed = invalid_argument(f"the package changed while it was read ({error.strerror})")
         return WatchImport(project=None, error=changed)
+    except UnicodeError as error:
+        # A file read as text that is none: a problem of the package, which the next save
+        # may fix, not the end of watching.
+        odd = invalid_argument(f"a file of the package is not UTF-8 text ({error})")
+        return WatchImport(project=None, error=odd)
 
 
 def project_import_watch(

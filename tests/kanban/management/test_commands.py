@@ -24,6 +24,7 @@ from kanban.access.relationships import relationship_declare
 from kanban.data.notifications import notification_send
 from kanban.models import Notification, Project
 from storage.kv import Dataset, kv_set
+from tests.bridge_js.test_node_suite import missing
 from tests.factories import a_project, a_user, users
 from tests.kanban.conftest import MakeProject
 
@@ -216,6 +217,27 @@ def test_manage_py_exits_non_zero_on_an_invalid_package(tmp_path: Path) -> None:
         "steamHarness.projectInfo.projectId: projectId 'not-a-uuid' is not a UUID",
         "steamHarness.projectInfo.name: name must be a non-empty string",
     ]
+
+
+def test_import_project_takes_a_relative_path_to_a_typescript_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import_project ts-counter` from the folder above it, with the esbuild link that an
+    `npm install` in the package makes (which the build no longer runs)."""
+    from kanban.projects.plugin_workflow import plugin_start
+    from tests.kanban.projects.test_plugin_build import REAL_ESBUILD
+
+    if not REAL_ESBUILD.is_file():
+        missing("esbuild is not installed: run `npm ci` in bridge_js")
+    folder = plugin_start(name="TS counter", path=tmp_path / "ts-counter", typescript=True)
+    (folder / "node_modules" / ".bin").mkdir(parents=True)
+    (folder / "node_modules" / ".bin" / "esbuild").symlink_to(REAL_ESBUILD)
+    monkeypatch.chdir(tmp_path)
+
+    assert manage("import_project", "ts-counter") == 0
+
+    assert "Imported TS counter" in capsys.readouterr().out
+    assert Project.objects.filter(name="TS counter").exists()
 
 
 def test_the_readme_plugin_steps_end_with_the_runner_as_owner_and_a_matching_context(
