@@ -20,10 +20,12 @@ from kanban.bridge.origin import SameOriginWebsocketValidator  # noqa: E402
 from kanban.mcp.server import mcp_endpoint  # noqa: E402
 from kanban.routing import websocket_urlpatterns  # noqa: E402
 from kanban.web.bodylimit import RequestBodyLimit  # noqa: E402
+from kanban.web.security import NotOnPluginHost  # noqa: E402
 
 # Channels routes ASGI apps with Django's path(), whose stubs expect views.
 http_routes = [
-    path("mcp/", mcp_endpoint),  # type: ignore[arg-type]
+    # The plugin host serves no app route; Django's middleware says so for the rest.
+    path("mcp/", NotOnPluginHost(mcp_endpoint)),  # type: ignore[arg-type]
     re_path(r"", django_asgi_app),  # type: ignore[arg-type]
 ]
 

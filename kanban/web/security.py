@@ -9,7 +9,7 @@ all: the bridge is their only channel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 from uuid import UUID
 
@@ -58,9 +58,14 @@ def on_plugin_host(request: HttpRequest) -> bool:
     """Whether the request came to the plugin origin's host. A name of its own (one none
     of the boards' hosts match) is the plugin host on any port and however spelled; a name
     the boards share (``localhost`` in development) only with the plugin origin's port."""
+    return is_plugin_host(request.get_host())
+
+
+def is_plugin_host(host: str) -> bool:
+    """``on_plugin_host`` for a Host header's value."""
     plugin = urlsplit(settings.KANBAN_PLUGIN_ORIGIN)
     name, port = _normal_host(plugin.netloc, plugin.scheme)
-    asked_name, asked_port = _normal_host(request.get_host(), plugin.scheme)
+    asked_name, asked_port = _normal_host(host, plugin.scheme)
     if asked_name != name:
         return False
     shared = validate_host(name, settings.KANBAN_MAIN_HOSTS)
@@ -186,3 +191,22 @@ class PluginOriginMiddleware:
             if plugin_file != plugin_host and not (plugin_host and static):
                 return HttpResponseNotFound(b"Not Found\n", content_type="text/plain")
         return self.get_response(request)
+
+
+class NotOnPluginHost:
+    """An ASGI app served beside Django (``/mcp/``) under the plugin host's rule, which
+    Django's ``PluginOriginMiddleware`` applies to everything else: the plugin host serves
+    none of it (404)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if settings.KANBAN_PLUGIN_ORIGIN and scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if host and is_plugin_host(host):
+                headers = [(b"content-type", b"text/plain")]
+                await send({"type": "http.response.start", "status": 404, "headers": headers})
+                await send({"type": "http.response.body", "body": b"Not Found\n"})
+                return
+        await self.app(scope, receive, send)

@@ -8,6 +8,7 @@ is refused. ``KANBAN_PLUGIN_ORIGIN`` moves plugin files to a host of their own.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,46 @@ def test_a_plugin_origin_is_normalised(monkeypatch: pytest.MonkeyPatch) -> None:
     assert plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN") == "https://plugins.example.com"
     monkeypatch.delenv("KANBAN_PLUGIN_ORIGIN")
     assert plugin_origin_from_env("KANBAN_PLUGIN_ORIGIN") == ""
+
+
+async def post_to_the_application(path: str, host: str) -> int:
+    """The status the deployed ASGI application (``kanban.asgi``, before Django) answers."""
+    from kanban.asgi import application
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": [(b"host", host.encode()), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8001),
+    }
+    body = [{"type": "http.request", "body": b"{}", "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if not body:
+            await asyncio.Event().wait()  # the client stays until answered
+        return body.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await application(scope, receive, send)
+    return int(next(m for m in sent if m["type"] == "http.response.start")["status"])
+
+
+@pytest.mark.usefixtures("separate_origin")
+@pytest.mark.django_db(transaction=True)
+async def test_the_plugin_host_does_not_serve_mcp_either() -> None:
+    """/mcp/ is routed before Django, so the plugin host's rule never saw it: a plugin host
+    answered 401 (asking for a token) where every other app route is 404."""
+    assert await post_to_the_application("/mcp/", "plugins.testserver:8001") == 404
+    assert await post_to_the_application("/mcp/", "PLUGINS.testserver.") == 404
+    assert await post_to_the_application("/api/v1/projects/", "plugins.testserver:8001") == 404
+    assert await post_to_the_application("/mcp/", "testserver") == 401
