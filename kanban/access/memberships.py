@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -129,38 +128,3 @@ def members_by_name(memberships: Iterable[Membership]) -> list[Member]:
 
 def display_name(user: Any) -> str:
     return str(user.get_full_name()).strip() or str(user.get_username())
-
-
-def member_set(*, actor: Any, project_id: UUID, username: object, role: object) -> bool:
-    """An owner gives the user named ``username`` this role in the project, or removes them
-    (``role`` None or ``"none"``). Returns whether anything changed; a change publishes
-    access-changed, so the user's open boards re-check at once.
-
-    Raises ``forbidden`` for a non-owner, ``not_found`` for an unknown or inactive user, and
-    ``conflict`` when the change would leave the project without an owner."""
-    new_role = check_role(role)
-    project = access_project_role(
-        user=actor, project_id=project_id, needed=Role.OWNER, doing="managing members"
-    )
-    if not isinstance(username, str) or not username:
-        raise invalid_argument("username must be a non-empty string", field="username")
-    if not username.isprintable():
-        # No username holds one (kanban.accounts.users.check_username), and PostgreSQL
-        # would refuse a NUL in the lookup itself: a bad request, not a server fault.
-        raise invalid_argument("a username has no control characters", field="username")
-    member = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
-    if member is None:
-        raise KanbanError(ErrorCode.NOT_FOUND, f"no user {username!r}", field="username")
-    with transaction.atomic():
-        owners = list(
-            Membership.objects.select_for_update()
-            .filter(project=project, role=Role.OWNER)
-            .values_list("user_id", flat=True)
-        )
-        if owners == [member.pk] and new_role != Role.OWNER:
-            raise KanbanError(
-                ErrorCode.CONFLICT,
-                "a board needs an owner: make someone else its owner first",
-                field="role",
-            )
-        return membership_set(user=member, project=project, role=new_role)

@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.access.memberships import Member, member_set, members_list
+from kanban.access.memberships import Member, members_list
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.schema import json_body
+from kanban.data.members import PendingOffer, member_set, offers_of_board
 from kanban.models import Role
 from kanban.projects.board_templates import Template, board_create
 from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive, project_delete_by_owner
@@ -46,6 +47,16 @@ def render_project(item: Listed) -> dict[str, Any]:
         "lastChange": None
         if change is None
         else {"at": change.at.isoformat(), "username": change.username, "displayName": change.by},
+    }
+
+
+def render_pending_offer(offer: PendingOffer) -> dict[str, Any]:
+    return {
+        "username": offer.username,
+        "displayName": offer.display_name,
+        "role": str(offer.role),
+        "offeredBy": offer.offered_by,
+        "createdAt": offer.created_at.isoformat(),
     }
 
 
@@ -95,6 +106,25 @@ class MemberListSerializer(serializers.Serializer[Any]):
 
 class MemberChangedSerializer(serializers.Serializer[Any]):
     changed = serializers.BooleanField(help_text="false when the member already had it")
+
+
+class MemberOfferedSerializer(MemberChangedSerializer):
+    offered = serializers.BooleanField(
+        help_text="true when the person is not on the board: they are offered the role and "
+        "join once they accept it (the same answer for a username nobody holds)"
+    )
+
+
+class PendingOfferSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    displayName = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.values)
+    offeredBy = serializers.CharField(help_text="the owner's username")
+    createdAt = serializers.DateTimeField()
+
+
+class PendingOfferListSerializer(serializers.Serializer[Any]):
+    offers = PendingOfferSerializer(many=True)
 
 
 ONE = OpenApiResponse(response=ProjectSerializer, description="one project")
@@ -193,35 +223,51 @@ class MemberListView(APIView):
 
 
 class MemberView(APIView):
-    """An owner adds a member, changes a role or removes a member; the member's open
-    boards re-check their access at once. ``conflict`` when it would leave no owner."""
+    """An owner changes a member's role or removes a member, at once (the member's open
+    boards re-check their access), and offers the board to someone not on it yet; any
+    member removes themselves. ``conflict`` when it would leave no owner."""
 
     http_method_names = ["put", "delete", "options"]
 
     @extend_schema(
         operation_id="member_set",
         tags=TAGS,
+        description="A member gets the role at once; anyone else is offered it and joins "
+        "once they accept (`/api/v1/offers/`).",
         parameters=[USERNAME],
         request=json_body(required=("role",), role={"type": "string", "enum": Role.values}),
-        responses={200: MemberChangedSerializer, **ERRORS},
+        responses={200: MemberOfferedSerializer, **ERRORS},
     )
     def put(self, request: Request, project_id: Any, username: str) -> Response:
         body = check_body(request.data, allowed=("role",), required=("role",))
         if body["role"] in (None, "none"):
             raise invalid_argument("a role is guest, developer or owner; DELETE removes")
-        changed = member_set(
+        change = member_set(
             actor=request.user, project_id=project_id, username=username, role=body["role"]
         )
-        return Response({"changed": changed})
+        return Response({"changed": change.changed, "offered": change.offered})
 
     @extend_schema(
         operation_id="member_remove",
         tags=TAGS,
+        description="An owner removes a member, or withdraws the offer made to them; any "
+        "member removes themselves (leaves), but not the board's last owner.",
         parameters=[USERNAME],
         responses={200: MemberChangedSerializer, **ERRORS},
     )
     def delete(self, request: Request, project_id: Any, username: str) -> Response:
-        changed = member_set(
-            actor=request.user, project_id=project_id, username=username, role=None
-        )
-        return Response({"changed": changed})
+        change = member_set(actor=request.user, project_id=project_id, username=username, role=None)
+        return Response({"changed": change.changed})
+
+
+class PendingOfferListView(APIView):
+    @extend_schema(
+        operation_id="board_offers_list",
+        tags=TAGS,
+        description="The board's offers nobody has answered yet, newest first; for its "
+        "owners. `DELETE .../members/{username}` withdraws one.",
+        responses={200: PendingOfferListSerializer, **ERRORS},
+    )
+    def get(self, request: Request, project_id: Any) -> Response:
+        found = offers_of_board(actor=request.user, project_id=project_id)
+        return Response({"offers": [render_pending_offer(offer) for offer in found]})

@@ -17,10 +17,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kanban.access.memberships import Member, member_set, members_list
+from kanban.access.memberships import Member, members_list
 from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
 from kanban.data.board.search import cards_search
 from kanban.data.demo import demo_is_loaded
+from kanban.data.members import member_set
 from kanban.data.notifications import notifications_list
 from kanban.models import Role
 from kanban.projects import boards

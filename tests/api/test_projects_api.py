@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.notifications import notification_send
 from kanban.models import Membership, PluginFile, Project
+from storage.errors import ErrorCode, KanbanError
 from tests.api.conftest import People, client_for
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +38,11 @@ def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
     body: dict[str, Any] = response.json()
     assert body["code"] == code and body["message"]
     return body
+
+
+def joins(project_id: str, person: Any, role: str) -> None:
+    """``person`` is on the board at once, as an operator or an accepted offer puts them."""
+    membership_set(user=person, project=Project.objects.get(pk=project_id), role=role)
 
 
 def members_of(client: APIClient, project_id: str) -> dict[str, str]:
@@ -122,7 +130,7 @@ def test_the_list_holds_the_callers_projects_with_their_role_and_a_non_member_ge
     alice, bob, dave = (client_for(p) for p in (people.alice, people.bob, people.dave))
     launch = create(alice, "Launch")
     create(alice, "Hiring")
-    assert send(alice, "put", f"{PROJECTS}{launch['projectId']}/members/bob", {"role": "guest"})
+    joins(launch["projectId"], people.bob, "guest")
 
     listed = alice.get(PROJECTS).json()["projects"]
     assert [(p["name"], p["role"]) for p in listed] == [("Hiring", "owner"), ("Launch", "owner")]
@@ -141,7 +149,7 @@ def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
 ) -> None:
     alice = client_for(people.alice)
     old, new, quiet = create(alice, "Old plan"), create(alice, "New plan"), create(alice, "Quiet")
-    send(alice, "put", f"{PROJECTS}{new['projectId']}/members/bob", {"role": "developer"})
+    joins(new["projectId"], people.bob, "developer")
     for who, project in ((people.alice, old), (people.bob, new)):
         project_kv_set(
             user=who,
@@ -172,27 +180,33 @@ def test_a_search_with_a_nul_is_a_bad_request_on_every_database(people: People) 
     assert_error(alice.get(PROJECTS, {"q": "pl\x00an"}), 400, "invalid_argument")
 
 
-def test_an_owner_adds_changes_and_removes_members_and_nobody_else_may(people: People) -> None:
+def test_an_owner_changes_and_removes_members_and_nobody_else_may(people: People) -> None:
     alice, bob = client_for(people.alice), client_for(people.bob)
     project_id = create(alice)["projectId"]
     members = f"{PROJECTS}{project_id}/members/"
+    joins(project_id, people.bob, "developer")
+    joins(project_id, people.charlie, "guest")
 
-    assert send(alice, "put", members + "bob", {"role": "developer"}).json() == {"changed": True}
-    assert send(alice, "put", members + "charlie", {"role": "guest"}).json() == {"changed": True}
-    assert send(alice, "put", members + "charlie", {"role": "guest"}).json() == {"changed": False}
-    assert members_of(bob, project_id) == {"alice": "owner", "bob": "developer", "charlie": "guest"}
+    changed = send(alice, "put", members + "charlie", {"role": "developer"})
+    assert changed.json() == {"changed": True, "offered": False}
+    unchanged = send(alice, "put", members + "charlie", {"role": "developer"})
+    assert unchanged.json() == {"changed": False, "offered": False}
+    assert members_of(bob, project_id) == {
+        "alice": "owner",
+        "bob": "developer",
+        "charlie": "developer",
+    }
 
     # bob sees the list but cannot change it, not even his own role.
     assert_error(send(bob, "put", members + "bob", {"role": "owner"}), 403, "forbidden")
     assert_error(send(bob, "delete", members + "charlie"), 403, "forbidden")
+    assert_error(send(bob, "put", members + "dave", {"role": "guest"}), 403, "forbidden")
     assert_error(
         send(bob, "patch", f"{PROJECTS}{project_id}/", {"archived": True}), 403, "forbidden"
     )
 
-    assert send(alice, "put", members + "charlie", {"role": "developer"}).json()["changed"]
     assert send(alice, "delete", members + "charlie").json() == {"changed": True}
     assert members_of(alice, project_id) == {"alice": "owner", "bob": "developer"}
-    assert_error(send(alice, "put", members + "nobody", {"role": "guest"}), 404, "not_found")
     assert_error(send(alice, "put", members + "bob", {"role": "admin"}), 400, "invalid_argument")
     assert_error(send(alice, "put", members + "bob", {"role": "none"}), 400, "invalid_argument")
 
@@ -206,6 +220,7 @@ def test_the_last_owner_cannot_leave_or_step_down_until_another_owner_exists(
 
     assert_error(send(alice, "delete", members + "alice"), 409, "conflict")
     assert_error(send(alice, "put", members + "alice", {"role": "guest"}), 409, "conflict")
+    joins(project_id, people.bob, "developer")
     send(alice, "put", members + "bob", {"role": "owner"})
     assert send(alice, "put", members + "alice", {"role": "developer"}).json()["changed"]
     assert members_of(alice, project_id) == {"alice": "developer", "bob": "owner"}
@@ -284,7 +299,7 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
 
     alice, bob = client_for(people.alice), client_for(people.bob)
     project_id = create(alice, "Doomed")["projectId"]
-    send(alice, "put", f"{PROJECTS}{project_id}/members/bob", {"role": "developer"})
+    joins(project_id, people.bob, "developer")
     source = Provenance(via="api")
     project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=1, provenance=source)
     project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=2, provenance=source)
@@ -323,3 +338,115 @@ def test_a_username_with_a_control_character_is_a_bad_request_not_a_server_fault
     where = f"{PROJECTS}{project_id}/members/{username}"
     refused = assert_error(send(alice, "put", where, {"role": "guest"}), 400, "invalid_argument")
     assert refused["field"] == "username"
+
+
+# --- consent and leaving (#fourth attacker round L1, L2) -------------------------------------
+
+
+def offers_of(client: APIClient) -> list[dict[str, Any]]:
+    response = client.get("/api/v1/offers/")
+    assert response.status_code == 200, response.content
+    found: list[dict[str, Any]] = response.json()["offers"]
+    return found
+
+
+def test_adding_someone_by_username_only_offers_them_the_board_until_they_accept(
+    people: People,
+) -> None:
+    """L1: an owner put a staff user on her board as a guest and notified them, without
+    their consent; now the person sees an offer and nothing else until they accept."""
+    alice, bob = client_for(people.alice), client_for(people.bob)
+    project_id = create(alice, "Totally legit")["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+
+    answer = send(alice, "put", members + "bob", {"role": "guest"})
+    assert answer.status_code == 200 and answer.json() == {"changed": False, "offered": True}
+    assert members_of(alice, project_id) == {"alice": "owner"}
+    assert bob.get(PROJECTS).json() == {"projects": []}
+    assert_error(bob.get(f"{PROJECTS}{project_id}/kv/anything"), 404, "not_found")
+    with pytest.raises(KanbanError) as refused:
+        notification_send(
+            actor=people.alice,
+            project_id=project_id,
+            users=["bob"],
+            text="Your password expires: http://evil.example",
+            via="bridge",
+        )
+    assert refused.value.code == ErrorCode.INVALID_ARGUMENT  # not a member: nothing sent
+
+    [offer] = offers_of(bob)
+    assert offer["board"] == {"id": project_id, "name": "Totally legit"}
+    assert offer["role"] == "guest" and offer["offeredBy"]["username"] == "alice"
+    assert offers_of(alice) == []
+    assert send(bob, "post", f"/api/v1/offers/{offer['id']}/accept").status_code == 200
+    assert members_of(alice, project_id) == {"alice": "owner", "bob": "guest"}
+    assert offers_of(bob) == []
+
+
+def test_a_declined_offer_is_gone_and_nobody_else_answers_someone_elses(people: People) -> None:
+    alice, bob, dave = (client_for(p) for p in (people.alice, people.bob, people.dave))
+    project_id = create(alice)["projectId"]
+    send(alice, "put", f"{PROJECTS}{project_id}/members/bob", {"role": "developer"})
+    [offer] = offers_of(bob)
+
+    assert_error(send(dave, "post", f"/api/v1/offers/{offer['id']}/accept"), 404, "not_found")
+    assert_error(send(alice, "post", f"/api/v1/offers/{offer['id']}/accept"), 404, "not_found")
+    assert send(bob, "post", f"/api/v1/offers/{offer['id']}/decline").status_code == 204
+    assert offers_of(bob) == []
+    assert members_of(alice, project_id) == {"alice": "owner"}
+    assert_error(send(bob, "post", f"/api/v1/offers/{offer['id']}/accept"), 404, "not_found")
+
+
+def test_an_owner_sees_and_withdraws_the_offers_of_her_board(people: People) -> None:
+    alice, bob, charlie = (client_for(p) for p in (people.alice, people.bob, people.charlie))
+    project_id = create(alice)["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+    send(alice, "put", members + "bob", {"role": "developer"})
+    send(alice, "put", members + "bob", {"role": "owner"})  # the offer, raised
+
+    pending = alice.get(f"{PROJECTS}{project_id}/offers/").json()["offers"]
+    assert [(o["username"], o["role"]) for o in pending] == [("bob", "owner")]
+    assert [o["role"] for o in offers_of(bob)] == ["owner"]
+    assert send(alice, "delete", members + "bob").json() == {"changed": True}
+    assert offers_of(bob) == []
+    assert alice.get(f"{PROJECTS}{project_id}/offers/").json() == {"offers": []}
+    send(alice, "put", members + "charlie", {"role": "guest"})
+    [offer] = offers_of(charlie)
+    send(charlie, "post", f"/api/v1/offers/{offer['id']}/accept")
+    assert_error(charlie.get(f"{PROJECTS}{project_id}/offers/"), 403, "forbidden")
+
+
+def test_an_owner_learns_nothing_of_which_usernames_exist(people: People) -> None:
+    """L2: removing ``nosuchuser`` answered 404 where removing a real non-member answered
+    ``changed: false``; adding one told them apart the same way."""
+    alice = client_for(people.alice)
+    project_id = create(alice)["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+
+    for username in ("dave", "nosuchuser"):
+        removed = send(alice, "delete", members + username)
+        assert (removed.status_code, removed.json()) == (200, {"changed": False}), username
+        offered = send(alice, "put", members + username, {"role": "guest"})
+        assert (offered.status_code, offered.json()) == (
+            200,
+            {"changed": False, "offered": True},
+        ), username
+    assert members_of(alice, project_id) == {"alice": "owner"}
+
+
+def test_any_member_leaves_a_board_but_its_last_owner_only_once_another_owns_it(
+    people: People,
+) -> None:
+    alice, bob, charlie = (client_for(p) for p in (people.alice, people.bob, people.charlie))
+    project_id = create(alice)["projectId"]
+    members = f"{PROJECTS}{project_id}/members/"
+    for person, role in ((people.bob, "developer"), (people.charlie, "guest")):
+        membership_set(user=person, project=Project.objects.get(pk=project_id), role=role)
+
+    assert send(charlie, "delete", members + "charlie").json() == {"changed": True}
+    assert charlie.get(PROJECTS).json() == {"projects": []}
+    assert_error(send(bob, "delete", members + "alice"), 403, "forbidden")
+    assert send(bob, "delete", members + "bob").json() == {"changed": True}
+    refused = assert_error(send(alice, "delete", members + "alice"), 409, "conflict")
+    assert "owner" in refused["message"]
+    assert members_of(alice, project_id) == {"alice": "owner"}
