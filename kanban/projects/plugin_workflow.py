@@ -20,7 +20,7 @@ from django.conf import settings
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
 from kanban.projects.lifecycle import check_project_name
 from kanban.projects.packages import PACKAGE_FILE, project_import
-from kanban.projects.plugin_build import _esbuild, plugin_build, plugin_build_step
+from kanban.projects.plugin_build import esbuild_program, plugin_build, plugin_build_step
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 SKELETON: Final = Path(settings.BASE_DIR) / "kanban" / "projects" / "plugin_skeleton"
@@ -128,13 +128,8 @@ def check_plugin_start(
     if folder.exists() and any(folder.iterdir()):
         raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
     if typescript:
-        esbuild_check(folder)
+        esbuild_program()
     return PluginStart(name=name, folder=folder, typescript=typescript)
-
-
-def esbuild_check(folder: Path) -> None:
-    """``invalid_argument`` saying how to install esbuild, when the build would not find it."""
-    _esbuild(folder)
 
 
 def plugin_start(
