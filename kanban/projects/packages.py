@@ -3,7 +3,8 @@ plugin's files) imported into the database and exported back.
 
 ``steamHarness.projectInfo`` gives the project's UUID, name, type and relationship
 declarations; ``steamHarness.kanban.entry`` (default ``index.html``) names the plugin page,
-and every file in the entry's folder and below is the plugin. Plugin files are stored in
+and the files in the entry's folder and below that a page may load are the plugin (not the
+developer's tests, types, configs, lock files and docs). Plugin files are stored in
 the database so that any number of server processes can serve them without a shared disk.
 Neither direction ever touches KV.
 """
@@ -382,9 +383,40 @@ _DIR_FLAGS: Final = DIR_FLAGS
 _FILE_FLAGS: Final = FILE_FLAGS
 
 
+#: What a package holds for its developer and no page loads: tests, the test host, types
+#: and TypeScript sources (the page loads the built script), tools' configs and lock files,
+#: and docs. Served, they told anyone the plugin's internals, and a lock file or a test
+#: fixture could pass the size limits the page itself keeps to.
+_DEVELOPER_FOLDERS: Final = frozenset({"node_modules", "test", "tests", "__tests__"})
+_DEVELOPER_FILES: Final = re.compile(
+    r"""
+    .+\.(test|spec)\.[^.]+
+    | kanban-testing\.mjs
+    | .+\.[cm]?tsx?
+    | package\.json | package-lock\.json | npm-shrinkwrap\.json
+    | yarn\.lock | pnpm-lock\.yaml | bun\.lockb?
+    | [jt]sconfig(\..+)?\.json
+    | (eslint|prettier|stylelint|babel|postcss|tailwind|vite|vitest|jest|playwright|rollup
+       |webpack|esbuild)\.config\..+
+    | (readme|changelog)(\..+)?
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _served(name: str, *, folder: bool) -> bool:
+    """Whether a file or folder of the package is part of what a page may load; hidden
+    ones (``.git``, ``.DS_Store``, ``.eslintrc``) never are."""
+    if name.startswith("."):
+        return False
+    if folder:
+        return name.lower() not in _DEVELOPER_FOLDERS
+    return not _DEVELOPER_FILES.fullmatch(name)
+
+
 def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[PluginSource, ...]:
-    """Every file in the entry's folder and below. Hidden files and folders (``.git``,
-    ``.DS_Store``) and ``node_modules`` (a TypeScript plugin's build tools) are left out;
+    """The entry and what its page may load: every file in the entry's folder and below
+    but the developer's own (``_DEVELOPER_FILES``, ``_DEVELOPER_FOLDERS``) and hidden ones;
     links and special files are refused."""
     entry_parent = PurePosixPath(entry).parent
     try:
@@ -397,7 +429,7 @@ def _plugin_sources(folder: Path, entry: str, problems: _Problems) -> tuple[Plug
         if base is None:
             return ()
         try:
-            sources = _walk(base, PurePosixPath(*entry_parent.parts), entry_parent, problems)
+            sources = _walk(base, PurePosixPath(*entry_parent.parts), entry, problems)
         finally:
             os.close(base)
     finally:
@@ -420,18 +452,16 @@ def _open_folder(root: int, parts: tuple[str, ...], problems: _Problems) -> int 
 
 
 def _walk(
-    base: int, prefix: PurePosixPath, entry_parent: PurePosixPath, problems: _Problems
+    base: int, prefix: PurePosixPath, entry: str, problems: _Problems
 ) -> list[PluginSource] | None:
     sources: list[PluginSource] = []
     total = 0
     for current, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=base, follow_symlinks=False):
         here = prefix.joinpath(*PurePosixPath(current).parts)
-        dirnames[:] = sorted(
-            name for name in dirnames if not name.startswith(".") and name != "node_modules"
-        )
+        dirnames[:] = sorted(name for name in dirnames if _served(name, folder=True))
         for filename in sorted(filenames):
             relative = (here / filename).as_posix()
-            if filename.startswith(".") or relative == PACKAGE_FILE:
+            if relative != entry and not _served(filename, folder=False):
                 continue
             try:
                 check_plugin_path(relative)
@@ -444,7 +474,7 @@ def _walk(
             total += len(content)
             if len(sources) >= MAX_PLUGIN_FILES or total > MAX_PLUGIN_TOTAL_BYTES:
                 problems.add(
-                    str(entry_parent),
+                    str(prefix),
                     f"a plugin is at most {MAX_PLUGIN_FILES} files and "
                     f"{MAX_PLUGIN_TOTAL_BYTES} bytes",
                 )

@@ -700,3 +700,62 @@ def test_declared_entrypoints_are_imported_and_bad_ones_are_named(tmp_path: Path
         "main",
         "kb_x",
     ]
+
+
+# --- what an import serves -------------------------------------------------------------------
+
+
+def test_an_import_serves_what_the_page_loads_and_none_of_the_developers_files(
+    tmp_path: Path, client: Client
+) -> None:
+    page = {
+        **PLUGIN_FILES,
+        "dist/app.js.map": b"{}",
+        "dist/data/stock.json": b"[]",
+        "dist/help.md": b"# Help, shown by the page",
+        "dist/LICENSE": b"MIT",
+    }
+    developer = {
+        "dist/README.md": b"# how to develop this",
+        "dist/readme.txt": b"how to develop this",
+        "dist/CHANGELOG.md": b"## 1.2.0",
+        "dist/app.test.mjs": b"import { test } from 'node:test';",
+        "dist/app.spec.js": b"describe()",
+        "dist/tests/helpers.mjs": b"export {}",
+        "dist/assets/test/fixture.json": b"{}",
+        "dist/__tests__/app.js": b"test()",
+        "dist/kanban-testing.mjs": b"export function createTestHost() {}",
+        "dist/kanban.d.ts": b"declare const k: unknown;",
+        "dist/app.ts": b"const typed: number = 1;",
+        "dist/tsconfig.json": b"{}",
+        "dist/tsconfig.build.json": b"{}",
+        "dist/jsconfig.json": b"{}",
+        "dist/package.json": b"{}",
+        "dist/package-lock.json": b"{}",
+        "dist/npm-shrinkwrap.json": b"{}",
+        "dist/yarn.lock": b"",
+        "dist/pnpm-lock.yaml": b"",
+        "dist/eslint.config.mjs": b"export default []",
+    }
+    folder = write_package(tmp_path / "shop", package_json(), {**page, **developer})
+
+    project = project_import(path=folder)
+
+    served = set(PluginFile.objects.filter(project=project).values_list("path", flat=True))
+    assert served == set(page)
+    assert client.get(f"/plugins/{SHOP}/dist/README.md").status_code == 404
+    exported = project_export(project_id=project.id, path=tmp_path / "out")
+    assert project_import(path=exported) == project, "the export imports again as it is"
+    assert set(PluginFile.objects.filter(project=project).values_list("path", flat=True)) == served
+
+
+def test_the_entry_is_served_whatever_its_name(tmp_path: Path) -> None:
+    document = package_json()
+    document["steamHarness"]["kanban"]["entry"] = "dist/index.test.html"
+    folder = write_package(
+        tmp_path / "shop", document, {"dist/index.test.html": b"<!doctype html>"}
+    )
+
+    project = project_import(path=folder)
+
+    assert list(project.plugin_files.values_list("path", flat=True)) == ["dist/index.test.html"]

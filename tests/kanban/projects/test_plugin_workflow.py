@@ -8,17 +8,20 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from kanban.models import PluginFile, Project
 from kanban.projects.packages import plugin_versions, project_import, read_package
 from kanban.projects.plugin_events import PLUGIN_CHANGED
 from kanban.projects.plugin_workflow import plugin_start, project_import_watch
 from storage.errors import ErrorCode, KanbanError
+from tests.bridge_js.test_node_suite import BRIDGE, missing
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,16 +80,8 @@ def test_startplugin_writes_a_package_that_imports_as_is(tmp_path: Path) -> None
 
     project = project_import(path=folder)
     assert (project.id, project.name) == (UUID(info["projectId"]), "Team counter")
-    assert set(project.plugin_files.values_list("path", flat=True)) == {
-        "README.md",
-        "app.js",
-        "app.test.mjs",
-        "index.html",
-        "kanban-testing.mjs",
-        "kanban.d.ts",
-        "style.css",
-        "tsconfig.json",
-    }
+    served = set(project.plugin_files.values_list("path", flat=True))
+    assert served == {"app.js", "index.html", "style.css"}, "what the page loads, no more"
 
 
 def test_every_plugin_gets_its_own_project_id(tmp_path: Path) -> None:
@@ -269,29 +264,26 @@ def test_plugin_versions_leave_out_projects_that_do_not_exist(package: Path) -> 
 
 
 @pytest.fixture
-def no_esbuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new developer's machine: neither the repository's esbuild nor one on PATH."""
-    from kanban.projects import plugin_build
-
-    monkeypatch.setattr(plugin_build, "REPOSITORY_ESBUILD", tmp_path / "no-npm-ci" / "esbuild")
-    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+def no_esbuild(tmp_path: Path, settings: Any) -> None:
+    """A new developer's machine: no `npm ci` in bridge_js yet, so no esbuild."""
+    settings.KANBAN_ESBUILD = (
+        tmp_path / "bridge_js" / "node_modules" / "esbuild" / "bin" / "esbuild"
+    )
 
 
 @pytest.fixture
-def failing_esbuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def failing_esbuild(tmp_path: Path, settings: Any) -> None:
     """An esbuild that is there but fails, as a broken install does: the build step fails
     after the skeleton is written."""
-    from kanban.projects import plugin_build
-
     tool = tmp_path / "broken-bin" / "esbuild"
     tool.parent.mkdir()
     tool.write_text("#!/bin/sh\necho 'this esbuild is broken' >&2\nexit 1\n")
     tool.chmod(0o755)
-    monkeypatch.setattr(plugin_build, "REPOSITORY_ESBUILD", tool)
+    settings.KANBAN_ESBUILD = tool
 
 
 def test_startplugin_typescript_without_esbuild_writes_nothing_and_a_rerun_works(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_esbuild: None
+    tmp_path: Path, settings: Any, no_esbuild: None
 ) -> None:
     folder = tmp_path / "ts-counter"
     projects = Project.objects.count()
@@ -301,7 +293,7 @@ def test_startplugin_typescript_without_esbuild_writes_nothing_and_a_rerun_works
 
     assert not folder.exists(), "no half-made folder"
     assert Project.objects.count() == projects, "no project"
-    monkeypatch.undo()  # esbuild is installed now
+    settings.KANBAN_ESBUILD = BRIDGE / "node_modules" / "esbuild" / "bin" / "esbuild"  # npm ci
     call_command("startplugin", "TS counter", str(folder), "--typescript")
     assert Project.objects.filter(pk=read_package(folder).project_id).exists()
 
@@ -336,3 +328,36 @@ def test_startplugin_checks_the_name_and_the_folder_before_asking_for_an_owner(
             call_command("startplugin", name, str(folder), "--owner", "nobody-yet")
         assert not (tmp_path / "blank").exists()
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["notes.txt"]
+
+
+def test_a_typescript_plugin_serves_what_its_page_loads_and_none_of_the_developers_files(
+    tmp_path: Path, client: Client
+) -> None:
+    """The README's order: startplugin --typescript, npm install (a lock file appears),
+    import_project. The page loads index.html, style.css and the built app.js."""
+    if not (BRIDGE / "node_modules" / "esbuild" / "bin" / "esbuild").is_file():
+        missing("esbuild is not installed: run `npm ci` in bridge_js")
+    folder = tmp_path / "ts-counter"
+    call_command("startplugin", "TS counter", str(folder), "--typescript")
+    (folder / "package-lock.json").write_text('{"lockfileVersion": 3}\n')
+    call_command("import_project", str(folder))
+
+    project = Project.objects.get(pk=read_package(folder).project_id)
+    served = set(project.plugin_files.values_list("path", flat=True))
+    assert served == {"app.js", "index.html", "style.css"}
+    for developers in (
+        "README.md",
+        "app.test.mjs",
+        "kanban-testing.mjs",
+        "kanban.d.ts",
+        "tsconfig.json",
+        "package-lock.json",
+        "app.ts",
+    ):
+        assert (folder / developers).is_file(), developers
+        page = client.get(
+            f"/plugins/{project.id}/{developers}", headers={"Sec-Fetch-Dest": "iframe"}
+        )
+        assert page.status_code == 404, developers
+    page = client.get(f"/plugins/{project.id}/app.js", headers={"Sec-Fetch-Dest": "iframe"})
+    assert page.status_code == 200
