@@ -20,7 +20,7 @@ from kanban.bridge.auth import session_user_of
 from kanban.bridge.hub import inbox_group
 from kanban.bridge.quota import QUOTA
 from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
-from kanban.data.notifications import notifications_unread
+from kanban.data.notifications import inbox_unread
 from kanban.observability.logs import new_context_id
 from storage import jsoncodec
 
@@ -70,7 +70,7 @@ class InboxConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
 
     async def send_count(self) -> None:
         try:
-            unread = await in_thread(notifications_unread)(user=self.user)
+            unread = await in_thread(inbox_unread)(user=self.user)
         except DatabaseError:
             logger.warning("inbox count unavailable", exc_info=True)
             return
