@@ -187,10 +187,20 @@ def kv_compare_and_set(
     )
 
 
-def kv_delete(*, dataset: Dataset, key: str, source: Mapping[str, Any] | None = None) -> bool:
+def kv_delete(
+    *,
+    dataset: Dataset,
+    key: str,
+    source: Mapping[str, Any] | None = None,
+    expected_revision: str | object = ANY,
+) -> bool:
     """True when an entry was removed; an absent key is not an error. No recycle bin, but
-    the history keeps who deleted it and when, beside the versions before."""
-    (result,) = engine.commit([delete_value(dataset.address(key), source=source, keep=_keep())])
+    the history keeps who deleted it and when, beside the versions before. With
+    ``expected_revision``, only that revision is deleted (``Conflict`` otherwise)."""
+    write = delete_value(
+        dataset.address(key), expected_seq=_expected(expected_revision), source=source, keep=_keep()
+    )
+    (result,) = engine.commit([write])
     return result.applied
 
 

@@ -15,6 +15,12 @@ from uuid import UUID
 
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
 from kanban.data.actions import action_in, needed
+from kanban.data.board.comments import (
+    PreviousCheck,
+    board_delete_check,
+    board_write_check,
+    check_comments_history,
+)
 from storage import jsoncodec, kv
 from storage.addresses import check_text
 from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
@@ -218,7 +224,10 @@ def project_kv_set(
     op = Op.SET if expected_revision is ANY else Op.UPDATE
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
     dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
+    check = board_write_check(user=user, dataset=dataset, key=key, value=value)
     try:
+        if check is not None:
+            return _checked_set(dataset, key, value, source, expected_revision, check)
         return kv.kv_set(
             dataset=dataset,
             key=key,
@@ -228,6 +237,40 @@ def project_kv_set(
         )
     except Conflict as exc:
         raise _conflict_with_current(access, dataset, key, exc) from None
+
+
+def _checked_set(
+    dataset: kv.Dataset,
+    key: str,
+    value: Any,
+    source: dict[str, Any],
+    expected_revision: str | object | None,
+    check: PreviousCheck,
+) -> str:
+    """A set that the value it replaces must allow (a Board's comments): checked against the
+    current entry and written over that entry only, as a compare-and-set on its revision.
+    Without an expected revision, a write that came in between is read and checked again."""
+    expected = expected_revision
+    if expected is not ANY and expected is not None:
+        expected = kv.revision_of(kv.parse_revision(expected))
+    for _ in range(kv.MAX_UPDATE_ATTEMPTS):
+        current = kv.kv_get(dataset=dataset, key=key)
+        revision = None if current is None else current.revision
+        if expected is not ANY and expected != revision:
+            wanted = "absent" if expected is None else f"revision {expected}"
+            raise Conflict(
+                f"{key!r} is not {wanted}; nothing was written",
+                current_seq=None if revision is None else kv.parse_revision(revision),
+            )
+        check(None if current is None else current.value)
+        try:
+            return kv.kv_set(
+                dataset=dataset, key=key, value=value, source=source, expected_revision=revision
+            )
+        except Conflict:
+            if expected is not ANY:
+                raise
+    raise _gave_up(key)
 
 
 def _conflict_with_current(
@@ -254,7 +297,27 @@ def project_kv_delete(
 ) -> bool:
     access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
     dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
-    return kv.kv_delete(dataset=dataset, key=key, source=source)
+    check = board_delete_check(user=user, dataset=dataset, key=key)
+    if check is None:
+        return kv.kv_delete(dataset=dataset, key=key, source=source)
+    for _ in range(kv.MAX_UPDATE_ATTEMPTS):
+        current = kv.kv_get(dataset=dataset, key=key)
+        if current is None:
+            return False
+        check(current.value)
+        try:
+            return kv.kv_delete(
+                dataset=dataset, key=key, source=source, expected_revision=current.revision
+            )
+        except Conflict:
+            continue
+    raise _gave_up(key)
+
+
+def _gave_up(key: str) -> KanbanError:
+    return KanbanError(
+        ErrorCode.CONFLICT, f"gave up after {kv.MAX_UPDATE_ATTEMPTS} conflicting writes of {key!r}"
+    )
 
 
 def project_kv_history(
@@ -277,9 +340,9 @@ def project_kv_history(
     if limit is not None and (type(limit) is not int or not 0 < limit <= MAX_HISTORY_LIMIT):
         raise invalid_argument(f"limit is 1 to {MAX_HISTORY_LIMIT}", field="limit")
     size = limit or DEFAULT_HISTORY_LIMIT
-    versions = kv.kv_history(
-        dataset=_dataset(access, domain, conversation_id), key=key, before=before, limit=size
-    )
+    dataset = _dataset(access, domain, conversation_id)
+    check_comments_history(user=user, dataset=dataset, key=key)
+    versions = kv.kv_history(dataset=dataset, key=key, before=before, limit=size)
     entries = []
     for version in versions:
         entry: dict[str, Any] = {"revision": kv.revision_of(version.seq)}

@@ -16,6 +16,7 @@ before anything is written.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Final
 
 from kanban.data.board.ranks import DEFAULT_RANK, is_rank
@@ -28,12 +29,27 @@ CARD_PREFIX: Final = "card:"
 #: board_cards keeps this plugin's layout and no other.
 BOARD_PACKAGE: Final = "kanban-board-plugin"
 
+#: The Board page's modules (the template every Board project copies).
+PAGE: Final = Path(__file__).resolve().parents[3] / "bridge_js" / "plugins" / "board"
+
+
+def page_constant(module: str, name: str) -> int:
+    """A cap the Board page exports (``export const NAME = 123;``), read from its module so
+    that the page and the server keep one number. The page cannot import JSON instead (its
+    CSP connects nowhere); a module that no longer says it fails here, at import."""
+    text = (PAGE / module).read_text(encoding="utf-8")
+    found = re.search(rf"^export const {name} = (\d+);$", text, re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"{PAGE / module} exports no number {name}")
+    return int(found.group(1))
+
+
 MAX_TEXT: Final = 200
 MAX_DESCRIPTION: Final = 4000
 MAX_LABELS: Final = 12
 MAX_LABEL: Final = 40
 MAX_ASSIGNEES: Final = 10
-MAX_CHECKLIST: Final = 50
+MAX_CHECKLIST: Final = page_constant("board-core.js", "MAX_CHECKLIST")
 _ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
