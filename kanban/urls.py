@@ -15,6 +15,7 @@ board_patterns = [
     path("invites/<int:invite_id>/revoke", invites.invite_end, name="board-invite-revoke"),
     path("archive", dashboard.board_archive, name="board-archive"),
     path("delete", dashboard.board_delete, name="board-delete"),
+    path("leave", dashboard.board_leave, name="board-leave"),
 ]
 
 urlpatterns = [
@@ -29,6 +30,8 @@ urlpatterns = [
         name="notification-open",
     ),
     path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
+    path("offers/<int:offer_id>/accept", inbox.offer_yes, name="offer-accept"),
+    path("offers/<int:offer_id>/decline", inbox.offer_no, name="offer-decline"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),

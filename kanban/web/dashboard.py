@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import zlib
 from typing import Any
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.conf import settings
@@ -21,7 +22,7 @@ from kanban.access.memberships import Member, members_list
 from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
 from kanban.data.board.search import cards_search
 from kanban.data.demo import demo_is_loaded
-from kanban.data.members import member_set
+from kanban.data.members import member_leave, member_set, offers_mine, offers_of_board
 from kanban.data.notifications import notifications_list
 from kanban.models import Role
 from kanban.projects import boards
@@ -136,6 +137,9 @@ def _dashboard(
         form=form,
         deleted=request.GET.get("deleted", ""),
         inbox=notifications_list(user=request.user, limit=INBOX_SHOWN),
+        offers=offers_mine(user=request.user),
+        offer_gone=request.GET.get("offer") == "gone",
+        left=request.GET.get("left", ""),
         **_card_search(request, context["query"]),
         **extra,
     )
@@ -187,11 +191,15 @@ def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
         username = request.POST.get("username", "")
         role = request.POST.get("role", "")
         try:
-            member_set(actor=request.user, project_id=project.id, username=username, role=role)
+            change = member_set(
+                actor=request.user, project_id=project.id, username=username, role=role
+            )
         except KanbanError as refused:
             error = {"username": username, "role": role, "message": refused.message}
         else:
-            return redirect(reverse("board-members", args=[project.id]) + "?changed=" + username)
+            said = "offered" if change.offered else "changed"
+            page = reverse("board-members", args=[project.id])
+            return redirect(f"{page}?{urlencode({said: username, 'role': role})}")
     return _members_page(request, project, error=error)
 
 
@@ -213,6 +221,7 @@ def _members_page(
     *,
     error: Any = None,
     delete_error: str | None = None,
+    leave_error: str | None = None,
     invite_error: dict[str, Any] | None = None,
     invite_link: dict[str, str] | None = None,
 ) -> HttpResponse:
@@ -227,6 +236,11 @@ def _members_page(
         "error": error,
         "delete_error": delete_error,
         "changed": request.GET.get("changed", ""),
+        "offered": request.GET.get("offered", ""),
+        "offered_role": request.GET.get("role", ""),
+        "offers": offers_of_board(actor=request.user, project_id=project.id) if owner else [],
+        "member": mine is not None,
+        "leave_error": leave_error,
         "archived": project.archived_at is not None,
         "invites": invites_list(actor=request.user, project_id=project.id) if owner else [],
         "invite_error": invite_error,
@@ -235,7 +249,7 @@ def _members_page(
         "invite_limits": {"days": MAX_DAYS, "uses": MAX_USES},
         "invite_email": settings.KANBAN_EMAIL_ENABLED,
     }
-    refused = error is not None or delete_error is not None or invite_error is not None
+    refused = any(e is not None for e in (error, delete_error, invite_error, leave_error))
     return render(request, "kanban/members.html", context, status=400 if refused else 200)
 
 
@@ -253,3 +267,18 @@ def board_delete(request: HttpRequest, project_id: UUID) -> HttpResponse:
     except KanbanError as refused:
         raise _PageRefused(refused) from None
     return redirect(reverse("dashboard") + "?deleted=" + project.name)
+
+
+@login_required
+@require_POST
+@refusals_rendered
+def board_leave(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    """A member leaves the board: it goes from their dashboard and their open boards close."""
+    project = _board_or_404(request, project_id)
+    try:
+        member_leave(actor=request.user, project_id=project.id)
+    except KanbanError as refused:
+        if refused.code != ErrorCode.CONFLICT:
+            raise _PageRefused(refused) from None
+        return _members_page(request, project, leave_error=refused.message)
+    return redirect(f"{reverse('dashboard')}?{urlencode({'left': project.name})}")

@@ -1,6 +1,7 @@
 """A person's inbox on the web: the count in every page's top bar (kept current by
-``static/kanban/inbox.js`` over ``/ws/inbox/``), the list on the dashboard, and marking
-read. Changes are forms (POST), never links that change something when followed."""
+``static/kanban/inbox.js`` over ``/ws/inbox/``), the list on the dashboard, marking read,
+and answering the boards offered to them. Changes are forms (POST), never links that change
+something when followed."""
 
 from __future__ import annotations
 
@@ -11,16 +12,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from kanban.data.notifications import notification_open, notifications_read, notifications_unread
+from kanban.data.members import offer_accept, offer_decline
+from kanban.data.notifications import inbox_unread, notification_open, notifications_read
+from storage.errors import KanbanError
 
 INBOX = "/#inbox"
+#: Where an offer that is no longer open sends its answer: the inbox, which says so.
+OFFER_GONE = "/?offer=gone#inbox"
 
 
 def inbox_count(request: HttpRequest) -> dict[str, Any]:
     """Context processor: the top bar's unread count, for a signed-in person."""
     if not getattr(request.user, "is_authenticated", False):
         return {}
-    return {"inbox_unread": notifications_unread(user=request.user)}
+    return {"inbox_unread": inbox_unread(user=request.user)}
 
 
 @login_required
@@ -34,4 +39,25 @@ def notification_follow(request: HttpRequest, notification_id: int) -> HttpRespo
 @require_POST
 def notifications_all_read(request: HttpRequest) -> HttpResponse:
     notifications_read(user=request.user)
+    return redirect(INBOX)
+
+
+@login_required
+@require_POST
+def offer_yes(request: HttpRequest, offer_id: int) -> HttpResponse:
+    """Joins the offered board and opens it (back to the inbox, saying why, when it ended)."""
+    try:
+        project = offer_accept(user=request.user, offer_id=offer_id)
+    except KanbanError:
+        return redirect(OFFER_GONE)
+    return redirect("board", project.id)
+
+
+@login_required
+@require_POST
+def offer_no(request: HttpRequest, offer_id: int) -> HttpResponse:
+    try:
+        offer_decline(user=request.user, offer_id=offer_id)
+    except KanbanError:
+        return redirect(OFFER_GONE)
     return redirect(INBOX)

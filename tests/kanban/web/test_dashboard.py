@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from kanban.data.kv import Provenance, project_kv_set
-from kanban.models import Project
+from kanban.models import MembershipOffer, Project
 from kanban.projects.board_templates import board_create
 from tests.factories import a_board
 
@@ -95,3 +95,84 @@ def test_a_search_with_a_nul_says_why_instead_of_failing(alice: Any) -> None:
     page = response.content.decode()
     assert response.status_code == 200
     assert 'role="alert"' in page and "q must not contain NUL" in page
+
+
+# --- consent and leaving (L1, L2) ----------------------------------------------------------
+
+
+def test_a_person_added_on_the_members_page_is_only_offered_the_board_until_they_accept(
+    alice: Any, bob: Any
+) -> None:
+    project = a_board(owner=alice, name="Roadmap", template="blank")
+    owner, person = client_of(alice), client_of(bob)
+
+    added = owner.post(f"/boards/{project.id}/members/", {"username": "bob", "role": "developer"})
+    status = owner.get(added["Location"]).content.decode()
+    assert "Offered bob the developer role" in status and 'data-testid="offer"' in status
+    assert not project.memberships.filter(user=bob).exists()
+    assert person.get(f"/boards/{project.id}/").status_code == 404
+
+    dashboard = person.get("/").content.decode()
+    assert 'data-unread="1"' in dashboard  # the top bar counts the offer
+    assert "offers you the developer role on the board “Roadmap”" in dashboard
+    [offer] = MembershipOffer.objects.filter(user=bob)
+    accepted = person.post(f"/offers/{offer.pk}/accept")
+    assert accepted.status_code == 302 and accepted["Location"] == f"/boards/{project.id}/"
+    assert project.memberships.get(user=bob).role == "developer"
+    assert 'data-unread="0"' in person.get("/").content.decode()
+
+
+def test_a_declined_or_withdrawn_offer_is_gone_and_its_buttons_say_so(
+    alice: Any, bob: Any, charlie: Any
+) -> None:
+    project = a_board(owner=alice, name="Roadmap", template="blank")
+    owner = client_of(alice)
+    for name in ("bob", "charlie"):
+        owner.post(f"/boards/{project.id}/members/", {"username": name, "role": "guest"})
+    bobs = MembershipOffer.objects.get(user=bob)
+
+    assert client_of(charlie).post(f"/offers/{bobs.pk}/accept")["Location"] == (
+        "/?offer=gone#inbox"
+    )
+    assert client_of(bob).post(f"/offers/{bobs.pk}/decline")["Location"] == "/#inbox"
+    owner.post(f"/boards/{project.id}/members/", {"username": "charlie", "role": "none"})
+    assert not MembershipOffer.objects.exists() and project.memberships.count() == 1
+    gone = client_of(bob).get("/?offer=gone")
+    assert 'data-testid="offer-gone"' in gone.content.decode()
+
+
+def test_the_members_form_tells_an_owner_nothing_of_which_usernames_exist(
+    alice: Any, charlie: Any
+) -> None:
+    project = a_board(owner=alice, name="Roadmap", template="blank")
+    owner = client_of(alice)
+
+    pages = []
+    for name in ("charlie", "nosuchuser"):
+        added = owner.post(f"/boards/{project.id}/members/", {"username": name, "role": "guest"})
+        assert added.status_code == 302, name
+        page = owner.get(added["Location"]).content.decode()
+        pages.append(page.split('data-testid="members-status">')[1].split("<")[0])
+        removed = owner.post(f"/boards/{project.id}/members/", {"username": name, "role": "none"})
+        assert removed.status_code == 302, name
+    assert pages == [
+        "Offered charlie the guest role: they join once they accept it in their inbox.",
+        "Offered nosuchuser the guest role: they join once they accept it in their inbox.",
+    ]
+
+
+def test_any_member_leaves_from_the_members_page_but_not_the_last_owner(
+    alice: Any, bob: Any
+) -> None:
+    project = a_board(owner=alice, name="Roadmap", template="blank", members={bob: "guest"})
+
+    left = client_of(bob).post(f"/boards/{project.id}/leave")
+    assert left.status_code == 302 and left["Location"] == "/?left=Roadmap"
+    assert not project.memberships.filter(user=bob).exists()
+    assert "Roadmap" in client_of(bob).get(left["Location"]).content.decode()  # the notice
+    assert client_of(bob).get(f"/boards/{project.id}/").status_code == 404
+
+    refused = client_of(alice).post(f"/boards/{project.id}/leave")
+    assert refused.status_code == 400
+    assert "last owner" in refused.content.decode()
+    assert project.memberships.filter(user=alice, role="owner").exists()
