@@ -121,12 +121,6 @@ def esbuild_program() -> str:
     return str(program)
 
 
-def _esbuild(folder: Path | None = None) -> str:
-    """``esbuild_program()``, under the name ``startplugin``'s check imports (the package
-    folder no longer has a say in which esbuild runs)."""
-    return esbuild_program()
-
-
 def _read_entry(root: int, entry: str) -> str:
     *parents, name = PurePosixPath(entry).parts
     try:
