@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from django.db import transaction
 
-from storage import jsoncodec
+from storage import jsoncodec, usage
 from storage.addresses import Value, ValueList
 from storage.engine import driver_cursor
 from storage.errors import invalid_argument
@@ -118,4 +118,5 @@ def load(source: IO[str], *, replace: bool = False, using: str = "default") -> i
             highest = max(highest, seq)
             count += 1
         dialect.advance_seq(cursor, highest)
+        usage.recount(dialect, cursor)  # a dump carries data only: its usage is counted anew
     return count

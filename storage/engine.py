@@ -16,7 +16,7 @@ from typing import Any, Literal, NoReturn, cast
 
 from django.db import connections, transaction
 
-from storage import aio, events, jsoncodec
+from storage import aio, events, jsoncodec, usage
 from storage.addresses import MAX_KEY_LENGTH, MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
 from storage.backends import Dialect, dialect_for
 from storage.backends.postgresql import PostgresDialect
@@ -383,9 +383,44 @@ def read_history(
 
 
 def prune_history(*, before: datetime, using: str = "default") -> int:
-    """Drop every kept version written before ``before``; how many went."""
+    """Drop every kept version written before ``before``; how many went. One transaction
+    per namespace, its project's usage row locked first (as a write's is)."""
+    with driver_cursor(using) as (dialect, cursor):
+        when = dialect.to_db_time(before)
+        namespaces = dialect.history_namespaces_before(cursor, when)
+    removed = 0
+    for namespace in namespaces:
+        root = usage.root_of(namespace)
+        with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
+            used = None if root is None else dialect.lock_usage(cursor, root)
+            count, freed = dialect.prune_namespace(cursor, namespace, when)
+            if root is not None and used is not None and freed:
+                dialect.set_usage(cursor, root, used - freed)
+        removed += count
+    return removed
+
+
+def purge_history(address: Value, *, using: str = "default") -> int:
+    """Drop every kept version of one value (its current value stays): how many went."""
+    if not isinstance(address, Value):
+        raise invalid_argument("purge_history needs a Value address")
+    root = usage.root_of(address.namespace)
     with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        return dialect.prune_history(cursor, dialect.to_db_time(before))
+        used = None if root is None else dialect.lock_usage(cursor, root)
+        count, freed = dialect.purge_history(cursor, address.namespace, address.key)
+        if root is not None and used is not None and freed:
+            dialect.set_usage(cursor, root, used - freed)
+    return count
+
+
+def project_bytes(root: str, *, using: str = "default") -> int:
+    """The bytes counted for the project whose namespaces start with ``root``."""
+    with driver_cursor(using) as (dialect, cursor):
+        cursor.execute(
+            f"SELECT bytes FROM storage_usage WHERE root = {dialect.placeholder}", (root,)
+        )
+        row = cursor.fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def lock_namespace(namespace: str, *, using: str = "default") -> None:
@@ -409,35 +444,51 @@ def erase_namespaces(root: str, *, using: str = "default") -> int:
     subscribers. Returns how many rows went."""
     high = _namespace_root_bound(root)
     with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        return dialect.erase_range(cursor, root, high)
+        dialect.lock_usage_range(cursor, root, high)  # as a write does, before its rows
+        removed = dialect.erase_range(cursor, root, high)
+        dialect.erase_usage(cursor, root, high)
+        return removed
 
 
-def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResult]:
+def commit(
+    writes: Sequence[Write], *, using: str = "default", max_project_bytes: int | None = None
+) -> list[WriteResult]:
     """Apply every write atomically, in order; each applied write gets its own seq.
 
     A compare-and-set mismatch raises ``Conflict`` and nothing is committed. Change events
     are published after the outermost transaction commits, and never on rollback.
+
+    Writes to a project's datasets change its usage row (``storage.usage``) in the same
+    transaction; one that would take a project past ``max_project_bytes`` raises
+    ``quota_exceeded`` and nothing is committed.
     """
     if not writes:
         return []
     for write in writes:
         if not isinstance(write, SetValue | DeleteValue | AppendList | DeleteList):
             raise invalid_argument("commit takes writes built by storage.writes")
+    if max_project_bytes is not None and (
+        type(max_project_bytes) is not int or max_project_bytes < 0
+    ):
+        raise invalid_argument("max_project_bytes must be a non-negative integer")
     now = datetime.now(UTC)
+    roots = usage.roots_of(writes)
     connection = connections[using]
     if connection.in_atomic_block or not connection.get_autocommit():
         with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-            results, changes = _apply_all(dialect, cursor, writes, now)
+            results, changes = _apply_all(dialect, cursor, writes, now, roots, max_project_bytes)
             if changes:
                 events.CHANGES.send_on_commit(changes, using=using)
         return results
     # No caller's transaction to join: the driver's own BEGIN ... COMMIT, without Django's
     # savepoint and autocommit bookkeeping (a fifth of a single compare-and-set write). A
     # lone write that the database does in one statement needs no BEGIN/COMMIT at all: the
-    # statement is its own transaction, and two round trips fewer.
+    # statement is its own transaction, and two round trips fewer. A project's write is
+    # never one statement: its usage row is locked first and changed after.
     dialect = dialect_for(connection.vendor)
     one_statement = (
-        len(writes) == 1
+        not roots
+        and len(writes) == 1
         and isinstance(writes[0], SetValue | AppendList)
         and dialect.one_statement_writes
     )
@@ -445,23 +496,34 @@ def commit(writes: Sequence[Write], *, using: str = "default") -> list[WriteResu
         driver_cursor(using) as (dialect, cursor),
         nullcontext() if one_statement else dialect.transaction(connection.connection),
     ):
-        results, changes = _apply_all(dialect, cursor, writes, now)
+        results, changes = _apply_all(dialect, cursor, writes, now, roots, max_project_bytes)
     if changes:
         events.CHANGES.send_on_commit(changes, using=using)  # committed: heard at once
     return results
 
 
 def _apply_all(
-    dialect: Dialect, cursor: Any, writes: Sequence[Write], now: datetime
+    dialect: Dialect,
+    cursor: Any,
+    writes: Sequence[Write],
+    now: datetime,
+    roots: list[str],
+    limit: int | None,
 ) -> tuple[list[WriteResult], list[events.Change]]:
     when = dialect.to_db_time(now)
     results: list[WriteResult] = []
     changes: list[events.Change] = []
+    ledger = usage.Ledger(dialect, cursor, roots) if roots else None
     for write in writes:
+        root, freed = (None, 0) if ledger is None else ledger.freed_by(write)
         seq, change = _apply(dialect, cursor, write, when)
         results.append(WriteResult(seq))
         if change is not None:
             changes.append(change)
+            if ledger is not None and root is not None:
+                ledger.applied(write, root, freed)
+    if ledger is not None:
+        ledger.settle(limit)
     return results, changes
 
 

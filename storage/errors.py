@@ -19,6 +19,9 @@ class ErrorCode(StrEnum):
     RELATIONSHIP_PENDING = "relationship_pending"
     CONFLICT = "conflict"
     TOO_LARGE = "too_large"
+    #: A write would take its project past its storage quota (values, kept versions and
+    #: documents together); nothing was written.
+    QUOTA_EXCEEDED = "quota_exceeded"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
     #: Never possible on this server, whoever asks (running a project's entrypoint).

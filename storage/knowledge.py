@@ -340,7 +340,9 @@ class _Writes:
         self.set(page_key(page.id), page.to_value(), expected_seq)
 
     def commit(self, using: str, revision_of_write: SetValue) -> str:
-        results = engine.commit(self.writes, using=using)
+        results = engine.commit(
+            self.writes, using=using, max_project_bytes=int(settings.KANBAN_PROJECT_BYTES)
+        )
         seq = results[self.writes.index(revision_of_write)].seq
         assert seq is not None
         return revision_of(seq)

@@ -99,6 +99,11 @@ def _keep() -> int:
     return int(settings.KANBAN_HISTORY_REVISIONS)
 
 
+def project_bytes_limit() -> int:
+    """How many bytes one project may store in all (``KANBAN_PROJECT_BYTES``)."""
+    return int(settings.KANBAN_PROJECT_BYTES)
+
+
 def _entry(stored: engine.StoredValue) -> Entry:
     return Entry(
         key=stored.address.key,
@@ -165,7 +170,7 @@ def kv_set(
         max_bytes=_max_bytes(),
         keep=_keep(),
     )
-    (result,) = engine.commit([write])
+    (result,) = engine.commit([write], max_project_bytes=project_bytes_limit())
     assert result.seq is not None
     return revision_of(result.seq)
 
@@ -215,6 +220,17 @@ def kv_history(
         since=_history_since(datetime.now(UTC)),
         limit=limit,
     )
+
+
+def kv_history_purge(*, dataset: Dataset, key: str) -> int:
+    """Delete every kept version of one key (its current value stays): how many went. A
+    deleted key's versions count toward its project's usage until pruned or purged."""
+    return engine.purge_history(dataset.address(key))
+
+
+def kv_project_bytes(*, project_id: UUID) -> int:
+    """The bytes a project stores: values, kept versions and documents."""
+    return engine.project_bytes(project_root(project_id))
 
 
 def kv_history_prune(*, now: datetime | None = None, using: str = "default") -> int:

@@ -12,6 +12,7 @@ export const HINTS = Object.freeze({
   relationship_pending: "the other project must declare this one",
   conflict: "re-read or use updateValue",
   too_large: "values are limited to 1 MiB",
+  quota_exceeded: "the project's storage is full: delete values or purge kept versions",
   rate_limited: "retry later",
   unavailable: "retry once reconnected",
 });

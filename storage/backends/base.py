@@ -24,8 +24,11 @@ class Dialect(ABC):
     create_statements: tuple[str, ...]
     history_statements: tuple[str, ...]
     drop_statements: tuple[str, ...]
+    #: DDL of the per-project usage rows (0003, idempotent like the history's).
+    usage_statements: tuple[str, ...]
     #: The tables every dialect drops, before what allocates its sequence (its own).
     table_drops: tuple[str, ...] = (
+        "DROP TABLE IF EXISTS storage_usage",
         "DROP TABLE IF EXISTS value_history",
         "DROP TABLE IF EXISTS list_values",
         "DROP TABLE IF EXISTS scalar_values",
@@ -40,6 +43,12 @@ class Dialect(ABC):
     delete_list: str  # (namespace, key)
     current_seq_of: str  # (namespace, key) -> seq
     is_empty: str  # -> one row when any data exists
+
+    #: The UTF-8 byte length of a stored ``value`` column, in this database's SQL.
+    value_bytes: str
+    #: What makes a SELECT hold the rows it reads until the transaction ends (PostgreSQL's
+    #: FOR UPDATE; nothing on SQLite, whose IMMEDIATE write lock holds the whole database).
+    row_lock: str = ""
 
     #: What starts a write transaction on this database.
     #: The driver's parameter mark: ``%s`` (psycopg) or ``?`` (sqlite3).
@@ -127,13 +136,6 @@ class Dialect(ABC):
         )
         return list(cursor.fetchall())
 
-    def prune_history(self, cursor: Any, before: Any) -> int:
-        """Drop every version written before ``before`` (by the written_at index)."""
-        cursor.execute(
-            f"DELETE FROM value_history WHERE written_at < {self.placeholder}", (before,)
-        )
-        return max(cursor.rowcount, 0)
-
     @abstractmethod
     def append(self, cursor: Any, namespace: str, key: str, value: str) -> int:
         """Append one list element; return its seq."""
@@ -214,10 +216,126 @@ class Dialect(ABC):
         """Make sure the next allocated seq is greater than ``at_least``."""
 
     def clear(self, cursor: Any) -> None:
-        """Delete every value, list element and kept version (the sequence is never
-        rewound)."""
-        for table in ("scalar_values", "list_values", "value_history"):
+        """Delete every value, list element, kept version and usage row (the sequence is
+        never rewound)."""
+        for table in ("scalar_values", "list_values", "value_history", "storage_usage"):
             cursor.execute(f"DELETE FROM {table}")
+
+    # --- usage (storage.usage) -------------------------------------------------------------
+
+    def lock_usage(self, cursor: Any, root: str) -> int:
+        """A root's counted bytes (0 when it has no row yet), its row held by this
+        transaction from here on."""
+        p = self.placeholder
+        select = f"SELECT bytes FROM storage_usage WHERE root = {p}{self.row_lock}"
+        cursor.execute(select, (root,))
+        row = cursor.fetchone()
+        if row is None:
+            cursor.execute(
+                f"INSERT INTO storage_usage (root, bytes) VALUES ({p}, 0) "
+                "ON CONFLICT (root) DO NOTHING",
+                (root,),
+            )
+            cursor.execute(select, (root,))
+            row = cursor.fetchone()
+        return int(row[0])
+
+    def lock_usage_range(self, cursor: Any, low: str, high: str) -> None:
+        """Hold the usage rows of the roots in [low, high) (before erasing their data)."""
+        p = self.placeholder
+        cursor.execute(
+            f"SELECT root FROM storage_usage WHERE root >= {p} AND root < {p}{self.row_lock}",
+            (low, high),
+        )
+        cursor.fetchall()
+
+    def set_usage(self, cursor: Any, root: str, used: int) -> None:
+        p = self.placeholder
+        cursor.execute(f"UPDATE storage_usage SET bytes = {p} WHERE root = {p}", (used, root))
+
+    def replaced_bytes(
+        self, cursor: Any, namespace: str, key: str, keep: int
+    ) -> tuple[int | None, int]:
+        """What a write to one value takes away: the bytes of its current value (None when
+        absent) and of the kept versions that keeping one more past ``keep`` drops (the
+        same rows ``keep_version`` deletes: by the primary key, at most ``keep`` read)."""
+        p, size = self.placeholder, self.value_bytes
+        if not keep:
+            cursor.execute(
+                f"SELECT {size} FROM scalar_values WHERE namespace = {p} AND key = {p}",
+                (namespace, key),
+            )
+            row = cursor.fetchone()
+            return (None if row is None else int(row[0])), 0
+        cursor.execute(
+            f"SELECT (SELECT {size} FROM scalar_values WHERE namespace = {p} AND key = {p}), "
+            f"(SELECT coalesce(sum({size}), 0) FROM value_history "
+            f"WHERE namespace = {p} AND key = {p} AND seq <= "
+            f"(SELECT seq FROM value_history WHERE namespace = {p} AND key = {p} "
+            f"ORDER BY seq DESC LIMIT 1 OFFSET {p}))",
+            (namespace, key, namespace, key, namespace, key, keep - 1),
+        )
+        current, dropped = cursor.fetchone()
+        return (None if current is None else int(current)), int(dropped or 0)
+
+    def list_bytes(self, cursor: Any, namespace: str, key: str) -> int:
+        p = self.placeholder
+        cursor.execute(
+            f"SELECT coalesce(sum({self.value_bytes}), 0) FROM list_values "
+            f"WHERE namespace = {p} AND key = {p}",
+            (namespace, key),
+        )
+        return int(cursor.fetchone()[0])
+
+    def purge_history(self, cursor: Any, namespace: str, key: str) -> tuple[int, int]:
+        """Drop every kept version of one value: how many went and their bytes."""
+        p = self.placeholder
+        cursor.execute(
+            f"DELETE FROM value_history WHERE namespace = {p} AND key = {p} "
+            f"RETURNING coalesce({self.value_bytes}, 0)",
+            (namespace, key),
+        )
+        return self._count_and_bytes(cursor)
+
+    def history_namespaces_before(self, cursor: Any, before: Any) -> list[str]:
+        """The namespaces holding versions written before ``before`` (by the index)."""
+        cursor.execute(
+            f"SELECT DISTINCT namespace FROM value_history WHERE written_at < {self.placeholder}",
+            (before,),
+        )
+        return [namespace for (namespace,) in cursor.fetchall()]
+
+    def prune_namespace(self, cursor: Any, namespace: str, before: Any) -> tuple[int, int]:
+        """Drop one namespace's versions written before ``before``: how many, their bytes."""
+        p = self.placeholder
+        cursor.execute(
+            f"DELETE FROM value_history WHERE namespace = {p} AND written_at < {p} "
+            f"RETURNING coalesce({self.value_bytes}, 0)",
+            (namespace, before),
+        )
+        return self._count_and_bytes(cursor)
+
+    @staticmethod
+    def _count_and_bytes(cursor: Any) -> tuple[int, int]:
+        sizes = [int(size) for (size,) in cursor.fetchall()]
+        return len(sizes), sum(sizes)
+
+    def namespace_bytes(self, cursor: Any) -> list[tuple[str, int]]:
+        """Every namespace's stored bytes (values, kept versions, list elements): a full
+        count, for a migration or a load, never for a write."""
+        size = self.value_bytes
+        cursor.execute(
+            f"SELECT namespace, coalesce(sum({size}), 0) FROM scalar_values GROUP BY namespace "
+            f"UNION ALL SELECT namespace, coalesce(sum({size}), 0) FROM value_history "
+            "GROUP BY namespace "
+            f"UNION ALL SELECT namespace, coalesce(sum({size}), 0) FROM list_values "
+            "GROUP BY namespace"
+        )
+        return [(namespace, int(used)) for namespace, used in cursor.fetchall()]
+
+    def erase_usage(self, cursor: Any, low: str, high: str) -> None:
+        p = self.placeholder
+        cursor.execute(f"DELETE FROM storage_usage WHERE root >= {p} AND root < {p}", (low, high))
 
     @abstractmethod
     def to_db_time(self, when: datetime) -> Any: ...

@@ -49,8 +49,15 @@ class PostgresDialect(Dialect):
             PRIMARY KEY (namespace, key, seq))""",
         "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
     )
-    create_statements = (*create_statements, *history_statements)
+    usage_statements = (
+        """CREATE TABLE IF NOT EXISTS storage_usage (
+            root text COLLATE "C" PRIMARY KEY,
+            bytes bigint NOT NULL)""",
+    )
+    create_statements = (*create_statements, *history_statements, *usage_statements)
     drop_statements = (*Dialect.table_drops, "DROP SEQUENCE IF EXISTS storage_seq")
+    value_bytes = "octet_length(value)"
+    row_lock = " FOR UPDATE"
 
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"

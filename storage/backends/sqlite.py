@@ -47,8 +47,15 @@ class SqliteDialect(Dialect):
             PRIMARY KEY (namespace, key, seq)) WITHOUT ROWID""",
         "CREATE INDEX IF NOT EXISTS value_history_written_at ON value_history (written_at)",
     )
-    create_statements = (*create_statements, *history_statements)
+    usage_statements = (
+        """CREATE TABLE IF NOT EXISTS storage_usage (
+            root TEXT NOT NULL PRIMARY KEY,
+            bytes INTEGER NOT NULL) WITHOUT ROWID""",
+    )
+    create_statements = (*create_statements, *history_statements, *usage_statements)
     drop_statements = (*Dialect.table_drops, "DROP TABLE IF EXISTS storage_sequence")
+    # octet_length() is SQLite 3.43's; a text cast to a blob is its UTF-8 bytes.
+    value_bytes = "length(CAST(value AS BLOB))"
 
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = ? AND key = ?"

@@ -20,6 +20,9 @@ export type JsonValue =
  * - relationship_pending: the other project must declare this one back.
  * - conflict: the value changed meanwhile; re-read it, or use updateValue.
  * - too_large: values are limited to 1 MiB (1,048,576 bytes) of JSON text.
+ * - quota_exceeded: the write would take the project past its storage quota (values, kept
+ *   versions and documents together; the message says how much); nothing was written.
+ *   Delete values, or have the owner purge a key's kept versions.
  * - rate_limited: too many requests; retry later.
  * - unavailable: the server is unreachable or did not answer within 15 s; retry after the
  *   board reconnects (see `status`).
@@ -34,6 +37,7 @@ export type ErrorCode =
   | "relationship_pending"
   | "conflict"
   | "too_large"
+  | "quota_exceeded"
   | "rate_limited"
   | "unavailable"
   | "not_supported";
