@@ -330,6 +330,15 @@ AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
 # Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
 KANBAN_LOGIN_MAX_FAILURES = env_int("KANBAN_LOGIN_MAX_FAILURES", 10, minimum=1)
 KANBAN_LOGIN_WINDOW = env_int("KANBAN_LOGIN_WINDOW", 900, minimum=1)
+# Accounts made through invite links a day (kanban/accounts/throttle.py), for the deployment:
+# through one inviter's links, and from one address; "staff" lets only staff links make them.
+KANBAN_INVITE_SIGNUPS = env_choice("KANBAN_INVITE_SIGNUPS", "all", ("all", "staff"))
+KANBAN_INVITE_SIGNUPS_PER_INVITER_DAY = env_int(
+    "KANBAN_INVITE_SIGNUPS_PER_INVITER_DAY", 20, minimum=1
+)
+KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY = env_int(
+    "KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY", 10, minimum=1
+)
 # Peers whose X-Forwarded-For is believed (kanban/accounts/client_address.py); nobody else's is.
 KANBAN_TRUSTED_PROXIES = env_networks("KANBAN_TRUSTED_PROXIES", [])
 # Email, for sending invite links: off unless EMAIL_HOST is set (Django's own settings).
@@ -430,11 +439,6 @@ KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH
 # shows an older one; ``manage.py prune`` deletes them).
 KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
 KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
-# What one project may store in all: its values, kept versions (a deleted key's too, until
-# pruned or purged) and Knowledge documents, as UTF-8 JSON. A write past it is refused
-# (quota_exceeded). 256 MiB holds five keys at the value limit with all their versions, or
-# thousands of ordinary boards, and bounds what one project's writer can fill the disk with.
-KANBAN_PROJECT_BYTES = env_int("KANBAN_PROJECT_BYTES", 256 * 2**20, minimum=1)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).

@@ -113,6 +113,15 @@ def failed_sign_ins(subject: str) -> Value:
     return Value(FAILED_SIGN_INS, subject)
 
 
+INVITE_SIGN_UPS: Final = "kanban.invites.sign_ups"
+
+
+def invite_sign_ups(subject: str) -> Value:
+    """Accounts made through invite links in the current day for one subject (an inviter
+    or an address): ``{"count", "since"}``."""
+    return Value(INVITE_SIGN_UPS, subject)
+
+
 def known_sign_in_address(subject: str) -> Value:
     """That an address has signed in as an account (hashed together): ``{"at"}``."""
     return Value("kanban.login.known", subject)

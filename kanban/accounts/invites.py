@@ -1,10 +1,12 @@
 """Invite links: an owner brings people onto a board with a role, without an administrator.
 
 A link carries a secret; only its hash is stored. It works until it expires, is revoked,
-or has been used its number of times. A person without an account chooses a username and
-password on the link's page (the same rules as everywhere: ``user_create``); a signed-in
-person accepts with one click. Accepting never lowers a role someone already holds, and
-uses the link only when it gives them something.
+or has been used its number of times, and only while its maker owns the board (losing
+ownership revokes one's links). A person without an account chooses a username and
+password on the link's page (the same rules as everywhere: ``user_create``), within the
+day's sign-up limits (``kanban.accounts.throttle``); a signed-in person accepts with one
+click. Accepting never lowers a role someone already holds, and uses the link only when it
+gives them something.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kanban.access.memberships import (
     membership_set,
     role_of,
 )
+from kanban.accounts.throttle import sign_up_admit
 from kanban.accounts.users import user_create
 from kanban.models import ROLE_RANK, Invite, Project, Role
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -195,13 +198,34 @@ def invite_accept(*, user: Any, token: object) -> Project:
     return invite.project
 
 
-def invite_sign_up(*, token: object, username: object, password: object) -> tuple[Any, Project]:
-    """A new person's account, made through the link, and the board it joined; nothing is
-    created when the link no longer works or the username or password is refused."""
+def check_invite_makes_accounts(*, invite: Invite) -> None:
+    """``forbidden`` when this server lets only its staff's links make accounts
+    (``KANBAN_INVITE_SIGNUPS=staff``) and the link's maker is not staff."""
+    maker = invite.created_by
+    if settings.KANBAN_INVITE_SIGNUPS == "staff" and not (maker.is_staff or maker.is_superuser):
+        raise KanbanError(
+            ErrorCode.FORBIDDEN,
+            "On this server only a staff member's invite link makes new accounts: "
+            "log in with the account you have, then open this link again.",
+        )
+
+
+def invite_sign_up(
+    *, token: object, username: object, password: object, address: str | None = None
+) -> tuple[Any, Project]:
+    """A new person's account, made through the link from ``address`` (the client's), and
+    the board it joined. Nothing is created when the link no longer works or may not make
+    accounts, the username or password is refused, or the day's sign-ups through the
+    inviter's links or from the address are used up (``rate_limited``, saying when to try
+    again)."""
     if not isinstance(username, str) or not isinstance(password, str):
         raise invalid_argument("a username and a password are needed")
     with transaction.atomic():
-        invite_find(token=token, lock=True)
+        invite = invite_find(token=token, lock=True)
+        check_invite_makes_accounts(invite=invite)
         user = user_create(username=username, password=password)
+        # Counted after the password is hashed, so the deployment-wide lock it takes is held
+        # only for the rest of this transaction; a refusal rolls the new account back.
+        sign_up_admit(inviter=invite.created_by, address=address)
         project = invite_accept(user=user, token=token)
     return user, project

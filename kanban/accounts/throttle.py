@@ -18,11 +18,17 @@ own attempt back from the address's count.
 The check lives in the authentication backend, so the login page, the admin's login and
 anything else that calls ``authenticate`` are bounded alike. The address is the one
 ``kanban.accounts.client_address`` trusts.
+
+Accounts made through invite links are bounded the same way (``sign_up_admit``), per day:
+through one inviter's links, and from one address. Both counts live in the database every
+worker shares, so they hold for the deployment, and are taken in the transaction that makes
+the account: a sign-up refused for any reason counts nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +43,14 @@ from django.http import HttpRequest
 from kanban.accounts.client_address import client_address
 from kanban.observability.metrics import LOGIN_LOCKS
 from storage import engine
-from storage.namespaces import FAILED_SIGN_INS, failed_sign_ins, known_sign_in_address
+from storage.errors import ErrorCode, KanbanError
+from storage.namespaces import (
+    FAILED_SIGN_INS,
+    INVITE_SIGN_UPS,
+    failed_sign_ins,
+    invite_sign_ups,
+    known_sign_in_address,
+)
 from storage.writes import Write, delete_value, set_value
 
 #: An address shared by many people (an office behind one NAT) gets more room.
@@ -156,3 +169,50 @@ class ThrottledAuthenticationForm(AuthenticationForm):
                 code="rate_limited",
             )
         return super().get_invalid_login_error()
+
+
+# Sign-ups through invite links ----------------------------------------------------------
+
+#: The sign-up limits' day, in seconds; it starts at the first sign-up counted.
+SIGN_UP_WINDOW = 24 * 3600
+
+
+def _wait(seconds: float) -> str:
+    if seconds > 3600:
+        hours = math.ceil(seconds / 3600)
+        return f"{hours} hours" if hours > 1 else "1 hour"
+    minutes = max(1, math.ceil(seconds / 60))
+    return f"{minutes} minutes" if minutes > 1 else "1 minute"
+
+
+def sign_up_admit(*, inviter: Any, address: str | None) -> None:
+    """Count one account made through ``inviter``'s link from ``address``, or refuse it
+    with ``rate_limited`` saying when to try again. Must run inside the transaction that
+    makes the account: every worker's sign-ups then wait for one another (one lock), and a
+    sign-up that fails later rolls its count back with it."""
+    subjects = {
+        f"inviter:{inviter.pk}": (
+            int(settings.KANBAN_INVITE_SIGNUPS_PER_INVITER_DAY),
+            f"through @{inviter.get_username()}'s invite links",
+        )
+    }
+    if address:
+        limit = int(settings.KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY)
+        subjects[f"address:{address}"] = (limit, "from your address")
+    now = time.time()
+    engine.lock_namespace(INVITE_SIGN_UPS)
+    writes = []
+    for subject, (limit, where) in subjects.items():
+        stored = engine.get_value(invite_sign_ups(subject))
+        count, since = 0, now
+        if stored is not None and now - float(stored.value["since"]) < SIGN_UP_WINDOW:
+            count, since = int(stored.value["count"]), float(stored.value["since"])
+        if count >= limit:
+            left = since + SIGN_UP_WINDOW - now
+            raise KanbanError(
+                ErrorCode.RATE_LIMITED,
+                f"Too many accounts were made {where} today. Try again in {_wait(left)}.",
+                retryAfter=math.ceil(left),
+            )
+        writes.append(set_value(invite_sign_ups(subject), {"count": count + 1, "since": since}))
+    engine.commit(writes)

@@ -3,7 +3,7 @@ person who opens one joins with a click, or first chooses a username and passwor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from django.conf import settings
@@ -14,7 +14,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from kanban.accounts.client_address import client_address
 from kanban.accounts.invites import (
+    check_invite_makes_accounts,
     invite_accept,
     invite_create,
     invite_email,
@@ -23,7 +25,7 @@ from kanban.accounts.invites import (
     invite_sign_up,
 )
 from kanban.web.dashboard import members_page, refusals_rendered
-from storage.errors import KanbanError, invalid_argument
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 #: The one backend sessions are checked against (a session naming another is dropped).
 BACKEND = settings.AUTHENTICATION_BACKENDS[0]
@@ -80,6 +82,11 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
     except KanbanError as refused:
         return render(request, "kanban/invite.html", {"problem": refused.message}, status=404)
     context: dict[str, Any] = {"invite": found, "token": token, "username": ""}
+    if not request.user.is_authenticated:
+        try:
+            check_invite_makes_accounts(invite=found)
+        except KanbanError as refused:
+            context["sign_up_refused"] = refused.message  # the page offers to log in only
     if request.method == "POST":
         try:
             if request.user.is_authenticated:
@@ -88,9 +95,18 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
                 project = _sign_up(request, token)
         except KanbanError as refused:
             context.update(error=refused.message, username=request.POST.get("username", ""))
-            return render(request, "kanban/invite.html", context, status=400)
+            response = render(
+                request, "kanban/invite.html", context, status=_STATUS.get(refused.code, 400)
+            )
+            if "retryAfter" in refused.details:
+                response["Retry-After"] = str(refused.details["retryAfter"])
+            return response
         return redirect("board", project.id)
     return render(request, "kanban/invite.html", context)
+
+
+#: A refused join or sign-up's status; anything else is a bad form (400).
+_STATUS: Final = {ErrorCode.RATE_LIMITED: 429, ErrorCode.FORBIDDEN: 403}
 
 
 def _sign_up(request: HttpRequest, token: str) -> Any:
@@ -98,7 +114,10 @@ def _sign_up(request: HttpRequest, token: str) -> Any:
     if password != request.POST.get("password2", ""):
         raise invalid_argument("The two passwords differ.", field="password2")
     user, project = invite_sign_up(
-        token=token, username=request.POST.get("username", "").strip(), password=password
+        token=token,
+        username=request.POST.get("username", "").strip(),
+        password=password,
+        address=client_address(request),
     )
     login(request, user, backend=BACKEND)
     return project

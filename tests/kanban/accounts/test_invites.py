@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from kanban.access.memberships import member_set, membership_role, membership_set
+from kanban.access.memberships import membership_role, membership_set
 from kanban.accounts.invites import (
     MAX_ACTIVE,
     invite_accept,
@@ -21,6 +21,7 @@ from kanban.accounts.invites import (
     invite_sign_up,
     invites_list,
 )
+from kanban.data.members import member_set
 from kanban.models import Invite, Project
 from storage.errors import ErrorCode, KanbanError
 from tests.factories import a_project, a_user
