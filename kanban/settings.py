@@ -439,6 +439,11 @@ KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH
 # shows an older one; ``manage.py prune`` deletes them).
 KANBAN_HISTORY_REVISIONS = env_int("KANBAN_HISTORY_REVISIONS", 50, minimum=1)
 KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
+# What one project may store in all: its values, kept versions (a deleted key's too, until
+# pruned or purged) and Knowledge documents, as UTF-8 JSON. A write past it is refused
+# (quota_exceeded). 256 MiB holds five keys at the value limit with all their versions, or
+# thousands of ordinary boards, and bounds what one project's writer can fill the disk with.
+KANBAN_PROJECT_BYTES = env_int("KANBAN_PROJECT_BYTES", 256 * 2**20, minimum=1)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).
