@@ -12,7 +12,7 @@ import pytest
 from kanban.access.relationships import Grant, Rule
 from kanban.models import Project
 from tests.api.conftest import People, client_for
-from tests.factories import a_mutual_relationship, a_project
+from tests.factories import a_board, a_mutual_relationship, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +104,20 @@ def test_a_read_rule_that_hides_a_key_hides_its_history(people: People, board: P
 def test_the_history_endpoint_is_in_the_schema(people: People) -> None:
     schema = client_for(people.alice).get("/api/v1/schema/?format=json").json()
     assert "/api/v1/projects/{project_id}/history/kv/{key}" in schema["paths"]
+
+
+def test_a_guest_reads_a_boards_comments_but_not_their_history_with_deleted_ones(
+    people: People,
+) -> None:
+    board = a_board(owner=people.alice, members={people.bob: "developer", people.charlie: "guest"})
+    bob, charlie = client_for(people.bob), client_for(people.charlie)
+    regret = {"id": "b1", "author": "bob", "text": "Oops.", "at": "2026-12-01", "edited": None}
+    put(bob, board, "comments:c1", [regret])
+    put(bob, board, "comments:c1", [])
+    refused = charlie.get(history_url(board, "comments:c1"))
+    assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+    assert "Oops." not in refused.content.decode()
+    got = charlie.get(f"/api/v1/projects/{board.id}/kv/comments%3Ac1")
+    assert got.status_code == 200 and got.json()["value"] == []
+    kept = bob.get(history_url(board, "comments:c1")).json()["entries"]
+    assert [entry["value"] for entry in kept] == [[], [regret]]

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
 from kanban.models import Project
 from tests.api.conftest import READ_WRITE, People, client_for
-from tests.factories import a_declaration, a_mutual_relationship, a_project
+from tests.factories import a_board, a_declaration, a_mutual_relationship, a_project
 
 pytestmark = pytest.mark.django_db
 
@@ -378,6 +378,28 @@ def test_values_past_the_reads_byte_budget_come_back_too_large_to_be_read_alone(
     fitted = sum(1 for r in results if r["found"])
     assert fitted == kv_actions.MAX_BATCH_BYTES // (len(big) + 2)
     assert all(r["error"]["code"] == "too_large" for r in results[fitted:])
+
+
+# --- the built-in Board's comments ----------------------------------------------------------
+
+
+def test_a_developer_cannot_rewrite_the_owners_comment_on_a_board_over_rest(
+    people: People,
+) -> None:
+    board = a_board(owner=people.alice, members={people.bob: "developer"})
+    url = kv_url(board, "comments:c1")
+    said = {"id": "a1", "author": "alice", "text": "Not yet.", "at": "2026-12-01", "edited": None}
+    assert put(client_for(people.alice), url, {"value": [said]}).status_code == 200
+    bob = client_for(people.bob)
+    for author in ("alice", "bob"):
+        forged = {**said, "author": author, "text": "Approved, ship it."}
+        assert_error(put(bob, url, {"value": [forged]}), 403, "forbidden")
+    assert_error(bob.delete(url), 403, "forbidden")
+    assert bob.get(url).json()["value"] == [said]
+    mine = {**said, "id": "b1", "author": "bob", "text": "Then I wait."}
+    assert put(bob, url, {"value": [said, mine]}).status_code == 200
+    too_many = [{**mine, "id": f"b{n}"} for n in range(201)]
+    assert_error(put(bob, url, {"value": too_many}), 413, "too_large")
 
 
 # --- schema and docs -----------------------------------------------------------------------

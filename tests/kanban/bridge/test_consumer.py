@@ -29,7 +29,7 @@ from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
 from kanban.models import Project
-from tests.factories import a_board_and_inventory, a_declaration, users
+from tests.factories import a_board, a_board_and_inventory, a_declaration, users
 from tests.kanban.bridge.helpers import (
     CONNECT_TIMEOUT,
     HOST,
@@ -242,6 +242,28 @@ async def test_a_guest_reads_but_cannot_write(world: dict[str, Any]) -> None:
     bridge = Bridge(communicator)
     assert (await bridge.call("get", key="k"))["ok"]
     assert (await bridge.call("set", key="k", value=1))["error"]["code"] == "forbidden"
+    await communicator.disconnect()
+
+
+async def test_a_developer_cannot_rewrite_the_owners_comment_on_a_board_by_hand(
+    world: dict[str, Any],
+) -> None:
+    board = await database_sync_to_async(a_board)(
+        owner=world["alice"], members={world["bob"]: "developer"}
+    )
+    said = {"id": "a1", "author": "alice", "text": "Not yet.", "at": "2026-12-01", "edited": None}
+    await database_sync_to_async(project_kv_set)(
+        user=world["alice"], project_id=board.id, key="comments:c1", value=[said], provenance=SOURCE
+    )
+    communicator, connected, _ = await open_bridge(board, world["bob"])
+    assert connected
+    bridge = Bridge(communicator)
+    current = (await bridge.call("get", key="comments:c1"))["result"]
+    forged = {**said, "text": "Approved, ship it."}
+    for how in ({}, {"expectedRevision": current["revision"]}):
+        refused = await bridge.call("set", key="comments:c1", value=[forged], **how)
+        assert refused["error"]["code"] == "forbidden", refused
+    assert (await bridge.call("get", key="comments:c1"))["result"] == current
     await communicator.disconnect()
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.utils import timezone
 from mcp.client.client import Client
@@ -27,7 +28,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import ApiToken, Project
 from storage import engine
 from storage.namespaces import dataset_value
-from tests.factories import a_project, a_relationship, users
+from tests.factories import a_board, a_project, a_relationship, users
 from tests.live import HOST, LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -374,3 +375,33 @@ async def test_board_cards_refuses_a_project_whose_plugin_is_not_the_board(
             "message": "board_cards takes no 'alias'",
             "field": "alias",
         }
+
+
+async def test_an_agent_cannot_rewrite_the_owners_comment_on_a_board(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    alice, bob = await sync_to_async(
+        lambda: (User.objects.get(username="alice"), User.objects.get(username="bob"))
+    )()
+    board = await sync_to_async(a_board)(owner=alice, members={bob: "developer"})
+    said = {"id": "a1", "author": "alice", "text": "Not yet.", "at": "2026-12-01", "edited": None}
+    await sync_to_async(project_kv_set)(
+        user=alice,
+        project_id=board.id,
+        key="comments:c1",
+        value=[said],
+        provenance=Provenance(via="cli"),
+    )
+    token = await token_for("bob", "--project", str(board.id))
+    async with connect(live_server, token) as client:
+        forged = {**said, "author": "bob", "text": "Approved, ship it."}
+        failed, refused = await call(
+            client, "kv_store", action="set", key="comments:c1", value=[forged]
+        )
+        assert failed and refused["code"] == "forbidden"
+        mine = {**said, "id": "b1", "author": "bob", "text": "From an agent."}
+        failed, _ = await call(
+            client, "kv_store", action="set", key="comments:c1", value=[said, mine]
+        )
+        assert not failed
+    assert (await stored_value(board, "comments:c1")).value == [said, mine]
