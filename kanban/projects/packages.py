@@ -175,6 +175,10 @@ def check_plugin_path(path: object, *, field: str = "path") -> str:
         raise invalid_argument(
             f"{field} {path!r} must not contain backslashes or control characters", field=field
         )
+    if not path.isascii() and not _is_utf8(path):
+        # A file name from disk in no UTF-8 (os gives its bytes as surrogates): nothing can
+        # store, serve or print it.
+        raise invalid_argument(f"{field} {path!r} is not UTF-8", field=field)
     for segment in path.split("/"):
         if segment in {"", ".", ".."}:
             raise invalid_argument(
@@ -183,6 +187,14 @@ def check_plugin_path(path: object, *, field: str = "path") -> str:
         if segment.startswith("."):
             raise invalid_argument(f"{field} {path!r} names a hidden file", field=field)
     return path
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def content_type_for(path: str) -> str:

@@ -237,9 +237,9 @@ def _attempt(folder: Path, replace: bool, owner: Any | None) -> WatchImport:
         changed = invalid_argument(f"the package changed while it was read ({error.strerror})")
         return WatchImport(project=None, error=changed)
     except UnicodeError as error:
-        # A file read as text that is none: a problem of the package, which the next save
-        # may fix, not the end of watching.
-        odd = invalid_argument(f"a file of the package is not UTF-8 text ({error})")
+        # A file or a name of the package that is no UTF-8 and that a check above missed:
+        # a problem of the package, which the next save may fix, not the end of watching.
+        odd = invalid_argument(f"the package holds something that is not UTF-8 ({error})")
         return WatchImport(project=None, error=odd)
 
 

@@ -129,4 +129,6 @@ class Command(BaseCommand):
         problems = error.details.get("problems") or [{"path": "", "message": error.message}]
         for problem in problems:
             where = f"{problem['path']}: " if problem["path"] else ""
-            self.stderr.write(f"{where}{problem['message']}")
+            # A file name in no UTF-8 comes from disk as surrogates, which no stream takes.
+            line = f"{where}{problem['message']}".encode("utf-8", "backslashreplace")
+            self.stderr.write(line.decode("utf-8"))

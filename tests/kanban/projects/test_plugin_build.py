@@ -12,6 +12,7 @@ with a clear error that ``--watch`` reports and survives."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -314,3 +315,20 @@ def test_the_operators_esbuild_is_an_absolute_path_to_a_program(
         monkeypatch.setenv("KANBAN_ESBUILD", wrong)
         with pytest.raises(ImproperlyConfigured, match="KANBAN_ESBUILD"):
             env_executable("KANBAN_ESBUILD", default)
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_watch_keeps_watching(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = plugin_start(name="Counter", path=tmp_path / "counter")
+    odd = os.path.join(os.fsencode(folder), b"\xff.js")
+    with open(odd, "wb") as file:
+        file.write(b"console.log(1);\n")
+
+    with pytest.raises(CommandError, match="nothing imported"):
+        call_command("import_project", str(folder))
+    assert "is not UTF-8" in capsys.readouterr().err
+
+    attempts = list(project_import_watch(path=folder, polls=2, wait=edits(lambda: os.remove(odd))))
+    assert attempts[0].error is not None and "is not UTF-8" in attempts[0].error.message
+    assert [attempt.error for attempt in attempts[1:]] == [None]
