@@ -59,3 +59,10 @@ def document_json_bytes(document_bytes: int) -> int:
 def request_bytes(*, value_bytes: int, document_bytes: int) -> int:
     """The largest HTTP body or websocket frame any request may need."""
     return max(value_json_bytes(value_bytes), document_json_bytes(document_bytes))
+
+
+def frame_bytes(*, value_bytes: int, document_bytes: int) -> int:
+    """The websocket frame cap: the largest valid frame and one envelope more, so a frame a
+    little past it still gets the consumer's ``too_large`` while a larger one is refused
+    (1009) by its header, before it is read into memory."""
+    return request_bytes(value_bytes=value_bytes, document_bytes=document_bytes) + ENVELOPE_BYTES
