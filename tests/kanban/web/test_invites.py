@@ -28,9 +28,10 @@ def crowd(settings: Any) -> str:
     return invite_create(actor=mallory, project_id=board.id, role="guest", uses=100).path
 
 
-def sign_up(path: str, username: str, **client: str) -> Any:
+def sign_up(path: str, username: str, **request: Any) -> Any:
+    """``request``: the request's environ (REMOTE_ADDR, HTTP_X_FORWARDED_FOR)."""
     form = {"username": username, "password": STRONG, "password2": STRONG}
-    return Client(**client).post(path, form)
+    return Client().post(path, form, **request)
 
 
 def accounts() -> int:
@@ -80,7 +81,7 @@ def test_with_staff_links_only_the_page_of_mallorys_link_asks_to_log_in_instead(
     refused = sign_up(crowd, "sock1")
     assert refused.status_code == 403 and accounts() == before
 
-    bob = a_user("bob")
+    bob: Any = a_user("bob")
     signed_in = Client()
     signed_in.force_login(bob)
     assert 'data-testid="invite-accept"' in signed_in.get(crowd).content.decode()
