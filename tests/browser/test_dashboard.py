@@ -88,15 +88,23 @@ def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
     alice.get_by_label("Username").fill("carol")
     alice.get_by_label("Role", exact=True).select_option("guest")
     alice.get_by_label("Username").press("Enter")
-    expect(alice.get_by_test_id("member")).to_have_count(3)
-    expect(alice.get_by_label("Role of Carol Diaz", exact=True)).to_have_value("guest")
+    # Offered, not yet on it: each says yes in their own inbox.
+    expect(alice.get_by_test_id("member")).to_have_count(1)
+    expect(alice.get_by_test_id("offer")).to_have_count(2)
+    expect(alice.get_by_test_id("offer").filter(has_text="carol")).to_contain_text("guest")
 
-    # bob finds it on his dashboard and adds a card.
+    # bob accepts in his inbox, lands on the board and adds a card.
     bob = signed_in("bob")
+    bob.goto("/")
+    expect(bob.get_by_test_id("inbox-count")).to_have_attribute("data-unread", "1")
+    offer = bob.get_by_test_id("offer").filter(has_text="Launch plan")
+    expect(offer).to_contain_text("developer")
+    offer.get_by_role("button", name="Accept").click()
+    expect(bob.locator("#bridge-status")).to_have_text("Live")
     bob.goto("/")
     tile = bob.get_by_test_id("tile").filter(has_text="Launch plan")
     expect(tile.get_by_test_id("tile-role")).to_have_text("developer")
-    expect(tile.get_by_role("list", name="Members").get_by_role("listitem")).to_have_count(3)
+    expect(tile.get_by_role("list", name="Members").get_by_role("listitem")).to_have_count(2)
     open_board_from_dashboard(bob, "Launch plan")
     plugin = bob.frame_locator("#plugin-frame")
     plugin.get_by_test_id("add-card-todo").click()
@@ -109,6 +117,8 @@ def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
 
     # carol sees it, read-only; the members page shows her the list without the controls.
     carol = signed_in("carol")
+    carol.goto("/")
+    carol.get_by_test_id("offer").get_by_role("button", name="Accept").click()
     open_board_from_dashboard(carol, "Launch plan")
     carol_plugin = carol.frame_locator("#plugin-frame")
     expect(carol_plugin.get_by_test_id("card-title")).to_have_text(["Book the venue"])
@@ -116,6 +126,8 @@ def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
     expect(carol_plugin.get_by_test_id("add-card-todo")).to_have_count(0)
 
     # alice removes carol; carol's open board loses access within a second.
+    alice.reload()
+    expect(alice.get_by_test_id("member")).to_have_count(3)
     alice.get_by_role("button", name="Remove Carol Diaz").click()
     expect(alice.get_by_test_id("member")).to_have_count(2)
     removed = time.monotonic()
@@ -149,9 +161,12 @@ def test_a_guest_sees_the_members_but_no_controls_and_cannot_post_a_change(
     alice.get_by_label("Username").fill("carol")
     alice.get_by_label("Role", exact=True).select_option("guest")
     alice.get_by_role("button", name="Add member").click()
-    expect(alice.get_by_test_id("member")).to_have_count(2)
+    expect(alice.get_by_test_id("offer")).to_have_count(1)
 
     carol = signed_in("carol")
+    carol.goto("/")
+    carol.get_by_test_id("offer").get_by_role("button", name="Accept").click()
+    expect(carol.locator("#bridge-status")).to_have_text("Live")
     carol.goto(f"/boards/{project.id}/members/")
     expect(carol.get_by_test_id("member")).to_have_count(2)
     expect(carol.get_by_role("button", name=re.compile("Remove"))).to_have_count(0)
@@ -167,6 +182,12 @@ def test_a_guest_sees_the_members_but_no_controls_and_cannot_post_a_change(
     assert answer.status == 400
     assert "needs the owner role" in answer.text()
     assert project.memberships.get(user=people["carol"]).role == "guest"
+
+    # What she may do is leave: the board goes from her dashboard.
+    carol.get_by_role("button", name="Leave board").click()
+    expect(carol.get_by_test_id("left-status")).to_contain_text("Team")
+    expect(carol.get_by_test_id("tile")).to_have_count(0)
+    assert not project.memberships.filter(user=people["carol"]).exists()
 
 
 def test_search_sort_and_the_archive_on_a_390_pixel_phone(
