@@ -119,11 +119,12 @@ def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
 
 
 def invites_active(*, project: Project) -> list[Invite]:
-    return [
-        invite
-        for invite in Invite.objects.filter(project=project, revoked_at=None)
-        if _problem(invite) is None
-    ]
+    found = Invite.objects.filter(project=project, revoked_at=None).select_related("created_by")
+    working = [invite for invite in found if _problem(invite) is None]
+    # One look at each maker, not at each of up to MAX_ACTIVE links.
+    makers = {invite.created_by_id: invite for invite in working}
+    gone = {maker for maker, invite in makers.items() if _maker_problem(invite) is not None}
+    return [invite for invite in working if invite.created_by_id not in gone]
 
 
 def invites_list(*, actor: Any, project_id: UUID) -> list[Invite]:

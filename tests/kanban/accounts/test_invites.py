@@ -219,6 +219,7 @@ def test_a_link_admits_nobody_once_its_maker_no_longer_owns_the_board_however_th
     token = token_of(invite_create(actor=root, project_id=ops.id, role="owner", uses=5).path)
     root.is_superuser = False
     root.save(update_fields=["is_superuser"])
+    assert invites_list(actor=erin, project_id=ops.id) == [], "the owners see no working link"
 
     gina = a_user("gina")
     error = refusal(lambda: invite_accept(user=gina, token=token))
