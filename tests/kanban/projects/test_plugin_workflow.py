@@ -34,7 +34,7 @@ def plugin_changes() -> Iterator[list[tuple[UUID, str]]]:
     remove()
 
 
-def edits(*steps: Callable[[], None]) -> Callable[[float], None]:
+def edits(*steps: Callable[[], object]) -> Callable[[float], None]:
     """A ``wait`` for the watcher: while it waits before each look, the developer does the
     next step (then nothing)."""
     pending = list(steps)
