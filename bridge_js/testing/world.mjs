@@ -15,6 +15,8 @@
 // may reach); `pushLimit` is the size in bytes of JSON up to which watch events carry values.
 
 import { V, LIMITS } from "../src/protocol.js";
+import { checkRequest } from "../src/guards.js";
+import { withHint } from "../src/hints.js";
 
 const WRITERS = new Set(["developer", "owner"]);
 const FIRST_USER = { id: 1, username: "alice", displayName: "Alice" };
@@ -24,6 +26,42 @@ function allows(rule, key) {
   if (Array.isArray(rule)) return rule.some((prefix) => key.startsWith(prefix));
   return false;
 }
+
+// Python's repr() of a string: the server's messages quote keys, aliases and usernames so.
+export function quoted(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") out += "\\" + ch;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch === " " || !/[\p{C}\p{Z}]/u.test(ch)) out += ch;
+    else if (c <= 0xff) out += "\\x" + c.toString(16).padStart(2, "0");
+    else if (c <= 0xffff) out += "\\u" + c.toString(16).padStart(4, "0");
+    else out += "\\U" + c.toString(16).padStart(8, "0");
+  }
+  return out + quote;
+}
+
+// The server's refusals, in its words (kanban/access/decision.py, kanban/data,
+// storage/engine.py): a plugin's test that checks a message passes here and on a board.
+// tests/bridge_js/test_testing_host.py sends the same bad calls to both and compares.
+const GERUNDS = { get: "reading", history: "reading", getMany: "reading", subscribe: "subscribing", watch: "subscribing", set: "writing", update: "updating" };
+const MAX_TEXT = 500;
+const MAX_RECIPIENTS = 20;
+const CARD = /^[A-Za-z0-9_-]{1,64}$/;
+const CONTROL = /[^\P{C}\n]|[\p{Zl}\p{Zp}]|[^\P{Zs} ]/u;
+const say = {
+  noAlias: (alias) => new Refusal("unknown_alias", `this project declares no relationship ${quoted(alias)}`),
+  pending: (alias) => new Refusal("relationship_pending", `relationship ${quoted(alias)} is pending until the related project declares this one`),
+  role: (op, alias) =>
+    new Refusal("forbidden", alias === null ? `${GERUNDS[op]} in this project needs the developer role` : `${GERUNDS[op]} through ${quoted(alias)} needs the developer role in this project`),
+  grant: (op, key, alias) => new Refusal("forbidden", `${GERUNDS[op]}${key === null ? "" : " " + quoted(key)} through ${quoted(alias)} is not allowed`),
+  conflict: (project, key, expected) =>
+    new Refusal("conflict", `project.${project}.kv/${quoted(key)} is not ${expected === null ? "absent" : "revision " + expected}; nothing was written`),
+};
 
 class Refusal extends Error {
   constructor(code, message, extra) {
@@ -94,11 +132,11 @@ export function createTestWorld(options = {}) {
 
     // alias -> {id, read, write, pending}: null is the page's own project, all of it.
     function targetOf(alias) {
-      if (alias === null) return { id: project, read: "all", write: "all" };
+      if (alias === null) return { id: project, alias, read: "all", write: "all" };
       const link = relationships.find((r) => r.from === project && r.alias === alias);
-      if (!link) throw new Refusal("unknown_alias", `this project declares no alias ${JSON.stringify(alias)}`);
-      if (link.pending) throw new Refusal("relationship_pending", `${JSON.stringify(alias)} has not declared this project back`);
-      return { id: link.to, read: link.read, write: link.write };
+      if (!link) throw say.noAlias(alias);
+      if (link.pending) throw say.pending(alias);
+      return { id: link.to, alias, read: link.read, write: link.write };
     }
 
     function context(alias) {
@@ -112,7 +150,7 @@ export function createTestWorld(options = {}) {
     }
 
     function read(target, key) {
-      if (!allows(target.read, key)) throw new Refusal("forbidden", `reading ${JSON.stringify(key)} is not allowed`);
+      if (!allows(target.read, key)) throw say.grant("get", key, target.alias);
       const values = projectOf(target.id);
       if (!values.values.has(key)) return { found: false };
       return { found: true, value: structuredClone(values.values.get(key)), revision: values.revisions.get(key) };
@@ -134,12 +172,17 @@ export function createTestWorld(options = {}) {
         }
         case "set": {
           const target = targetOf(alias);
-          if (!WRITERS.has(role) || !allows(target.write, f.key)) throw new Refusal("forbidden", `writing ${JSON.stringify(f.key)} is not allowed`);
-          if ("expectedRevision" in f) {
+          // A compare-and-set is decided as an update: it needs the read grant as well.
+          const op = "expectedRevision" in f ? "update" : "set";
+          if (!WRITERS.has(role)) throw say.role(op, alias);
+          if (!allows(target.write, f.key) || (op === "update" && !allows(target.read, f.key))) throw say.grant(op, f.key, alias);
+          if (op === "update") {
             const now = projectOf(target.id).revisions.get(f.key) ?? null;
             if (now !== f.expectedRevision) {
-              const current = allows(target.read, f.key) ? read(target, f.key) : undefined;
-              throw new Refusal("conflict", `${JSON.stringify(f.key)} changed meanwhile`, current && { current });
+              const current = read(target, f.key);
+              const refusal = say.conflict(target.id, f.key, f.expectedRevision);
+              refusal.extra = { current };
+              throw refusal;
             }
           }
           return { revision: store(target.id, f.key, f.value, user.username) };
@@ -151,20 +194,21 @@ export function createTestWorld(options = {}) {
           return { entries: entries.slice(0, f.value?.limit || 20), cursor: null };
         }
         case "subscribe":
-          targetOf(alias);
+          following(alias);
           follows.subscribe.add(alias);
           return { subscribed: true };
         case "unsubscribe":
           follows.subscribe.delete(alias);
           return { subscribed: false };
         case "watch":
-          targetOf(alias);
+          following(alias);
           follows.watch.set(alias, f.value?.prefix || "");
           return { watching: true };
         case "unwatch":
           follows.watch.delete(alias);
           return { watching: false };
         case "configuration.set":
+          if (alias !== null) throw new Refusal("invalid_argument", "a configuration belongs to this board");
           config = { ...config, values: f.value };
           return {};
         case "notify":
@@ -174,16 +218,29 @@ export function createTestWorld(options = {}) {
       }
     }
 
+    // A subscription needs the read grant to open something (knowledge is not served here).
+    function following(alias) {
+      const target = targetOf(alias);
+      if (alias !== null && target.read === "none") throw say.grant("subscribe", null, alias);
+    }
+
     function notify(f, alias) {
-      if (alias !== null) throw new Refusal("invalid_argument", "a plugin notifies members of its own board");
+      const refuse = (message) => new Refusal("invalid_argument", message);
+      if (alias !== null) throw refuse("a plugin notifies members of its own board");
       if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
       const { users, text, card } = f.value || {};
-      if (!Array.isArray(users) || !users.length) throw new Refusal("invalid_argument", "users is a list of usernames");
-      if (typeof text !== "string" || !text.trim() || text.length > 500) throw new Refusal("invalid_argument", "a notification is 1 to 500 characters");
+      if (!Array.isArray(users) || !users.every((name) => typeof name === "string")) throw refuse("users is a list of usernames");
+      if (users.length < 1 || users.length > MAX_RECIPIENTS) throw refuse(`notify 1 to ${MAX_RECIPIENTS} people at once`);
+      if (typeof text !== "string" || !text.trim()) throw refuse("a notification needs text");
+      // Python's strip() and len(): whitespace at both ends, and code points, not UTF-16 units.
+      const trimmed = text.trim();
+      if ([...trimmed].length > MAX_TEXT) throw refuse(`a notification is at most ${MAX_TEXT} characters`);
+      if (CONTROL.test(trimmed)) throw refuse("a notification has no control characters");
+      if (card !== undefined && card !== null && (typeof card !== "string" || !CARD.test(card))) throw refuse("card is an id of 1 to 64 letters, digits, _ and -");
       const stranger = users.find((name) => !members.some((m) => m.username === name));
-      if (stranger !== undefined) throw new Refusal("invalid_argument", `${JSON.stringify(stranger)} is not a member of this board`);
+      if (stranger !== undefined) throw refuse(`${quoted(stranger)} is not a member of this board`);
       const sent = [...new Set(users)].filter((name) => name !== user.username);
-      for (const name of sent) notifications.push({ user: name, text: text.trim(), card: card ?? null });
+      for (const name of sent) notifications.push({ user: name, text: trimmed, card: card ?? null });
       return { sent };
     }
 
@@ -194,11 +251,15 @@ export function createTestWorld(options = {}) {
       requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
       let reply;
       try {
+        // What a board's host checks before it relays a frame (src/host.js): the same
+        // refusal, in the same words, for a key too long or a value too large.
+        checkRequest(f, LIMITS);
         refuseIfFailing(f.op);
         reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
       } catch (refusal) {
-        if (!(refusal instanceof Refusal)) throw refusal;
-        reply = { v: V, id: f.id, ok: false, error: { code: refusal.code, message: refusal.message, ...refusal.extra } };
+        if (!(refusal instanceof Refusal) && typeof refusal?.code !== "string") throw refusal;
+        // The board's host adds each code's hint to every refusal it relays.
+        reply = { v: V, id: f.id, ok: false, error: withHint({ code: refusal.code, message: refusal.message, ...refusal.extra }) };
       }
       const delay = delays.get(f.key);
       const to = send;

@@ -54,6 +54,21 @@ describe("the plugin test host", () => {
     await assert.rejects(h.kanban.knowledge.listDocuments(), { code: "not_supported" });
   });
 
+  test("refuses in the server's words, with the hint a board's host adds", async () => {
+    const guest = await host({ role: "guest", kv: { counter: 1 } });
+    await assert.rejects(guest.kanban.kv.updateValue("counter", (n) => n + 1), {
+      code: "forbidden",
+      message: "updating in this project needs the developer role",
+      hint: "your role or the grant does not allow it",
+    });
+    const h = await host({ related: { inventory: { read: ["stock:"] } } });
+    await assert.rejects(h.kanban.relatedProjects.get("inventory").kv.getValue("secret"), {
+      message: "reading 'secret' through 'inventory' is not allowed",
+    });
+    // What a board's host refuses before the server sees it, as it does.
+    await assert.rejects(h.kanban.kv.getValue("k".repeat(1025)), { code: "invalid_argument", message: "key is longer than 1024 characters" });
+  });
+
   test("notify reaches members only, never the sender, and only from a writer", async () => {
     const bob = { id: 2, username: "bob", displayName: "Bob", role: "developer" };
     const h = await host({ members: [bob] });
