@@ -444,6 +444,11 @@ KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 # (quota_exceeded). 256 MiB holds five keys at the value limit with all their versions, or
 # thousands of ordinary boards, and bounds what one project's writer can fill the disk with.
 KANBAN_PROJECT_BYTES = env_int("KANBAN_PROJECT_BYTES", 256 * 2**20, minimum=1)
+# One person's write rate in bytes of JSON (values and documents), across every worker and
+# transport (kanban/access/quotas.py): 1 MiB a second after a burst of 32 values at the value
+# limit, where one client wrote 660 MB a minute; past it a write is rate_limited.
+KANBAN_WRITE_BYTES_PER_USER = env_float("KANBAN_WRITE_BYTES_PER_USER", 2.0**20, minimum=1.0)
+KANBAN_WRITE_BYTES_BURST = env_float("KANBAN_WRITE_BYTES_BURST", 32.0 * 2**20, minimum=2.0**20)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).

@@ -34,6 +34,7 @@ import redis.asyncio
 from django.conf import settings
 
 from kanban.observability.metrics import LAYER_FAILURES
+from storage.errors import ErrorCode, KanbanError
 
 logger = logging.getLogger(__name__)
 
@@ -286,3 +287,90 @@ def search_slot(*, user_id: int) -> Iterator[bool]:
                 client.zrem(key, member)
             except Exception:
                 _failed("giving a search slot back")  # it expires by itself
+
+
+# --- write bytes -------------------------------------------------------------------------
+#
+# What one person writes (values and documents, by their JSON size), however many workers
+# and transports it comes through: a token bucket in bytes, in Redis with ``REDIS_URL``
+# (leased a sixteenth of the burst at a time, as messages are), per process otherwise or
+# while Redis is down. The project quota bounds what is kept; this bounds the churn (each
+# write also keeps a version, rewrites indexes and the WAL) one person can cause.
+
+_sync_token_scripts: dict[str, Any] = {}
+_byte_leases: dict[int, int] = {}  # user id -> bytes in hand, leased from Redis
+_local_bytes: dict[int, tuple[float, float]] = {}  # user id -> (bytes, monotonic stamp)
+_bytes_lock = threading.Lock()
+
+
+def write_bytes_rate() -> tuple[float, float]:
+    """A person's write rate and burst in bytes (``KANBAN_WRITE_BYTES_PER_USER``, ``_BURST``)."""
+    return float(settings.KANBAN_WRITE_BYTES_PER_USER), float(settings.KANBAN_WRITE_BYTES_BURST)
+
+
+def write_bytes_take(*, user_id: int, size: int) -> bool:
+    """Take ``size`` bytes from this person's write budget: False, nothing taken, past it.
+    Runs in a worker's thread (every write does)."""
+    rate, burst = write_bytes_rate()
+    if shared():
+        taken = _take_shared_bytes(user_id, size, rate, burst)
+        if taken is not None:
+            return taken
+    return _take_local_bytes(user_id, size, rate, burst)
+
+
+def _take_shared_bytes(user_id: int, size: int, rate: float, burst: float) -> bool | None:
+    """From the deployment's bucket through this process's lease; None when Redis failed."""
+    with _bytes_lock:
+        held = _byte_leases.get(user_id, 0)
+        if held < size:
+            client, _ = _sync_client_and_script()
+            url = str(settings.REDIS_URL)
+            if url not in _sync_token_scripts:
+                _sync_token_scripts[url] = client.register_script(_TAKE_TOKENS)
+            want = max(size - held, int(burst // 16))
+            try:
+                granted = _sync_token_scripts[url](
+                    keys=[_key("write-bytes", user_id)], args=[rate, burst, want]
+                )
+            except Exception:
+                _failed("taking write bytes")
+                return None
+            held += int(granted)
+        if held < size:
+            _byte_leases[user_id] = held  # kept for the next write, not given back
+            return False
+        _byte_leases[user_id] = held - size
+        return True
+
+
+def _take_local_bytes(user_id: int, size: int, rate: float, burst: float) -> bool:
+    with _bytes_lock:
+        now = time.monotonic()
+        tokens, stamp = _local_bytes.get(user_id, (burst, now))
+        tokens = min(burst, tokens + (now - stamp) * rate)
+        taken = tokens >= size
+        _local_bytes[user_id] = (tokens - size if taken else tokens, now)
+        return taken
+
+
+def check_write_bytes(*, user: Any, size: int) -> None:
+    """Refuse (``rate_limited``, before anything is written) a write past its writer's
+    write-bytes rate."""
+    if not write_bytes_take(user_id=int(user.pk), size=size):
+        rate, _ = write_bytes_rate()
+        raise KanbanError(
+            ErrorCode.RATE_LIMITED,
+            f"you are writing more than {int(rate)} bytes a second; retry later",
+        )
+
+
+def write_bytes_reset() -> None:
+    """Forget every budget (tests: each starts with full ones)."""
+    with _bytes_lock:
+        _byte_leases.clear()
+        _local_bytes.clear()
+    if settings.REDIS_URL:
+        client, _ = _sync_client_and_script()
+        for key in client.scan_iter(match=_key("write-bytes", 0).removesuffix("0") + "*"):
+            client.delete(key)

@@ -24,6 +24,8 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.CONFLICT: 409,
     ErrorCode.RELATIONSHIP_PENDING: 409,
     ErrorCode.TOO_LARGE: 413,
+    # The request is fine; the project has no room left for it (RFC 4918's status).
+    ErrorCode.QUOTA_EXCEEDED: 507,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.UNAVAILABLE: 503,
     ErrorCode.NOT_SUPPORTED: 422,

@@ -43,6 +43,7 @@ ERRORS = {
     409: OpenApiResponse(description="conflict (with `current`) / relationship_pending"),
     413: OpenApiResponse(description="too_large"),
     429: OpenApiResponse(description="rate_limited"),
+    507: OpenApiResponse(description="quota_exceeded: the project's storage is full"),
 }
 ENTRY = OpenApiResponse(
     response=OpenApiTypes.OBJECT, description='{"key","value","revision","updatedAt","source"}'
@@ -188,7 +189,8 @@ def check_history_query(query: Any) -> dict[str, Any]:
 
 
 class HistoryView(APIView):
-    """``GET .../history/kv/{key}``: one key's kept versions, under the key's read rule."""
+    """``GET .../history/kv/{key}``: one key's kept versions, under the key's read rule;
+    ``DELETE``: the owner purges them."""
 
     related: ClassVar[bool] = False
 
@@ -204,6 +206,20 @@ class HistoryView(APIView):
         )
         return Response(history)
 
+    @extend_schema(
+        parameters=[KEY],
+        responses={200: OpenApiResponse(description='{"purged"}: versions deleted'), **ERRORS},
+    )
+    def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
+        """The owner deletes every kept version of the key (its current value stays), which
+        count toward the project's storage quota until then."""
+        return Response(
+            kv_actions.project_kv_history_purge(
+                user=request.user, project_id=kwargs["project_id"], key=key
+            )
+        )
+
 
 class RelatedHistoryView(HistoryView):
     related = True
+    http_method_names = ["get", "options"]

@@ -29,6 +29,7 @@ from kanban.data.kv import Provenance, write_source
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.knowledge import INDEX_KEY
+from storage.usage import text_bytes
 from storage.writes import ANY
 
 
@@ -123,6 +124,12 @@ def project_knowledge_get(
     return knowledge.knowledge_get(project_id=target, document_id=document_id)
 
 
+def _text_bytes(*texts: object) -> int:
+    """What a document write counts against its writer's write-bytes rate (the text it
+    stores; anything not text is refused by the storage service)."""
+    return sum(text_bytes(text) for text in texts if isinstance(text, str))
+
+
 def project_knowledge_create(
     *,
     user: Any,
@@ -134,6 +141,7 @@ def project_knowledge_create(
     document_id: str | None = None,
 ) -> knowledge.DocumentSummary | WriteReceipt:
     access, writing = _write(user, project_id, alias, document_id, provenance)
+    quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
     created = knowledge.knowledge_create(
         title=title, markdown=markdown, document_id=document_id, **writing
     )
@@ -152,6 +160,7 @@ def project_knowledge_edit(
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
     _, writing = _write(user, project_id, alias, document_id, provenance)
+    quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
     return knowledge.knowledge_edit(
         document_id=document_id,
         title=title,

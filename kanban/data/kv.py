@@ -14,6 +14,8 @@ from typing import Any, Final, Literal
 from uuid import UUID
 
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
+from kanban.access.memberships import access_project_role
+from kanban.access.quotas import check_write_bytes
 from kanban.data.actions import action_in, needed
 from kanban.data.board.comments import (
     PreviousCheck,
@@ -21,6 +23,7 @@ from kanban.data.board.comments import (
     board_write_check,
     check_comments_history,
 )
+from kanban.models import Role
 from storage import jsoncodec, kv
 from storage.addresses import check_text
 from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
@@ -28,6 +31,7 @@ from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import RESERVED_PREFIX
 from storage.limits import MAX_BATCH_BYTES
 from storage.namespaces import Domain, check_user_keys
+from storage.usage import text_bytes
 from storage.writes import ANY
 
 Via = Literal["bridge", "api", "mcp", "admin", "cli"]
@@ -224,6 +228,7 @@ def project_kv_set(
     op = Op.SET if expected_revision is ANY else Op.UPDATE
     access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
     dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
+    check_write_bytes(user=user, size=text_bytes(jsoncodec.encode(value)))
     check = board_write_check(user=user, dataset=dataset, key=key, value=value)
     try:
         if check is not None:
@@ -354,6 +359,25 @@ def project_kv_history(
         entries.append(entry)
     cursor = entries[-1]["revision"] if len(entries) == size else None
     return {"entries": entries, "cursor": cursor}
+
+
+def project_kv_history_purge(
+    *,
+    user: Any,
+    project_id: UUID,
+    key: str,
+    domain: Domain = "kv",
+    conversation_id: str | None = None,
+) -> dict[str, Any]:
+    """The owner deletes every kept version of one key, a deleted key's too (its current
+    value stays): the bytes they held leave the project's usage at once instead of when
+    they age out. ``{purged}``: how many versions went."""
+    access_project_role(
+        user=user, project_id=project_id, needed=Role.OWNER, doing="purging kept versions"
+    )
+    dataset = kv.Dataset(project_id, domain, conversation_id)
+    check_raw_write(domain, conversation_id, key)
+    return {"purged": kv.kv_history_purge(dataset=dataset, key=key)}
 
 
 # --- one call, as the transports name it ---------------------------------------------------
