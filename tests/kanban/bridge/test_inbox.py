@@ -15,6 +15,7 @@ from django.test import Client
 
 from kanban.access.events import publish_access_changed
 from kanban.asgi import application
+from kanban.data.members import member_set, offer_decline, offers_mine
 from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import CONNECT_TIMEOUT, HOST, ORIGIN, Bridge, open_bridge
 
@@ -96,3 +97,22 @@ async def test_an_inbox_socket_that_talks_is_closed(people: dict[str, Any]) -> N
     assert await unread(inbox) == 0
     await inbox.send_to(text_data="{}")
     assert await inbox.receive_output(timeout=5) == {"type": "websocket.close", "code": 4400}
+
+
+async def test_a_board_offered_to_carol_counts_in_her_inbox_until_she_answers(
+    people: dict[str, Any],
+) -> None:
+    carol = await database_sync_to_async(a_user)("carol")
+    _, cookie = await signed_in(carol)
+    inbox = await open_inbox(cookie)
+    assert await unread(inbox) == 0
+
+    offer = database_sync_to_async(member_set)
+    await offer(
+        actor=people["alice"], project_id=people["board"].id, username="carol", role="guest"
+    )
+    assert await unread(inbox) == 1
+    [mine] = await database_sync_to_async(offers_mine)(user=carol)
+    await database_sync_to_async(offer_decline)(user=carol, offer_id=mine["id"])
+    assert await unread(inbox) == 0
+    await inbox.disconnect()
