@@ -66,8 +66,7 @@ def test_mallorys_links_make_at_most_her_daily_number_of_accounts_on_all_her_boa
 
     assert error.code == ErrorCode.RATE_LIMITED
     assert error.message == (
-        "Too many accounts were made through @mallory's invite links today. "
-        "Try again in 24 hours."
+        "Too many accounts were made through @mallory's invite links today. Try again in 24 hours."
     )
     assert 86_000 < error.details["retryAfter"] <= 86_400
     assert "sock4" not in usernames()
