@@ -2,9 +2,10 @@
 ``{"unread": n}`` when it opens and whenever their inbox changes, so the top bar's count is
 current while the page is open. It takes no requests.
 
-One of the person's sockets (``KANBAN_SOCKETS_PER_USER`` counts it with the bridge's), on
-the channel layer's group ``inbox_group(user)``: one layer message per person per change,
-whatever the number of their pages.
+One of the person's sockets (``KANBAN_SOCKETS_PER_USER`` counts it with the bridge's, per
+worker and, with Redis, for the deployment, as the bridge does), on the channel layer's
+group ``inbox_group(user)``: one layer message per person per change, whatever the number of
+their pages.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import DatabaseError
 
+from kanban.access import quotas
 from kanban.bridge import frames
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.hub import inbox_group
@@ -38,6 +40,12 @@ class InboxConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
         if not QUOTA.open(user.pk):
             await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
             return
+        handle = await quotas.socket_open(user_id=user.pk)
+        if handle is None:
+            QUOTA.close(user.pk)  # as many as one may across the deployment
+            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
+            return
+        self.quota_handle = handle
         self.user = user
         self.group = inbox_group(user.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -48,6 +56,7 @@ class InboxConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
         if user is not None:
             self.user = None
             QUOTA.close(user.pk)
+            await quotas.socket_close(user_id=user.pk, handle=self.quota_handle)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:

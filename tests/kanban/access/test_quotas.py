@@ -176,3 +176,45 @@ async def test_a_worker_keeps_each_of_its_sockets_slots_alive_and_only_its_own(
             await quotas.socket_close(user_id=user_id, handle=handle)
     await client.aclose()
     quotas._states.pop(asyncio.get_running_loop(), None)
+
+
+async def try_open_inbox(server: LiveServer, scene: dict[str, Any]) -> Any:
+    """An open inbox socket (past its first count), or None when the worker closed it at
+    once (4013: try again later)."""
+    from websockets.asyncio.client import connect
+
+    socket = await connect(
+        f"{server.ws_url}/ws/inbox/",
+        additional_headers=[("Cookie", scene["cookie"])],
+        origin=server.url,  # type: ignore[arg-type]
+    )
+    try:
+        assert "unread" in json.loads(await asyncio.wait_for(socket.recv(), 30))
+    except ConnectionClosed as closed:
+        assert closed.rcvd is not None and closed.rcvd.code == 4013, closed
+        return None
+    return socket
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_inbox_sockets_are_capped_for_the_deployment_as_board_sockets_are(
+    live_servers: Callable[..., list[LiveServer]],
+    redis_layer: dict[str, str],
+    scene: dict[str, Any],
+) -> None:
+    """#4 L3: 100 inbox sockets over three workers, 96 accepted (32 a worker) where board
+    sockets were held to 32 in all. Both kinds are one person's sockets."""
+    env = redis_layer | {"KANBAN_SOCKETS_PER_USER": "30"}
+    workers = await asyncio.to_thread(live_servers, 3, env=env)
+    tries = [try_open_inbox(worker, scene) for worker in workers for _ in range(40)]
+    opened = [socket for socket in await asyncio.gather(*tries) if socket is not None]
+    assert len(opened) == 30
+    assert await try_open(workers[0], scene) is None, "a board socket counts against the same cap"
+    for socket in opened[:5]:
+        await socket.close()
+    await asyncio.sleep(0.2)  # each worker gives its slot back as its socket closes
+    again = await asyncio.gather(*(try_open_inbox(workers[n % 3], scene) for n in range(8)))
+    assert sum(socket is not None for socket in again) == 5, "closed sockets free their places"
+    for socket in [*opened[5:], *again]:
+        if socket is not None:
+            await socket.close()
