@@ -30,6 +30,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Membership, Project
 from kanban.projects.board_templates import board_create
 from kanban.projects.lifecycle import project_create
+from storage import kv
 
 #: How the factories' Board writes are recorded: as the command line would write them.
 BY_THE_CLI = Provenance(via="cli")
@@ -181,7 +182,9 @@ def board_data(
     """Write what the Board keeps (bridge_js/plugins/board/app.js's layout) through the KV
     service, as ``by`` (the project's first owner unless given): the columns when given,
     each card ({id: fields}, in column "todo" unless the fields say otherwise) with the
-    index listing them in that order, then each card's comments ({id: [comment, ...]})."""
+    index listing them in that order, then each card's comments ({id: [comment, ...]}), as
+    their authors left them (stored beneath the KV service, which takes a new comment only
+    from its author: kanban/data/board/comments.py)."""
     writer = by if by is not None else _an_owner_of(project)
 
     def put(key: str, value: Any) -> None:
@@ -196,7 +199,12 @@ def board_data(
             put(card_key(card_id), {"id": card_id, "column": "todo", **fields})
         put(INDEX_KEY, list(cards))
     for card_id, thread in (comments or {}).items():
-        put(f"comments:{card_id}", [dict(comment) for comment in thread])
+        kv.kv_set(
+            dataset=kv.Dataset(project.id),
+            key=f"comments:{card_id}",
+            value=[dict(comment) for comment in thread],
+            source={"user": writer.get_username(), "userId": writer.pk, "via": "cli"},
+        )
 
 
 def _an_owner_of(project: Project) -> Any:

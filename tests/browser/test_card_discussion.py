@@ -108,6 +108,14 @@ def test_alice_mentions_bob_who_sees_it_live_ticks_her_checklist_and_carol_only_
             .then(() => "written", (e) => e.code)"""
     )
     assert refused == "forbidden"
+    # Nor may Bob, who writes, put other words in Alice's mouth: the server keeps her comment.
+    rewritten = bob.frame.evaluate(
+        """() => steamHarnessKanban.kv.updateValue("comments:c1", (list) =>
+              list.map((c) => ({...c, text: "Approved, ship it."})))
+            .then(() => "written", (e) => e.code)"""
+    )
+    assert rewritten == "forbidden"
+    assert [c["text"] for c in stored(demo, "comments:c1")] == [kept["text"]]
 
     # Bob replies; Alice, an owner, may delete his comment, and he may edit his own.
     bobs.get_by_test_id("comment-input").fill("Done, see the draft")
@@ -204,7 +212,7 @@ SHOTS = (
 def test_the_card_dialog_and_the_inbox_for_the_readme(
     demo: Demo, open_board: Callable[..., Person], viewport: dict[str, int], suffix: str
 ) -> None:
-    bob = demo.people["bob"]
+    alice, bob = demo.people["alice"], demo.people["bob"]
     card = stored(demo, "card:c1")
     checklist = [
         {"id": "k1", "text": "Outline the first week", "done": True},
@@ -231,6 +239,7 @@ def test_the_card_dialog_and_the_inbox_for_the_readme(
             {**card, "assignees": ["alice", "bob"], "checklist": checklist, "commentCount": 2},
             bob,
         ),
+        ("comments:c1", comments[:1], alice),  # each comment is its author's
         ("comments:c1", comments, bob),
     ):
         project_kv_set(

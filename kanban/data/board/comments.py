@@ -8,8 +8,9 @@ whichever way it comes in, is checked here against the list it replaces (``kanba
 runs the check inside its compare-and-set):
 
 - the list is one the page shows as written (``check_comments``): objects with an id, an
-  author, non-blank text of at most ``MAX_COMMENT`` characters as the page counts them, an
-  ``at`` and an ``edited``, no id twice, at most ``MAX_COMMENTS`` of them (``too_large``);
+  author, non-blank text of at most ``MAX_COMMENT`` characters as the page counts them, and
+  ``at`` and ``edited`` times when given; no id twice; at most ``MAX_COMMENTS`` of them
+  (``too_large``);
 - a comment the list did not hold is its writer's: its author is the writer's username;
 - a comment that changed is its author's to change, and keeps its author;
 - a comment that is gone was removed by its author or by an owner.
@@ -200,14 +201,14 @@ def check_comments(value: object) -> list[dict[str, Any]]:
         if (
             shown is None
             or not isinstance(comment, dict)
-            or not isinstance(comment.get("at"), str)
-            or not (comment.get("edited") is None or isinstance(comment["edited"], str))
+            or not isinstance(comment.get("at", ""), str)
+            or not isinstance(comment.get("edited", ""), str | None)
             or not 0 < len(comment["author"]) <= MAX_AUTHOR
         ):
             raise invalid_argument(
                 f"comment {position} is not {{id, author, text, at, edited}} as the Board "
-                "keeps it (an id of letters, digits, _ and -; text that is not blank; at a "
-                "time; edited a time or null)",
+                "keeps it (an id of letters, digits, _ and -; an author; text that is not "
+                "blank; at a time; edited a time or null)",
                 field="value",
             )
         if _units(comment["text"]) > MAX_COMMENT:

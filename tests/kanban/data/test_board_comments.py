@@ -98,7 +98,9 @@ def test_a_new_comment_is_its_writers_and_no_one_elses(
     )
     assert "bob" in error.message
     write(board, bob, [comment("a1", "alice", "First."), comment("b1", "bob", "Hi")])
-    assert [c["author"] for c in stored(board, bob)] == ["alice", "bob"]
+    untimed = {"id": "b2", "author": "bob", "text": "No time given"}
+    write(board, bob, [comment("a1", "alice", "First."), comment("b1", "bob", "Hi"), untimed])
+    assert [c["author"] for c in stored(board, bob)] == ["alice", "bob", "bob"]
 
 
 def test_the_author_edits_and_deletes_their_own_comment(
@@ -171,7 +173,8 @@ def test_a_compare_and_set_is_checked_against_the_list_it_replaces(
         [comment("b1", "bob", "   ")],
         [comment("bad id!", "bob", "Hi")],
         [comment("b1", "bob", "x" * (MAX_COMMENT + 1))],
-        [{"id": "b1", "author": "bob", "text": "Hi"}],
+        [comment("b1", "bob", "Hi", at=1)],
+        [comment("b1", "", "Hi")],
         [comment("b1", 7, "Hi")],
         [comment("b1", "bob", "Hi", edited=3)],
     ],
