@@ -79,6 +79,7 @@ test("the error codes are exactly the server's ErrorCode strings", () => {
     "relationship_pending",
     "conflict",
     "too_large",
+    "quota_exceeded",
     "rate_limited",
     "unavailable",
     "not_supported",
