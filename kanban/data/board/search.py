@@ -17,6 +17,7 @@ from typing import Any, Final
 from django.conf import settings
 
 from kanban.data.board import layout
+from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
 from kanban.data.knowledge import search_slot
 from kanban.data.kv import project_kv_get, project_kv_get_many
 from kanban.models import Project, ProjectType
@@ -28,7 +29,6 @@ from storage.limits import MAX_BATCH_KEYS
 MAX_QUERY: Final = 200
 DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = 50
-COMMENTS_PREFIX: Final = "comments:"
 EXCERPT: Final = 160
 
 
@@ -143,9 +143,8 @@ def _matches(user: Any, words: list[str], budget: _Budget) -> Iterator[dict[str,
 
 
 def _comment_texts(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [c["text"] for c in value if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    """The comments the card's dialog shows, and no entry it skips."""
+    return [comment["text"] for comment in normalize_comments(value)]
 
 
 def _match(words: list[str], card: dict[str, Any], comments: list[str]) -> tuple[str, str] | None:

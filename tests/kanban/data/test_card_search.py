@@ -59,6 +59,16 @@ def test_alice_finds_cards_by_title_description_and_comment_on_every_board_of_he
     assert ("Bob's own", "b1", "title") in found(alice, "press")
 
 
+def test_a_comment_the_cards_dialog_skips_is_not_found(people: dict[str, Any]) -> None:
+    alice = people["alice"]
+    board = board_with(alice, "Launch", {"a1": {"title": "Site"}})
+    shown = {"id": "m1", "author": "alice", "text": "Ship on Friday"}
+    shadow = {"id": "m1", "author": "bob", "text": "Ship on Monday, approved"}  # its id again
+    board_data(board, comments={"a1": [shown, shadow, {"text": "approved, no id"}]})
+    assert found(alice, "friday") == [("Launch", "a1", "comment")]
+    assert found(alice, "approved") == []
+
+
 def test_pages_follow_each_other_and_bad_input_is_refused(people: dict[str, Any]) -> None:
     alice = people["alice"]
     board_with(alice, "Many", {f"c{n}": {"title": f"Task {n}"} for n in range(5)})
