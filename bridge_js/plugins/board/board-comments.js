@@ -3,11 +3,15 @@
 //
 // A card's comments are one list under `comments:<cardId>`, read when its dialog opens
 // (never with the board) and changed only with updateValue, so two people commenting at
-// once both keep theirs. Each comment names its author's username. The server records who
-// really wrote each version of the key (kv.getHistory); the page lets people edit and
-// delete only their own comments, and owners delete any.
+// once both keep theirs. Each comment names its author's username. The page offers people
+// to edit and delete their own comments, and owners to delete any; the server holds every
+// write of the key to the same rules whichever way it comes (kanban/data/board/comments.py):
+// a new comment's author is its writer, a list past MAX_COMMENTS or a text past
+// MAX_COMMENT is refused, and a guest reads no comment history.
 import { Refused } from "../../static/bridge/plugin-kit.js";
 
+// The server reads these two numbers from this file (kanban/data/board/layout.py
+// page_constant): keep each one an `export const NAME = <digits>;` line.
 export const MAX_COMMENTS = 200;
 export const MAX_COMMENT = 2000;
 export const key = (cardId) => "comments:" + cardId;

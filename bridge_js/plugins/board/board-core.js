@@ -19,6 +19,8 @@ export const MAX_TEXT = 200;
 const MAX_DESCRIPTION = 4000;
 const MAX_LABELS = 12;
 const MAX_ASSIGNEES = 10;
+// The server reads this number from this file and refuses a longer checklist
+// (kanban/data/board/layout.py page_constant): keep it an `export const NAME = <digits>;` line.
 export const MAX_CHECKLIST = 50;
 // The assignee filter's choice for "the cards assigned to the viewer": a colon is in no
 // username, so no member's name can mean it.
