@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kanban.access.relationships import ALL, Grant
 from kanban.data.board import layout
 from kanban.data.board.comments import MAX_COMMENT, MAX_COMMENTS
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_get, project_kv_history
@@ -18,7 +19,7 @@ from kanban.data.kv import project_kv_set as kv_set
 from kanban.models import Project
 from storage.errors import KanbanError
 from storage.writes import ANY
-from tests.factories import a_board, a_project, users
+from tests.factories import a_board, a_project, a_relationship, users
 
 pytestmark = pytest.mark.django_db
 
@@ -207,6 +208,32 @@ def test_a_checklist_past_the_boards_cap_is_too_large(
     write(board, bob, {**card, "checklist": items[: layout.MAX_CHECKLIST]}, key="card:c1")
     error = refused("too_large", board, bob, {**card, "checklist": items}, key="card:c1")
     assert error.details["limit"] == layout.MAX_CHECKLIST == 50
+
+
+def test_a_write_through_a_related_project_is_held_to_the_boards_rule(
+    people: dict[str, Any], board: Project
+) -> None:
+    alice, bob = people["alice"], people["bob"]
+    notes = a_project(name="Notes", owner=bob, members={people["carol"]: "developer"})
+    a_relationship(
+        board, notes, a_calls_b="notes", b_calls_a="board", a_grants_b=Grant(read=ALL, write=ALL)
+    )
+    write(board, alice, [comment("a1", "alice", "Mine.")])
+    with pytest.raises(KanbanError) as raised:
+        kv_set(
+            user=bob,
+            project_id=notes.id,
+            alias="board",
+            key=KEY,
+            value=[comment("a1", "alice", "Approved, ship it.")],
+            provenance=PERSON,
+        )
+    assert raised.value.code == "forbidden"
+    assert stored(board, alice) == [comment("a1", "alice", "Mine.")]
+    # carol develops on the notes but is a guest on the board: a guest there.
+    with pytest.raises(KanbanError) as raised:
+        project_kv_history(user=people["carol"], project_id=notes.id, alias="board", key=KEY)
+    assert raised.value.code == "forbidden"
 
 
 def test_another_plugins_project_keeps_its_own_keys_free(people: dict[str, Any]) -> None:
