@@ -13,12 +13,13 @@ links, which the person opens themselves, still set memberships at once
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
 from kanban.access.memberships import (
     access_project_role,
@@ -35,6 +36,9 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 MAX_OFFERS_LISTED: Final = 100
 #: Row ids are 64-bit: a larger number names none (and a database would refuse it).
 MAX_ID: Final = 2**63 - 1
+#: How long a board declined may not offer itself to the same person again (its owners get
+#: the usual answer; nothing reaches the person). An invite link still works meanwhile.
+DECLINED_FOR: Final = timedelta(days=30)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +121,26 @@ def member_leave(*, actor: Any, project_id: UUID) -> bool:
 
 
 def _offer(*, project: Project, person: Any, role: Role, actor: Any) -> None:
+    now = timezone.now()
+    declined = MembershipOffer.objects.filter(
+        project=project, user=person, declined_at__gt=now - DECLINED_FOR
+    )
+    if declined.exists():
+        return
     MembershipOffer.objects.update_or_create(
-        project=project, user=person, defaults={"role": role, "offered_by": actor}
+        project=project,
+        user=person,
+        defaults={"role": role, "offered_by": actor, "created_at": now, "declined_at": None},
     )
     NOTIFIED.send_on_commit(Notified(frozenset({person.pk})))
 
 
+def _pending() -> Any:
+    return MembershipOffer.objects.filter(declined_at=None)
+
+
 def _withdraw(*, project: Project, person: Any) -> bool:
-    deleted, _ = MembershipOffer.objects.filter(project=project, user=person).delete()
+    deleted, _ = _pending().filter(project=project, user=person).delete()
     if deleted:
         NOTIFIED.send_on_commit(Notified(frozenset({person.pk})))
     return bool(deleted)
@@ -138,7 +154,7 @@ def offers_of_board(*, actor: Any, project_id: UUID) -> list[PendingOffer]:
     project = access_project_role(
         user=actor, project_id=project_id, needed=Role.OWNER, doing="seeing the offers"
     )
-    found = MembershipOffer.objects.filter(project=project).select_related("user", "offered_by")
+    found = _pending().filter(project=project).select_related("user", "offered_by")
     return [
         PendingOffer(
             username=offer.user.get_username(),
@@ -156,7 +172,7 @@ def offers_of_board(*, actor: Any, project_id: UUID) -> list[PendingOffer]:
 
 def offers_mine(*, user: Any) -> list[dict[str, Any]]:
     """The boards offered to ``user``, newest first."""
-    found = MembershipOffer.objects.filter(user=user).select_related("project", "offered_by")
+    found = _pending().filter(user=user).select_related("project", "offered_by")
     return [render_offer(offer) for offer in found[:MAX_OFFERS_LISTED]]
 
 
@@ -183,16 +199,19 @@ def offer_accept(*, user: Any, offer_id: object) -> Project:
 
 
 def offer_decline(*, user: Any, offer_id: object) -> None:
-    """``user`` says no: the offer goes, and its board stays as it was."""
+    """``user`` says no: the offer leaves their inbox, the board stays as it was, and it may
+    not offer itself to them again for ``DECLINED_FOR``."""
     with transaction.atomic():
-        _mine(user=user, offer_id=offer_id, lock=True).delete()
+        offer = _mine(user=user, offer_id=offer_id, lock=True)
+        offer.declined_at = timezone.now()
+        offer.save(update_fields=["declined_at"])
         NOTIFIED.send_on_commit(Notified(frozenset({user.pk})))
 
 
 def _mine(*, user: Any, offer_id: object, lock: bool) -> MembershipOffer:
     if type(offer_id) is not int or not 0 < offer_id <= MAX_ID:
         raise KanbanError(ErrorCode.NOT_FOUND, "There is no such offer.")
-    found = MembershipOffer.objects.select_related("project", "offered_by")
+    found = _pending().select_related("project", "offered_by")
     if lock:
         found = found.select_for_update(of=("self",))
     offer = found.filter(pk=offer_id, user_id=user.pk).first()

@@ -150,7 +150,8 @@ def notifications_unread(*, user: Any) -> int:
 
 def inbox_unread(*, user: Any) -> int:
     """The top bar's count: unread notifications and the boards offered, still unanswered."""
-    return notifications_unread(user=user) + MembershipOffer.objects.filter(user=user).count()
+    offers = MembershipOffer.objects.filter(user=user, declined_at=None)
+    return notifications_unread(user=user) + offers.count()
 
 
 def notifications_list(*, user: Any, limit: object = 50, before: object = None) -> dict[str, Any]:

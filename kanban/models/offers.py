@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from kanban.models.projects import Role
 
@@ -21,7 +22,10 @@ class MembershipOffer(models.Model):
         on_delete=models.CASCADE,
         related_name="membership_offers_made",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    #: Set when the person says no: the row stays a while so the board cannot ask again at
+    #: once (declining would otherwise be a loop the owner restarts at will).
+    declined_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -4,9 +4,11 @@ learns nothing of which usernames exist."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from kanban.access.events import ACCESS_CHANGED, AccessChanged
 from kanban.access.memberships import membership_role, membership_set
@@ -116,6 +118,32 @@ def test_only_the_person_offered_answers_and_a_declined_offer_changes_nothing(
     offer_decline(user=bob, offer_id=mine["id"])
     assert offers_mine(user=bob) == [] and membership_role(user=bob, project=board) is None
     assert board.memberships.count() == 2
+
+
+def test_a_board_declined_cannot_ask_again_for_a_month_and_its_owner_cannot_tell(
+    people: dict[str, Any], board: Project, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Declining would otherwise be a loop: offer, decline, offer, each time with the board's
+    name (the owner's text) in bob's inbox."""
+    alice, bob = people["alice"], people["bob"]
+    offer(board, alice, "bob")
+    [mine] = offers_mine(user=bob)
+    offer_decline(user=bob, offer_id=mine["id"])
+
+    heard: list[Notified] = []
+    stop = NOTIFIED.listen(heard.append)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert offer(board, alice, "bob", "owner") == MemberChange(changed=False, offered=True)
+            assert offer(board, alice, "bob", "none") == MemberChange(changed=False)
+    finally:
+        stop()
+    assert heard == [] and offers_mine(user=bob) == [] and inbox_unread(user=bob) == 0
+    assert offers_of_board(actor=alice, project_id=board.id) == []
+
+    MembershipOffer.objects.update(declined_at=timezone.now() - timedelta(days=31))
+    offer(board, alice, "bob", "guest")
+    assert [o["role"] for o in offers_mine(user=bob)] == ["guest"]
 
 
 def test_only_an_owner_offers_changes_or_removes_but_anyone_leaves_and_the_board_closes(
