@@ -65,7 +65,8 @@ class OfferDeclineView(APIView):
     @extend_schema(
         operation_id="offer_decline",
         tags=TAGS,
-        description="The offer goes; the board stays as it was.",
+        description="The offer leaves the caller's inbox and the board stays as it was; "
+        "it cannot offer itself to the caller again for 30 days.",
         request=None,
         responses={204: None, **ERRORS},
     )
