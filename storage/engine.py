@@ -437,6 +437,13 @@ def lock_namespace(namespace: str, *, using: str = "default") -> None:
         dialect.lock_namespace(cursor, namespace)
 
 
+def namespaces_under(root: str, *, using: str = "default") -> set[str]:
+    """Every namespace starting with ``root`` (which ends with ".") that holds anything."""
+    high = _namespace_root_bound(root)
+    with driver_cursor(using) as (dialect, cursor):
+        return dialect.namespaces_in_range(cursor, root, high)
+
+
 def erase_namespaces(root: str, *, using: str = "default") -> int:
     """Delete everything stored under every namespace that starts with ``root`` (which ends
     with "."), in one transaction: the lifecycle end of a whole dataset family, such as a

@@ -19,6 +19,7 @@ from storage import engine, events, limits
 from storage.addresses import Value
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import (
+    PROJECTS_ROOT,
     Domain,
     dataset_namespace,
     dataset_prefix,
@@ -124,6 +125,17 @@ def kv_erase_project(*, project_id: UUID) -> int:
     conversation scope), as its deletion does: a project re-created under the same UUID
     inherits nothing."""
     return engine.erase_namespaces(project_root(project_id))
+
+
+def kv_stored_project_ids() -> set[UUID]:
+    """Every project id with anything stored under its root. Storage knows no projects:
+    whoever does compares (``manage.py prune`` erases what no project owns)."""
+    found = set()
+    for namespace in engine.namespaces_under(PROJECTS_ROOT):
+        parsed = parse_namespace(namespace)
+        if parsed is not None:
+            found.add(parsed[0])
+    return found
 
 
 def kv_latest_write(*, project_id: UUID) -> engine.LastWrite | None:

@@ -50,6 +50,10 @@ def _domain(domain: str) -> Domain:
     return domain  # type: ignore[return-value]
 
 
+#: What every project's namespaces start with.
+PROJECTS_ROOT: Final = f"{_PREFIX}."
+
+
 def project_root(project_id: UUID) -> str:
     """What every namespace of one project's datasets starts with."""
     return f"{_PREFIX}.{project_id}."

@@ -24,6 +24,7 @@ from django.conf import settings
 
 from kanban.access import quotas
 from kanban.access.decision import Access, Op, access_project_data
+from kanban.access.project_writes import project_writing
 from kanban.data.actions import action_in, needed
 from kanban.data.kv import Provenance, write_source
 from storage import knowledge
@@ -142,9 +143,10 @@ def project_knowledge_create(
 ) -> knowledge.DocumentSummary | WriteReceipt:
     access, writing = _write(user, project_id, alias, document_id, provenance)
     quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
-    created = knowledge.knowledge_create(
-        title=title, markdown=markdown, document_id=document_id, **writing
-    )
+    with project_writing(project_id=access.target_id):
+        created = knowledge.knowledge_create(
+            title=title, markdown=markdown, document_id=document_id, **writing
+        )
     return _answer(access, created)
 
 
@@ -161,13 +163,14 @@ def project_knowledge_edit(
 ) -> knowledge.DocumentSummary:
     _, writing = _write(user, project_id, alias, document_id, provenance)
     quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
-    return knowledge.knowledge_edit(
-        document_id=document_id,
-        title=title,
-        markdown=markdown,
-        expected_revision=expected_revision,
-        **writing,
-    )
+    with project_writing(project_id=writing["project_id"]):
+        return knowledge.knowledge_edit(
+            document_id=document_id,
+            title=title,
+            markdown=markdown,
+            expected_revision=expected_revision,
+            **writing,
+        )
 
 
 def project_knowledge_delete(
@@ -179,7 +182,8 @@ def project_knowledge_delete(
     alias: str | None = None,
 ) -> bool:
     _, writing = _write(user, project_id, alias, document_id, provenance)
-    return knowledge.knowledge_delete(document_id=document_id, **writing)
+    with project_writing(project_id=writing["project_id"]):
+        return knowledge.knowledge_delete(document_id=document_id, **writing)
 
 
 def project_knowledge_search(

@@ -15,6 +15,7 @@ from uuid import UUID
 
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
 from kanban.access.memberships import access_project_role
+from kanban.access.project_writes import project_writing
 from kanban.access.quotas import check_write_bytes
 from kanban.data.actions import action_in, needed
 from kanban.data.board.comments import (
@@ -231,15 +232,16 @@ def project_kv_set(
     check_write_bytes(user=user, size=text_bytes(jsoncodec.encode(value)))
     check = board_write_check(user=user, dataset=dataset, key=key, value=value)
     try:
-        if check is not None:
-            return _checked_set(dataset, key, value, source, expected_revision, check)
-        return kv.kv_set(
-            dataset=dataset,
-            key=key,
-            value=value,
-            source=source,
-            expected_revision=expected_revision,
-        )
+        with project_writing(project_id=access.target_id):
+            if check is not None:
+                return _checked_set(dataset, key, value, source, expected_revision, check)
+            return kv.kv_set(
+                dataset=dataset,
+                key=key,
+                value=value,
+                source=source,
+                expected_revision=expected_revision,
+            )
     except Conflict as exc:
         raise _conflict_with_current(access, dataset, key, exc) from None
 
@@ -303,19 +305,20 @@ def project_kv_delete(
     access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
     dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
     check = board_delete_check(user=user, dataset=dataset, key=key)
-    if check is None:
-        return kv.kv_delete(dataset=dataset, key=key, source=source)
-    for _ in range(kv.MAX_UPDATE_ATTEMPTS):
-        current = kv.kv_get(dataset=dataset, key=key)
-        if current is None:
-            return False
-        check(current.value)
-        try:
-            return kv.kv_delete(
-                dataset=dataset, key=key, source=source, expected_revision=current.revision
-            )
-        except Conflict:
-            continue
+    with project_writing(project_id=access.target_id):
+        if check is None:
+            return kv.kv_delete(dataset=dataset, key=key, source=source)
+        for _ in range(kv.MAX_UPDATE_ATTEMPTS):
+            current = kv.kv_get(dataset=dataset, key=key)
+            if current is None:
+                return False
+            check(current.value)
+            try:
+                return kv.kv_delete(
+                    dataset=dataset, key=key, source=source, expected_revision=current.revision
+                )
+            except Conflict:
+                continue
     raise _gave_up(key)
 
 

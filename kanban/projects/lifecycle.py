@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from kanban.access.events import publish_access_changed
 from kanban.access.memberships import access_project_role
+from kanban.access.project_writes import project_lock_for_delete
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship, Role
 from storage.errors import invalid_argument
 from storage.kv import kv_erase_project
@@ -92,9 +93,11 @@ def project_delete_by_owner(*, actor: Any, project_id: UUID) -> None:
 def project_delete(*, project: Project) -> None:
     """Delete the project with its memberships, declarations, plugin files and all its
     data (KV, PersistentValue, Knowledge), in one transaction: a project re-created or
-    re-imported under the same UUID inherits nothing. Declarations of other projects that
-    name it stay, and become "target unknown"."""
+    re-imported under the same UUID inherits nothing. Writes racing it either commit first,
+    and are erased, or are refused after (``kanban.access.project_writes``). Declarations
+    of other projects that name it stay, and become "target unknown"."""
     with transaction.atomic():
+        project_lock_for_delete(project_id=project.id)  # no write lands after the erase
         kv_erase_project(project_id=project.id)
         affected = {project.id}
         affected.update(project.relationships.values_list("related_project_id", flat=True))

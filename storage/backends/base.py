@@ -177,6 +177,18 @@ class Dialect(ABC):
             removed += max(cursor.rowcount, 0)
         return removed
 
+    def namespaces_in_range(self, cursor: Any, low: str, high: str) -> set[str]:
+        """Every namespace in [low, high) that holds a value, a list element or a version."""
+        p = self.placeholder
+        cursor.execute(
+            " UNION ".join(
+                f"SELECT DISTINCT namespace FROM {table} WHERE namespace >= {p} AND namespace < {p}"
+                for table in ("scalar_values", "list_values", "value_history")
+            ),
+            (low, high) * 3,
+        )
+        return {row[0] for row in cursor.fetchall()}
+
     def latest_in_range(self, cursor: Any, low: str, high: str) -> tuple[Any, ...] | None:
         """(seq, source, written_at) of the newest value whose namespace is in [low, high)."""
         p = self.placeholder

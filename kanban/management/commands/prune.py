@@ -9,13 +9,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from kanban.data.notifications import notifications_prune
-from storage.kv import kv_history_prune
+from kanban.models import Project
+from storage.kv import kv_erase_project, kv_history_prune, kv_stored_project_ids
 
 
 class Command(BaseCommand):
     help = (
         "Delete kept versions older than KANBAN_HISTORY_DAYS and notifications older than "
-        "KANBAN_NOTIFICATION_DAYS, and say how many went."
+        "KANBAN_NOTIFICATION_DAYS, and what deleted projects left, and say how many went."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -26,3 +27,9 @@ class Command(BaseCommand):
             f"and {notifications} notifications older than "
             f"{settings.KANBAN_NOTIFICATION_DAYS} days."
         )
+        # Before deletes and writes were serialised, a write racing a delete could outlive
+        # it; a project re-imported under that id would inherit what it left.
+        orphans = kv_stored_project_ids() - set(Project.objects.values_list("id", flat=True))
+        if orphans:
+            rows = sum(kv_erase_project(project_id=project_id) for project_id in orphans)
+            self.stdout.write(f"Erased what {len(orphans)} deleted projects left ({rows} rows).")
