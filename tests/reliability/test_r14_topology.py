@@ -52,6 +52,7 @@ __all__ = ["redis_layer"]
 #: Longer than every idle timeout nginx applies by default (60 s reads, 75 s keep-alive is
 #: for idle HTTP connections, which an upgraded one is not).
 IDLE_SECONDS = 65
+METRICS_TOKEN = "r14-metrics-" + "s" * 32
 
 
 def _unavailable() -> str | None:
@@ -276,6 +277,7 @@ def test_a_forged_x_forwarded_proto_changes_nothing_behind_nginx(
         "SECRET_KEY": "r14-" + "x" * 60,
         "ALLOWED_HOSTS": HOST,
         "KANBAN_DEMO_DATA": "0",
+        "KANBAN_METRICS_TOKEN": METRICS_TOKEN,
     }
     (worker,) = live_servers(1, env=production)
     forged = {"X-Forwarded-Proto": "https"}
@@ -286,6 +288,13 @@ def test_a_forged_x_forwarded_proto_changes_nothing_behind_nginx(
         status, location = status_and_location(f"{proxy.url}/accounts/login/", **forged)
         assert status == 301 and location.startswith("https://"), (status, location)
         assert status_and_location(f"{proxy.url}/healthz", **forged)[0] == 200
+        # Prometheus scrapes the worker itself over plain HTTP; the proxy never routes it,
+        # however the path is spelled.
+        scrape = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+        assert status_and_location(f"{worker.url}/metrics", **scrape)[0] == 200
+        for path in ("/metrics", "/metrics?format=text", "//metrics", "/%6Detrics"):
+            assert status_and_location(f"{proxy.url}{path}", **scrape, **forged)[0] == 404, path
+        assert status_and_location(f"{proxy.url}/metrics/", **scrape)[0] != 200
 
 
 def test_behind_nginx_a_forged_x_forwarded_for_neither_hides_an_attacker_nor_locks_the_owner(
