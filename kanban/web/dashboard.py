@@ -197,6 +197,8 @@ def members(request: HttpRequest, project_id: UUID) -> HttpResponse:
         except KanbanError as refused:
             error = {"username": username, "role": role, "message": refused.message}
         else:
+            if change.changed and role == "none" and username == request.user.get_username():
+                return _left(project)  # their own Remove: the members page is not theirs now
             said = "offered" if change.offered else "changed"
             page = reverse("board-members", args=[project.id])
             return redirect(f"{page}?{urlencode({said: username, 'role': role})}")
@@ -281,4 +283,8 @@ def board_leave(request: HttpRequest, project_id: UUID) -> HttpResponse:
         if refused.code != ErrorCode.CONFLICT:
             raise _PageRefused(refused) from None
         return _members_page(request, project, leave_error=refused.message)
+    return _left(project)
+
+
+def _left(project: Any) -> HttpResponse:
     return redirect(f"{reverse('dashboard')}?{urlencode({'left': project.name})}")

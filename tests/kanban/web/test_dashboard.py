@@ -177,3 +177,15 @@ def test_any_member_leaves_from_the_members_page_but_not_the_last_owner(
     assert refused.status_code == 400
     assert "last owner" in refused.content.decode()
     assert project.memberships.filter(user=alice, role="owner").exists()
+
+
+def test_an_owner_removing_herself_once_another_owns_it_lands_on_her_dashboard(
+    alice: Any, bob: Any
+) -> None:
+    project = a_board(owner=alice, name="Roadmap", template="blank", members={bob: "owner"})
+
+    gone = client_of(alice).post(
+        f"/boards/{project.id}/members/", {"username": "alice", "role": "none"}
+    )
+    assert gone.status_code == 302 and gone["Location"] == "/?left=Roadmap"
+    assert list(project.memberships.values_list("user__username", flat=True)) == ["bob"]
