@@ -7,9 +7,11 @@ a guest."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from kanban.access.relationships import ALL, Grant
 from kanban.data.board import layout
@@ -17,6 +19,7 @@ from kanban.data.board.comments import MAX_COMMENT, MAX_COMMENTS
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_get, project_kv_history
 from kanban.data.kv import project_kv_set as kv_set
 from kanban.models import Project
+from storage import kv as storage_kv
 from storage.errors import KanbanError
 from storage.writes import ANY
 from tests.factories import a_board, a_project, a_relationship, users
@@ -164,6 +167,55 @@ def test_a_compare_and_set_is_checked_against_the_list_it_replaces(
         [comment("b1", "bob", "Once."), comment("a1", "alice", "Two.")],
         expected=spelled,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comment_that_lands_while_a_write_is_checked_is_never_lost(
+    people: dict[str, Any], board: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob clears the list as he read it, his own comment alone; right after his read,
+    alice adds hers from another connection. Whichever order the database settles on (on
+    SQLite she waits for his transaction; on PostgreSQL she may commit inside it), the
+    outcome is one of the two serial ones: never his clearing over her comment."""
+    alice, bob = people["alice"], people["bob"]
+    write(board, bob, [comment("b1", "bob", "Mine.")])
+    both = [comment("b1", "bob", "Mine."), comment("a1", "alice", "Hers.")]
+    read = storage_kv.kv_get
+    outcomes: dict[str, str] = {}
+    landed = threading.Event()
+
+    def alice_comments() -> None:
+        try:
+            write(board, alice, both)
+            outcomes["alice"] = "written"
+        except KanbanError as error:
+            outcomes["alice"] = error.code
+        finally:
+            connections.close_all()
+            landed.set()
+
+    alice_thread = threading.Thread(target=alice_comments)
+
+    def alice_comments_once_bob_has_read(*, dataset: storage_kv.Dataset, key: str) -> Any:
+        entry = read(dataset=dataset, key=key)
+        if threading.current_thread() is threading.main_thread() and alice_thread.ident is None:
+            alice_thread.start()
+            landed.wait(timeout=1)
+        return entry
+
+    monkeypatch.setattr(storage_kv, "kv_get", alice_comments_once_bob_has_read)
+    try:
+        write(board, bob, [])
+        outcomes["bob"] = "written"
+    except KanbanError as error:
+        outcomes["bob"] = error.code
+    alice_thread.join(timeout=30)
+    monkeypatch.undo()
+    if outcomes["bob"] == "written":  # bob first: alice's list re-adds his comment
+        assert outcomes["alice"] == "forbidden" and stored(board, alice) == []
+    else:  # alice first: bob's clearing would delete hers
+        assert outcomes == {"alice": "written", "bob": "forbidden"}
+        assert stored(board, alice) == both
 
 
 @pytest.mark.parametrize(
