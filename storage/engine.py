@@ -392,10 +392,11 @@ def prune_history(*, before: datetime, using: str = "default") -> int:
     for namespace in namespaces:
         root = usage.root_of(namespace)
         with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-            used = None if root is None else dialect.lock_usage(cursor, root)
+            if root is not None:
+                dialect.lock_usage(cursor, root)
             count, freed = dialect.prune_namespace(cursor, namespace, when)
-            if root is not None and used is not None and freed:
-                dialect.set_usage(cursor, root, used - freed)
+            if root is not None and freed:
+                dialect.add_usage(cursor, root, -freed)
         removed += count
     return removed
 
@@ -406,10 +407,11 @@ def purge_history(address: Value, *, using: str = "default") -> int:
         raise invalid_argument("purge_history needs a Value address")
     root = usage.root_of(address.namespace)
     with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        used = None if root is None else dialect.lock_usage(cursor, root)
+        if root is not None:
+            dialect.lock_usage(cursor, root)
         count, freed = dialect.purge_history(cursor, address.namespace, address.key)
-        if root is not None and used is not None and freed:
-            dialect.set_usage(cursor, root, used - freed)
+        if root is not None and freed:
+            dialect.add_usage(cursor, root, -freed)
     return count
 
 
@@ -451,7 +453,7 @@ def erase_namespaces(root: str, *, using: str = "default") -> int:
     subscribers. Returns how many rows went."""
     high = _namespace_root_bound(root)
     with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        dialect.lock_usage_range(cursor, root, high)  # as a write does, before its rows
+        dialect.lock_usage(cursor, root)  # a project's root: as its writers do, first
         removed = dialect.erase_range(cursor, root, high)
         dialect.erase_usage(cursor, root, high)
         return removed
@@ -523,7 +525,7 @@ def _apply_all(
     ledger = usage.Ledger(dialect, cursor, roots) if roots else None
     for write in writes:
         root, freed = (None, 0) if ledger is None else ledger.freed_by(write)
-        seq, change = _apply(dialect, cursor, write, when)
+        seq, change = _apply(dialect, cursor, write, when, ledger)
         results.append(WriteResult(seq))
         if change is not None:
             changes.append(change)
@@ -535,13 +537,16 @@ def _apply_all(
 
 
 def _apply(
-    dialect: Dialect, cursor: Any, write: Write, when: Any
+    dialect: Dialect, cursor: Any, write: Write, when: Any, ledger: usage.Ledger | None
 ) -> tuple[int | None, events.Change | None]:
     namespace, key = write.address.namespace, write.address.key
     if isinstance(write, SetValue):
         params = (namespace, key, write.text, write.source, when)
-        if write.expected_seq is ANY:
-            seq: int | None = dialect.upsert(cursor, params, write.keep)
+        root = None if ledger is None else usage.root_of(namespace)
+        if ledger is not None and root is not None:
+            seq: int | None = ledger.set(write, params, root)
+        elif write.expected_seq is ANY:
+            seq = dialect.upsert(cursor, params, write.keep)
         elif write.expected_seq is None:
             seq = dialect.insert_absent(cursor, params, write.keep)
         else:

@@ -2,10 +2,10 @@
 bytes of its values (Knowledge documents among them), kept versions and list elements.
 
 A write changes the row in its own transaction, so the count is exact and a limit holds
-against concurrent writers: the row is locked before anything of the project is read or
-written (on PostgreSQL ``FOR UPDATE``; on SQLite the IMMEDIATE write lock already is), so
-what a write replaces or drops is measured on the state it changes, and a second writer
-waits for the first to commit. Nothing here sums a project's data, except ``recount``
+against concurrent writers: the project is locked before anything of it is read or written
+(on PostgreSQL an advisory lock, which writes nothing; on SQLite the write lock), so what a
+write replaces or drops is measured on the state it changes, and a second writer waits for
+the first to commit. Nothing here sums a project's data, except ``recount``
 (a migration's or a load's).
 """
 
@@ -50,47 +50,63 @@ def quota_exceeded(root: str, used: int, limit: int) -> KanbanError:
 
 
 class Ledger:
-    """The usage rows of one commit: locked when made, changed once by ``settle``."""
+    """The usage rows of one commit: their projects locked when made; a refusal checked by
+    ``settle`` against what the rows hold after the commit's changes."""
 
     def __init__(self, dialect: Dialect, cursor: Any, roots: list[str]) -> None:
         self.dialect = dialect
         self.cursor = cursor
-        self.before = {root: dialect.lock_usage(cursor, root) for root in roots}
-        self.delta = dict.fromkeys(roots, 0)
+        for root in roots:
+            dialect.lock_usage(cursor, root)
+        #: How much each root changed in all, and what its row holds once changed.
+        self.change = dict.fromkeys(roots, 0)
+        self.used: dict[str, int | None] = dict.fromkeys(roots)
+        #: Changes of writes other than sets, written by ``settle``.
+        self.pending = dict.fromkeys(roots, 0)
+
+    def set(self, write: SetValue, params: tuple[Any, ...], root: str) -> int | None:
+        """Apply a set of a project's value, its usage row changed in the same step (one
+        statement on PostgreSQL, the hot path): its seq, or None when not applied."""
+        added = text_bytes(write.text) * (2 if write.keep else 1)
+        seq, change, used = self.dialect.set_counted(
+            self.cursor, params, write.expected_seq, write.keep, (root, added)
+        )
+        self.change[root] += change
+        if used is not None:
+            self.used[root] = used
+        return seq
 
     def freed_by(self, write: Write) -> tuple[str | None, int]:
-        """Before ``write`` applies: its root and the bytes it will take away."""
+        """Before a write other than a set applies: its root and the bytes it will take
+        away."""
         root = root_of(write.address.namespace)
-        if root is None:
+        if root is None or isinstance(write, SetValue):
             return None, 0
         namespace, key = write.address.namespace, write.address.key
-        if isinstance(write, SetValue | DeleteValue):
+        if isinstance(write, DeleteValue):
             current, dropped = self.dialect.replaced_bytes(self.cursor, namespace, key, write.keep)
-            if current is None and isinstance(write, DeleteValue):
+            if current is None:
                 return root, 0  # nothing to delete: nothing kept, nothing dropped
-            return root, (current or 0) + dropped
+            return root, current + dropped
         if isinstance(write, DeleteList):
             return root, self.dialect.list_bytes(self.cursor, namespace, key)
         return root, 0
 
     def applied(self, write: Write, root: str, freed: int) -> None:
-        """After ``write`` applied: count what it stored, less what it took away."""
-        added = 0
-        if isinstance(write, SetValue):
-            added = text_bytes(write.text) * (2 if write.keep else 1)
-        elif isinstance(write, AppendList):
-            added = text_bytes(write.text)
-        self.delta[root] += added - freed
+        """After a write other than a set applied: what it stored less what it took away."""
+        change = (text_bytes(write.text) if isinstance(write, AppendList) else 0) - freed
+        self.change[root] += change
+        self.pending[root] += change
 
     def settle(self, limit: int | None) -> None:
         """Refuse (raising inside the transaction, which then writes nothing) a project that
-        grew past ``limit``; a write that shrinks it passes, whatever it holds."""
-        for root, delta in self.delta.items():
-            used = self.before[root] + delta
-            if limit is not None and delta > 0 and used > limit:
+        grew past ``limit``; a commit that shrinks it passes, whatever it holds."""
+        for root, change in self.change.items():
+            if self.pending[root]:
+                self.used[root] = self.dialect.add_usage(self.cursor, root, self.pending[root])
+            used = self.used[root]
+            if limit is not None and change > 0 and used is not None and used > limit:
                 raise quota_exceeded(root, used, limit)
-            if delta:
-                self.dialect.set_usage(self.cursor, root, used)
 
 
 def recount(dialect: Dialect, cursor: Any) -> None:
@@ -102,5 +118,4 @@ def recount(dialect: Dialect, cursor: Any) -> None:
             totals[root] = totals.get(root, 0) + used
     cursor.execute("DELETE FROM storage_usage")
     for root, used in sorted(totals.items()):
-        dialect.lock_usage(cursor, root)
-        dialect.set_usage(cursor, root, used)
+        dialect.add_usage(cursor, root, used)

@@ -217,6 +217,7 @@ def _clear_storage_after_transactional_tests(
                 cursor.execute("DELETE FROM list_values")
                 cursor.execute("DELETE FROM scalar_values")
                 cursor.execute("DELETE FROM value_history")
+                cursor.execute("DELETE FROM storage_usage")
 
 
 # --- async tests -----------------------------------------------------------------------------

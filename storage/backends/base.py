@@ -46,10 +46,6 @@ class Dialect(ABC):
 
     #: The UTF-8 byte length of a stored ``value`` column, in this database's SQL.
     value_bytes: str
-    #: What makes a SELECT hold the rows it reads until the transaction ends (PostgreSQL's
-    #: FOR UPDATE; nothing on SQLite, whose IMMEDIATE write lock holds the whole database).
-    row_lock: str = ""
-
     #: What starts a write transaction on this database.
     #: The driver's parameter mark: ``%s`` (psycopg) or ``?`` (sqlite3).
     placeholder: str
@@ -235,35 +231,47 @@ class Dialect(ABC):
 
     # --- usage (storage.usage) -------------------------------------------------------------
 
-    def lock_usage(self, cursor: Any, root: str) -> int:
-        """A root's counted bytes (0 when it has no row yet), its row held by this
-        transaction from here on."""
-        p = self.placeholder
-        select = f"SELECT bytes FROM storage_usage WHERE root = {p}{self.row_lock}"
-        cursor.execute(select, (root,))
-        row = cursor.fetchone()
-        if row is None:
-            cursor.execute(
-                f"INSERT INTO storage_usage (root, bytes) VALUES ({p}, 0) "
-                "ON CONFLICT (root) DO NOTHING",
-                (root,),
-            )
-            cursor.execute(select, (root,))
-            row = cursor.fetchone()
-        return int(row[0])
+    def lock_usage(self, cursor: Any, root: str) -> None:
+        """Keep every other writer of ``root``'s project out until this transaction ends:
+        the project's namespace lock, under the root's own name (no namespace ends with
+        "."), so that what a write replaces is measured on the state it changes."""
+        self.lock_namespace(cursor, root)
 
-    def lock_usage_range(self, cursor: Any, low: str, high: str) -> None:
-        """Hold the usage rows of the roots in [low, high) (before erasing their data)."""
+    def add_usage(self, cursor: Any, root: str, change: int) -> int:
+        """Change a root's counted bytes (a row made at need): the bytes it now holds."""
         p = self.placeholder
         cursor.execute(
-            f"SELECT root FROM storage_usage WHERE root >= {p} AND root < {p}{self.row_lock}",
-            (low, high),
+            f"INSERT INTO storage_usage (root, bytes) VALUES ({p}, {p}) ON CONFLICT (root) "
+            "DO UPDATE SET bytes = storage_usage.bytes + excluded.bytes RETURNING bytes",
+            (root, change),
         )
-        cursor.fetchall()
+        return int(cursor.fetchone()[0])
 
-    def set_usage(self, cursor: Any, root: str, used: int) -> None:
-        p = self.placeholder
-        cursor.execute(f"UPDATE storage_usage SET bytes = {p} WHERE root = {p}", (used, root))
+    def set_counted(
+        self,
+        cursor: Any,
+        params: tuple[Any, ...],
+        expected_seq: object,
+        keep: int,
+        counted: tuple[str, int],
+    ) -> tuple[int | None, int, int | None]:
+        """A set as ``upsert`` (``expected_seq`` ANY), ``insert_absent`` (None) or
+        ``update_at`` (a seq) that also changes the usage row of ``counted`` (root, bytes
+        the write stores): its seq (None: not applied), how much the row changed and what
+        it now holds (None: unchanged). The root must be locked (``lock_usage``) before."""
+        namespace, key = params[0], params[1]
+        root, added = counted
+        current, dropped = self.replaced_bytes(cursor, namespace, key, keep)
+        if expected_seq is None:
+            seq = self.insert_absent(cursor, params, keep)
+        elif isinstance(expected_seq, int):
+            seq = self.update_at(cursor, params, expected_seq, keep)
+        else:
+            seq = self.upsert(cursor, params, keep)
+        if seq is None:
+            return None, 0, None
+        change = added - (current or 0) - dropped
+        return seq, change, self.add_usage(cursor, root, change) if change else None
 
     def replaced_bytes(
         self, cursor: Any, namespace: str, key: str, keep: int

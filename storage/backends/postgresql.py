@@ -57,7 +57,6 @@ class PostgresDialect(Dialect):
     create_statements = (*create_statements, *history_statements, *usage_statements)
     drop_statements = (*Dialect.table_drops, "DROP SEQUENCE IF EXISTS storage_seq")
     value_bytes = "octet_length(value)"
-    row_lock = " FOR UPDATE"
 
     get_value = (
         "SELECT seq, value, source, written_at FROM scalar_values WHERE namespace = %s AND key = %s"
@@ -122,6 +121,69 @@ class PostgresDialect(Dialect):
 
     def lock_namespace(self, cursor: Any, namespace: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_lock_id(namespace),))
+
+    def set_counted(
+        self,
+        cursor: Any,
+        params: tuple[Any, ...],
+        expected_seq: object,
+        keep: int,
+        counted: tuple[str, int],
+    ) -> tuple[int | None, int, int | None]:
+        """One statement, as a set without counting: what the write replaces (``old``) and
+        the versions it drops (``pruned``) are measured in it and the usage row changed by
+        the difference. ``old`` reads the statement's snapshot, which is exact because the
+        project's lock, taken by the statement before, keeps every other writer out."""
+        namespace, key, value, source, written_at = params
+        if expected_seq is None:
+            statement, arguments = self._insert_absent, params
+        elif isinstance(expected_seq, int):
+            statement = self._update_at
+            arguments = (value, source, written_at, namespace, key, expected_seq)
+        else:
+            statement, arguments = self._upsert, params
+        root, added = counted
+        delta = "%s - coalesce((SELECT n FROM old), 0) - coalesce((SELECT sum(n) FROM pruned), 0)"
+        pruned = "SELECT NULL::int AS n WHERE false"
+        if keep:
+            pruned = (
+                "DELETE FROM value_history WHERE namespace = %s AND key = %s "
+                "AND EXISTS (SELECT 1 FROM w) AND seq <= (SELECT seq FROM value_history "
+                "WHERE namespace = %s AND key = %s ORDER BY seq DESC LIMIT 1 OFFSET %s) "
+                "RETURNING octet_length(value) AS n"
+            )
+        kept = (
+            "INSERT INTO value_history (namespace, key, seq, value, source, written_at) "
+            "SELECT namespace, key, seq, value, source, written_at FROM w"
+            if keep
+            else "SELECT 1"
+        )
+        cursor.execute(
+            "WITH old AS (SELECT octet_length(value) AS n FROM scalar_values "
+            "WHERE namespace = %s AND key = %s), "
+            f"w AS ({statement.removesuffix('RETURNING seq')}"
+            "RETURNING namespace, key, seq, value, source, written_at), "
+            f"kept AS ({kept}), pruned AS ({pruned}), "
+            f"u AS (INSERT INTO storage_usage (root, bytes) SELECT %s, {delta} "
+            f"WHERE EXISTS (SELECT 1 FROM w) AND {delta} <> 0 ON CONFLICT (root) "
+            "DO UPDATE SET bytes = storage_usage.bytes + excluded.bytes RETURNING bytes) "
+            f"SELECT seq, {delta}, (SELECT bytes FROM u) FROM w",
+            (
+                namespace,
+                key,
+                *arguments,
+                *((namespace, key, namespace, key, keep - 1) if keep else ()),
+                root,
+                added,
+                added,
+                added,
+            ),
+            prepare=True,
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None, 0, None
+        return int(row[0]), int(row[1]), None if row[2] is None else int(row[2])
 
     def upsert(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int:
         seq = self._write(cursor, self._upsert, params, params, keep)

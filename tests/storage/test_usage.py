@@ -176,3 +176,28 @@ def test_writers_racing_in_one_project_never_pass_the_limit() -> None:
         thread.join()
     assert sorted(outcomes) == ["quota_exceeded"] * 4 + ["written"] * 4
     assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) <= limit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_racing_on_one_key_keep_its_count_exact() -> None:
+    """Four writers set and delete one key (absent at first) at once, values of different
+    sizes: what each replaced is measured on the state it changed, so the count is exact."""
+    using = "default"
+    key = dataset_value(PROJECT, "kv", "contended")
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(12):
+                if i % 5 == 4:
+                    engine.commit([delete_value(key, keep=3)], using=using)
+                else:
+                    put(using, key, "v" * (n * 100 + i), keep=3)
+        finally:
+            connections[using].close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) > 0
