@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth import hashers
 from django.db import connections
 
+from kanban.access import quotas
 from storage import aio
 from tests.browser.fixtures import browser, chromium, new_context
 from tests.live import LiveServer, start_live_servers
@@ -131,6 +132,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for path in SQLITE_TEST_FILES:
         for suffix in ("-wal", "-shm", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_write_budgets() -> None:
+    """A person's write-bytes budget is kept per process (kanban/access/quotas.py), and the
+    SQLite runs give each test's alice the same id: one test's writes must not spend the
+    next one's budget."""
+    quotas.write_bytes_reset()
 
 
 @pytest.fixture(autouse=True)

@@ -365,12 +365,13 @@ def check_write_bytes(*, user: Any, size: int) -> None:
         )
 
 
-def write_bytes_reset() -> None:
-    """Forget every budget (tests: each starts with full ones)."""
+def write_bytes_reset(*, shared_too: bool = False) -> None:
+    """Forget this process's budgets, and with ``shared_too`` the deployment's (tests: each
+    starts with full ones)."""
     with _bytes_lock:
         _byte_leases.clear()
         _local_bytes.clear()
-    if settings.REDIS_URL:
+    if shared_too and settings.REDIS_URL:
         client, _ = _sync_client_and_script()
         for key in client.scan_iter(match=_key("write-bytes", 0).removesuffix("0") + "*"):
             client.delete(key)

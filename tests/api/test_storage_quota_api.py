@@ -25,7 +25,7 @@ def history_url(project: Project, key: str) -> str:
 
 @pytest.fixture(autouse=True)
 def fresh_write_budgets() -> None:
-    quotas.write_bytes_reset()
+    quotas.write_bytes_reset(shared_too=True)
 
 
 def test_megabyte_puts_are_refused_once_the_project_is_full_and_write_nothing(

@@ -21,7 +21,7 @@ MEGABYTE = "x" * (2**20 - 100)
 
 @pytest.fixture
 def board_and_bob(transactional_db: None) -> tuple[Project, Any]:
-    quotas.write_bytes_reset()
+    quotas.write_bytes_reset(shared_too=True)
     alice, bob = users("alice", "bob")
     return a_board(owner=alice, members={bob: "developer"}), bob
 
