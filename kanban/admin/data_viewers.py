@@ -19,6 +19,7 @@ from storage.kv import (
     Entry,
     kv_get,
     kv_history,
+    kv_history_purge,
     kv_scan,
     kv_set,
     parse_revision,
@@ -163,6 +164,12 @@ def viewer_kv_restore(
         source=source,
         expected_revision=expected_revision,
     )
+
+
+def viewer_kv_purge(*, dataset: Dataset, key: str) -> int:
+    """Delete every kept version of a key (its current value stays), giving their room in
+    the project's storage quota back: how many went."""
+    return kv_history_purge(dataset=dataset, key=key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from kanban.admin.data_viewers import (
     viewer_documents_page,
     viewer_kv_history,
     viewer_kv_page,
+    viewer_kv_purge,
     viewer_kv_restore,
 )
 from kanban.data.token_usage import FIELDS, USAGE_KEY, Usage, system_token_usage
@@ -109,7 +110,8 @@ def kv_viewer(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def kv_history(request: HttpRequest) -> HttpResponse:
     """One key's kept versions, newest first; POST restores one of them as a
-    compare-and-set write over the revision the page showed (#26.1)."""
+    compare-and-set write over the revision the page showed (#26.1), or with ``purge``
+    deletes them all (their room in the project's storage quota back)."""
     _check_staff(request)
     params = request.POST if request.method == "POST" else request.GET
     form = {name: params.get(name, "") for name in ("project", "dataset", "conversation", "key")}
@@ -123,6 +125,10 @@ def kv_history(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if not request.user.has_perm("kanban.change_project"):
             raise PermissionDenied
+        if params.get("purge"):
+            purged = viewer_kv_purge(dataset=dataset, key=form["key"])
+            messages.success(request, f"{purged} kept versions purged.")
+            return HttpResponseRedirect(here)
         revision = params.get("revision", "")
         try:
             written = viewer_kv_restore(

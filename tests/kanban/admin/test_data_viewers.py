@@ -311,3 +311,20 @@ def test_staff_who_may_only_view_see_a_history_but_restore_nothing(board: Projec
     refused = client_for(clerk).post(HISTORY, {**form, "revision": first, "expected": current})
     assert refused.status_code == 403
     assert engine.get_value(dataset.address("k")).value == 2  # type: ignore[union-attr]
+
+
+def test_staff_purge_a_keys_kept_versions_and_the_project_gets_their_room_back(
+    staff: Client, board: Project
+) -> None:
+    """M4: a deleted key's versions count toward the project's quota until purged."""
+    dataset = Dataset(board.id)
+    kv_set(dataset=dataset, key="blob", value="x" * 1000, source={"user": "alice"})
+    kv_delete(dataset=dataset, key="blob", source={"user": "alice"})
+    assert engine.project_bytes(f"project.{board.id}.") == 1002
+    assert 'value="Purge kept versions"' in history_of(staff, board, "blob")
+    form = {"project": str(board.id), "dataset": "kv", "conversation": "", "key": "blob"}
+    response = staff.post(HISTORY, {**form, "purge": "1"})
+    assert response.status_code == 302
+    page = staff.get(response["Location"].replace("?", HISTORY + "?", 1)).content.decode()
+    assert "2 kept versions purged" in page and "No versions of this key are kept" in page
+    assert engine.project_bytes(f"project.{board.id}.") == 0
