@@ -455,8 +455,6 @@ KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1
 KANBAN_NOTIFY_PER_MINUTE = env_int("KANBAN_NOTIFY_PER_MINUTE", 30, minimum=1)
 # However many senders: what one person's inbox takes in an hour (counted in the database).
 KANBAN_NOTIFY_PER_RECIPIENT_HOUR = env_int("KANBAN_NOTIFY_PER_RECIPIENT_HOUR", 100, minimum=1)
-# However many senders: what one person's inbox takes in an hour (counted in the database).
-KANBAN_NOTIFY_PER_RECIPIENT_HOUR = env_int("KANBAN_NOTIFY_PER_RECIPIENT_HOUR", 100, minimum=1)
 # How long an inbox keeps a notification, read or not, before ``manage.py prune`` deletes it.
 KANBAN_NOTIFICATION_DAYS = env_int("KANBAN_NOTIFICATION_DAYS", 90, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
