@@ -1,5 +1,5 @@
 """Project packages: a folder with a ``package.json`` (and, for a kanban project, the
-plugin's files) imported into the database and exported back.
+plugin's files) imported into the database (``exports`` writes one back).
 
 ``steamHarness.projectInfo`` gives the project's UUID, name, type and relationship
 declarations; ``steamHarness.kanban.entry`` (default ``index.html``) names the plugin page,
@@ -28,17 +28,15 @@ from django.db import transaction
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
     Declaration,
-    declaration_from_json,
     declarations_from_json,
-    declarations_of,
     format_path,
     relationships_set,
 )
 from kanban.models import DEFAULT_KANBAN_ENTRY, PluginFile, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
+from kanban.projects.package_changes import RELATED_BASE, database_changes_replaced
 from kanban.projects.plugin_events import publish_plugin_changed
 from kanban.projects.regular_files import (
-    DIR_FLAGS,
     FILE_FLAGS,
     Unreachable,
     Unreadable,
@@ -55,7 +53,6 @@ MAX_PLUGIN_FILE_BYTES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_FILE_BY
 MAX_PLUGIN_FILES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_FILES", 1000)
 MAX_PLUGIN_TOTAL_BYTES: Final[int] = getattr(settings, "KANBAN_PLUGIN_MAX_TOTAL_BYTES", 50 * 2**20)
 
-_RELATED_BASE: Final = "steamHarness.projectInfo.relatedProjects"
 #: Web types pinned here so that serving does not depend on the host's mime.types.
 _CONTENT_TYPES: Final[dict[str, str]] = {
     ".html": "text/html",
@@ -310,7 +307,7 @@ def read_package(folder: Path) -> Package:
             info.get("relatedProjects", []), project_id=project_id
         )
         for problem in found:
-            problems.add(format_path(_RELATED_BASE, problem.path), problem.message)
+            problems.add(format_path(RELATED_BASE, problem.path), problem.message)
 
     entry = DEFAULT_KANBAN_ENTRY
     files: tuple[PluginSource, ...] = ()
@@ -344,7 +341,7 @@ def _read_manifest(folder: Path, problems: _Problems) -> bytes | None:
     manifest = folder / PACKAGE_FILE
     try:
         return read_regular_file(
-            lambda: os.open(manifest, _FILE_FLAGS),
+            lambda: os.open(manifest, FILE_FLAGS),
             limit=MAX_PACKAGE_JSON_BYTES,
             missing="is missing",
             unopened=lambda: "is a link" if manifest.is_symlink() else "cannot be read",
@@ -386,13 +383,6 @@ def _checked(check: Any, raw: object, field: str, problems: _Problems) -> Any:
     except KanbanError as error:
         problems.add(f"steamHarness.projectInfo.{field}", error.message)
         return None
-
-
-#: A folder or a file below the package, opened relative to its parent's descriptor and
-#: never through a link: a folder swapped for a link while the import runs cannot lead it
-#: outside the package (the walk holds descriptors, not paths).
-_DIR_FLAGS: Final = DIR_FLAGS
-_FILE_FLAGS: Final = FILE_FLAGS
 
 
 #: What a package holds for its developer and no page loads: tests, the test host, types
@@ -509,7 +499,7 @@ def _read_file(dir_fd: int, name: str, relative: str, problems: _Problems) -> by
     refused = "only regular files are imported (no links)"
     try:
         return read_regular_file(
-            lambda: os.open(name, _FILE_FLAGS, dir_fd=dir_fd),
+            lambda: os.open(name, FILE_FLAGS, dir_fd=dir_fd),
             limit=MAX_PLUGIN_FILE_BYTES,
             missing="vanished while it was read",
             unopened=lambda: refused,
@@ -568,123 +558,3 @@ def project_import(
             # Open boards of this project load the new files (kanban.bridge.hub).
             publish_plugin_changed(project_id=project.id, version=after)
     return project
-
-
-def database_changes_replaced(project: Project, package: Package) -> list[dict[str, str]]:
-    """What importing ``package`` would replace that the database holds and the last
-    import did not put there (everything, for a project never imported): the name, the
-    type, and each relationship declaration dropped or changed."""
-    last = _last_import(project)
-    problems: list[dict[str, str]] = []
-    came_from, coming = package_name(project.package_json), package_name(package.text)
-    if came_from is not None and came_from != coming:
-        problems.append(
-            {
-                "path": "name",
-                "message": f"this project was imported from package {came_from!r}; this is "
-                f"{coming!r}: another package under the same project id would replace it",
-            }
-        )
-    for field in ("name", "type"):
-        now, wanted = str(getattr(project, field)), str(getattr(package, field))
-        if now != wanted and now != last.get(field):
-            problems.append(
-                {
-                    "path": f"steamHarness.projectInfo.{field}",
-                    "message": f"the database has {now!r}, set since the last import; "
-                    f"the package would make it {wanted!r}",
-                }
-            )
-    imported = set(last.get("declarations", ()))
-    kept = set(package.declarations)
-    for declaration in declarations_of(project):
-        if declaration in kept or declaration in imported:
-            continue
-        replaced = any(d.alias == declaration.alias for d in package.declarations)
-        problems.append(
-            {
-                "path": f"{_RELATED_BASE}[alias={declaration.alias}]",
-                "message": f"relationship {declaration.alias!r} to {declaration.project_id} "
-                "was made in the database since the last import; the package would "
-                + ("change it" if replaced else "drop it"),
-            }
-        )
-    return problems
-
-
-def package_name(text: str) -> str | None:
-    """The npm ``name`` of a package.json text (None when there is none to compare)."""
-    try:
-        name = json.loads(text).get("name") if text else None
-    except (ValueError, AttributeError):
-        return None
-    return name if isinstance(name, str) else None
-
-
-def _last_import(project: Project) -> dict[str, Any]:
-    """Name, type and declarations of the package last imported into ``project``."""
-    try:
-        info = json.loads(project.package_json)["steamHarness"]["projectInfo"]
-        related = info.get("relatedProjects") or []
-        declarations = [d for d in map(declaration_from_json, related) if d is not None]
-        return {"name": info.get("name"), "type": info.get("type"), "declarations": declarations}
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return {}
-
-
-# --- export ----------------------------------------------------------------------------------
-
-
-def package_document(project: Project) -> dict[str, Any]:
-    """The project's package.json: the one last imported, with ``projectInfo`` (and the
-    kanban entry) brought up to date from the database. Declarations that did not change
-    since the import keep their original spelling, so an import and export round-trip to
-    identical JSON."""
-    document: dict[str, Any] = json.loads(project.package_json) if project.package_json else {}
-    harness = document.setdefault("steamHarness", {})
-    info = harness.setdefault("projectInfo", {})
-    info["projectId"] = str(project.id)
-    info["name"] = project.name
-    info["type"] = project.type
-    info["relatedProjects"] = _related_json(info.get("relatedProjects"), declarations_of(project))
-    kanban = harness.get("kanban")
-    written_entry = kanban.get("entry", DEFAULT_KANBAN_ENTRY) if kanban else DEFAULT_KANBAN_ENTRY
-    if project.type == ProjectType.KANBAN and (
-        written_entry != project.kanban_entry or not project.package_json
-    ):
-        harness.setdefault("kanban", {})["entry"] = project.kanban_entry
-    return document
-
-
-def _related_json(original: object, declarations: list[Declaration]) -> list[Any]:
-    spelled: dict[Declaration, Any] = {}
-    for entry in original if isinstance(original, list) else []:
-        parsed = declaration_from_json(entry)
-        if parsed is not None:
-            spelled.setdefault(parsed, entry)
-    return [spelled.get(declaration) or declaration.as_json() for declaration in declarations]
-
-
-def project_export(
-    *, project_id: UUID, path: str | os.PathLike[str], overwrite: bool = False
-) -> Path:
-    """Write the project's package (package.json and plugin files, never KV) to ``path``,
-    which must be missing or empty unless ``overwrite``; files already there that the
-    package does not name are left alone."""
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        raise KanbanError(ErrorCode.NOT_FOUND, f"no project {project_id}")
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise invalid_argument(f"{folder} is not a folder")
-    if folder.exists() and any(folder.iterdir()) and not overwrite:
-        raise KanbanError(ErrorCode.CONFLICT, f"{folder} is not empty")
-    document = package_document(project)
-    folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    (folder / PACKAGE_FILE).write_text(text, encoding="utf-8")
-    for plugin_file in project.plugin_files.order_by("path"):
-        target = folder.joinpath(*PurePosixPath(check_plugin_path(plugin_file.path)).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(bytes(plugin_file.content))
-    return folder

@@ -35,7 +35,7 @@ from kanban.data.kv import (
 )
 from kanban.data.notifications import notification_send
 from kanban.models import Membership, Project
-from kanban.projects.packages import package_name
+from kanban.projects.package_changes import package_name
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
 from storage.limits import MAX_BATCH_KEYS

@@ -30,7 +30,7 @@ from typing import Any, Final
 from kanban.access.memberships import role_of
 from kanban.data.board import layout
 from kanban.models import ROLE_RANK, Project, Role
-from kanban.projects.packages import package_name
+from kanban.projects.package_changes import package_name
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Dataset
 

@@ -21,7 +21,7 @@ from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
 from kanban.data.knowledge import search_slot
 from kanban.data.kv import project_kv_get, project_kv_get_many
 from kanban.models import Project, ProjectType
-from kanban.projects.packages import package_name
+from kanban.projects.package_changes import package_name
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.limits import MAX_BATCH_KEYS

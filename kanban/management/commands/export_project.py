@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kanban.projects.packages import project_export
+from kanban.projects.exports import project_export
 from storage.errors import KanbanError
 
 

@@ -24,10 +24,10 @@ from kanban.access.relationships import (
 )
 from kanban.models import PluginFile, Project
 from kanban.projects import packages
+from kanban.projects.exports import project_export
 from kanban.projects.packages import (
     declared_entrypoints,
     plugin_file_read,
-    project_export,
     project_import,
     read_package,
 )
