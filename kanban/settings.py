@@ -215,6 +215,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_tasks",
+    "django_tasks_db",
     "storage",
     "kanban",
 ]
@@ -286,6 +288,26 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A background job's progress (kanban/jobs/progress.py): the worker writes it while the job's
+# own transaction is open, where no other connection could read it, and every web worker
+# reads it. Redis, or files under var/ for the embedded default's worker beside daphne.
+CACHES["jobs"] = (
+    {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"{KANBAN_REDIS_PREFIX}:jobs",
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    }
+    if REDIS_URL
+    else {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": BASE_DIR / "var" / "jobs-progress",
+    }
+)
+# Background jobs (kanban/jobs/): rows in this database, run by `manage.py db_worker` (and by
+# the worker `manage.py serve` starts beside daphne).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

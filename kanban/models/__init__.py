@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kanban.models.configurations import Configuration
 from kanban.models.invites import Invite
+from kanban.models.jobs import ImportJob, ImportUpload, JobStatus
 from kanban.models.notifications import Notification
 from kanban.models.offers import MembershipOffer
 from kanban.models.projects import (
@@ -24,7 +25,10 @@ __all__ = [
     "ROLE_RANK",
     "ApiToken",
     "Configuration",
+    "ImportJob",
+    "ImportUpload",
     "Invite",
+    "JobStatus",
     "Membership",
     "MembershipOffer",
     "Notification",
