@@ -1,4 +1,6 @@
-"""JSONL backup of every value, list element and kept version with its original seq.
+"""JSONL dump of the storage engine's data: every value, list element and kept version with
+its original seq. It is the storage part of a deployment's backup (``manage.py backup``,
+``kanban.backup``), not a backup by itself: users, boards and memberships live elsewhere.
 
 Line 1 is a header carrying the highest seq ever allocated, so a load never lets the
 sequence reuse a number even when the newest write was a delete. Every following line is
@@ -53,6 +55,13 @@ def dump(out: IO[str], *, using: str = "default") -> int:
                 out.write(f'{head[:-1]},"value":{text}}}\n')
                 count += 1
     return count
+
+
+def is_empty(*, using: str = "default") -> bool:
+    """Whether the store holds no value, list element or kept version."""
+    with driver_cursor(using) as (dialect, cursor):
+        cursor.execute(dialect.is_empty)
+        return cursor.fetchone() is None
 
 
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
