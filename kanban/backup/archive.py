@@ -85,9 +85,10 @@ def _write_parts(sink_for: Any, *, using: str) -> list[dict[str, Any]]:
     return parts
 
 
-def _snapshot(using: str) -> None:
+def _snapshot(using: str, *, outermost: bool) -> None:
     """Read every part from one snapshot: rows committed meanwhile are in none of them."""
-    if connections[using].vendor == "postgresql":
+    # Inside a caller's transaction the isolation is the caller's (and can no longer be set).
+    if outermost and connections[using].vendor == "postgresql":
         with connections[using].cursor() as cursor:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
     # SQLite: the transaction is one snapshot already.
@@ -97,11 +98,12 @@ def backup_write(*, path: Path, using: str = "default") -> dict[str, Any]:
     """Write the archive of everything ``using`` holds to ``path``; returns its manifest."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
+    outermost = not connections[using].in_atomic_block
     with (
         zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf,
         transaction.atomic(using=using),
     ):
-        _snapshot(using)
+        _snapshot(using, outermost=outermost)
 
         class _ZipSink:
             def __init__(self, name: str) -> None:
@@ -276,8 +278,9 @@ def backup_verify(*, path: Path, using: str = "default") -> list[PartCheck]:
         def __exit__(self, *exc: object) -> None:
             pass
 
+    outermost = not connections[using].in_atomic_block
     with transaction.atomic(using=using):
-        _snapshot(using)
+        _snapshot(using, outermost=outermost)
         found = {part["name"]: part for part in _write_parts(_HashSink, using=using)}
     checks = []
     for part in manifest["parts"]:
