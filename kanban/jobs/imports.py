@@ -1,0 +1,136 @@
+"""Starting an import job and what its owner sees of it.
+
+Starting only stores the upload and enqueues the task, in one transaction, so the request
+that uploads answers at once and no job is left without its task (or a task without its
+job) whatever stops between the two. The work, and every check of the file's content, is the
+task's: a refused file is the job's outcome, shown on its page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+
+from kanban.jobs.progress import progress_read
+from kanban.jobs.tasks import trello_import_task
+from kanban.models import ImportJob, ImportUpload, JobStatus
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+
+#: The largest Trello export accepted, unless ``KANBAN_TRELLO_IMPORT_BYTES`` says otherwise.
+DEFAULT_TRELLO_IMPORT_BYTES = 100 * 2**20
+FILE_NAME_CHARS = 255
+
+
+def trello_import_bytes() -> int:
+    return int(getattr(settings, "KANBAN_TRELLO_IMPORT_BYTES", DEFAULT_TRELLO_IMPORT_BYTES))
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as its owner sees it: progress while it runs, then the report or the refusal."""
+
+    id: UUID
+    file_name: str
+    status: JobStatus
+    dry_run: bool
+    done: int
+    total: int
+    report: dict[str, Any] | None
+    error: dict[str, str] | None
+    created_at: datetime
+    finished_at: datetime | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {JobStatus.SUCCEEDED, JobStatus.FAILED}
+
+    @property
+    def percent(self) -> int:
+        if self.status == JobStatus.SUCCEEDED:
+            return 100
+        return min(100, self.done * 100 // self.total) if self.total else 0
+
+    @property
+    def project_id(self) -> str | None:
+        """The board the import made or updated (none for a dry run)."""
+        if self.report is None or self.dry_run:
+            return None
+        project_id = self.report.get("projectId")
+        return str(project_id) if project_id else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": str(self.id),
+            "file_name": self.file_name,
+            "status": str(self.status),
+            "dry_run": self.dry_run,
+            "done": self.done,
+            "total": self.total,
+            "percent": self.percent,
+            "report": self.report,
+            "error": self.error,
+            "project_id": self.project_id,
+            "created_at": self.created_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }
+
+
+def _job_view(job: ImportJob) -> Job:
+    done, total = job.done, job.total
+    if job.status == JobStatus.RUNNING:
+        done, total = progress_read(job_id=job.id) or (done, total)
+    error = {"code": job.error_code, "message": job.error_message} if job.error_code else None
+    return Job(
+        id=job.id,
+        file_name=job.file_name,
+        status=JobStatus(job.status),
+        dry_run=job.dry_run,
+        done=done,
+        total=total,
+        report=job.report,
+        error=error,
+        created_at=job.created_at,
+        finished_at=job.finished_at,
+    )
+
+
+def import_job_start(*, actor: Any, file_name: str, data: bytes, dry_run: bool = False) -> Job:
+    """Keeps the uploaded Trello export and enqueues its import; answers the queued job."""
+    limit = trello_import_bytes()
+    if len(data) > limit:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"The file is {len(data)} bytes; a Trello export may be at most {limit} bytes.",
+            limit=limit,
+        )
+    if not data:
+        raise invalid_argument("The file is empty: choose the JSON file Trello exported.")
+    with transaction.atomic():
+        job = ImportJob.objects.create(
+            owner=actor,
+            kind="trello",
+            file_name=(file_name or "upload.json")[:FILE_NAME_CHARS],
+            size=len(data),
+            dry_run=dry_run,
+        )
+        ImportUpload.objects.create(job=job, data=data)
+        # In the same transaction: the database backend's task row commits with the job.
+        trello_import_task.enqueue(str(job.id))
+    return _job_view(job)
+
+
+def import_job_get(*, actor: Any, job_id: UUID) -> Job:
+    """The actor's own job; anyone else's is not found, as if it did not exist."""
+    job = ImportJob.objects.filter(id=job_id, owner_id=actor.pk).first()
+    if job is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "No such import.")
+    return _job_view(job)
+
+
+def import_jobs_recent(*, actor: Any, limit: int = 10) -> list[Job]:
+    jobs = ImportJob.objects.filter(owner_id=actor.pk).order_by("-created_at")[:limit]
+    return [_job_view(job) for job in jobs]

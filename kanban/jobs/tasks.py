@@ -1,0 +1,110 @@
+"""The tasks the worker runs. Each one loads its job, runs the work with a progress callback,
+and records the outcome on the job, which is what its owner sees.
+
+django-tasks (0.12, and its database backend) has no retries of its own: a task that raises
+is marked failed, once. Here a run that fails unexpectedly (the database went away, a bug) is
+enqueued again, later, up to ``MAX_ATTEMPTS`` runs in all; a refusal (``KanbanError``: not
+JSON, too large...) is the job's answer and is never retried."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_tasks import task
+
+from kanban.jobs.progress import ProgressReporter, progress_forget
+from kanban.models import ImportJob, ImportUpload, JobStatus
+from storage.errors import ErrorCode, KanbanError
+
+logger = logging.getLogger(__name__)
+
+#: Runs of one job at most, the first included.
+MAX_ATTEMPTS = 3
+#: A retry waits this long times the runs so far (5 s, then 10 s).
+RETRY_DELAY = timedelta(seconds=5)
+
+
+def _finish(job_id: UUID, status: JobStatus, **fields: Any) -> None:
+    with transaction.atomic():
+        ImportJob.objects.filter(id=job_id).update(
+            status=status, finished_at=timezone.now(), **fields
+        )
+        # The bytes were only kept for this job's runs.
+        ImportUpload.objects.filter(job_id=job_id).delete()
+    progress_forget(job_id=job_id)
+
+
+def _retry_later(job: ImportJob, attempts: int) -> None:
+    ImportJob.objects.filter(id=job.id).update(status=JobStatus.QUEUED)
+    again = trello_import_task
+    if again.get_backend().supports_defer:
+        again = again.using(run_after=timezone.now() + RETRY_DELAY * attempts)
+    again.enqueue(str(job.id))
+
+
+@task()
+def trello_import_task(job_id: str) -> None:
+    """Imports a Trello export its owner uploaded (``kanban.jobs.imports.import_job_start``)."""
+    # Imported here, not at the top: the import is the job's work, and the task module is
+    # loaded by every worker and web process that enqueues.
+    from kanban.imports.trello import trello_import
+
+    job = ImportJob.objects.select_related("owner").filter(id=UUID(job_id)).first()
+    if job is None or job.status in {JobStatus.SUCCEEDED, JobStatus.FAILED}:
+        return  # its owner is gone, or a second delivery of a job that ended
+    upload = ImportUpload.objects.filter(job_id=job.id).first()
+    if upload is None:
+        _finish(
+            job.id,
+            JobStatus.FAILED,
+            error_code=ErrorCode.NOT_FOUND,
+            error_message="The uploaded file is no longer kept; upload it again.",
+        )
+        return
+    attempts = job.attempts + 1
+    ImportJob.objects.filter(id=job.id).update(
+        status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
+    )
+    progress = ProgressReporter(job.id)
+    try:
+        report = trello_import(
+            actor=job.owner, data=bytes(upload.data), dry_run=job.dry_run, progress=progress
+        )
+    except KanbanError as refused:
+        _finish(
+            job.id,
+            JobStatus.FAILED,
+            error_code=str(refused.code),
+            error_message=refused.message,
+            done=progress.done,
+            total=progress.total,
+        )
+        return
+    except Exception:
+        if attempts < MAX_ATTEMPTS:
+            logger.exception(
+                "import job %s failed (run %d of %d), retrying", job.id, attempts, MAX_ATTEMPTS
+            )
+            _retry_later(job, attempts)
+            return
+        _finish(
+            job.id,
+            JobStatus.FAILED,
+            error_code=ErrorCode.UNAVAILABLE,
+            error_message=f"The import failed unexpectedly {attempts} times; nothing was "
+            "imported. Try again later, or tell your administrator.",
+        )
+        raise  # the task's own result keeps the traceback, for the operator
+    _finish(
+        job.id,
+        JobStatus.SUCCEEDED,
+        report=report.as_dict(),
+        done=progress.total or progress.done,
+        total=progress.total,
+    )
