@@ -1,0 +1,127 @@
+"""A SQLite evaluation moved to PostgreSQL, and back: the archive made by ``manage.py
+backup`` on one vendor is restored on the other. Needs PostgreSQL (``DATABASE_URL``); the
+source deployment is a real one, made by manage.py in its own process and database."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connections
+from django.test import Client
+
+from kanban.backup.archive import backup_restore, backup_verify
+from kanban.models import Project
+from tests.kanban.backup.test_archive import COMMENT, kv_url
+
+pytestmark = [
+    pytest.mark.skipif(
+        not os.environ.get("DATABASE_URL"), reason="moving across vendors needs PostgreSQL"
+    ),
+    pytest.mark.django_db(transaction=True, databases=["default", "sqlite"]),
+]
+
+#: What the source deployment's alice does before its backup: a comment and an edit.
+ALICE_MOVES_IN = f"""
+from django.contrib.auth.models import User
+from kanban.data.kv import Provenance, project_kv_set
+from kanban.models import Project
+alice, board = User.objects.get(username="alice"), Project.objects.get(name="Board")
+def put(key, value):
+    project_kv_set(user=alice, project_id=board.id, key=key, value=value,
+                   provenance=Provenance(via="cli"))
+put("comments:c1", [{COMMENT!r}])
+put("card:c1", {{"id": "c1", "title": "Write the move-in plan", "column": "todo"}})
+"""
+
+
+def manage(env: dict[str, str], *argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *argv],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def deployment_env(database_url: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "KANBAN_SQLITE_PATH"}
+    env.update(DATABASE_URL=database_url, KANBAN_FAST_PASSWORD_HASHING="1")
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
+def a_deployment_backed_up(env: dict[str, str], archive: Path) -> str:
+    """Migrate, load the demo, let alice comment and edit, back up; alice's password."""
+    manage(env, "migrate", "--verbosity", "0")
+    logins = manage(env, "demo_data")
+    manage(env, "shell", "--command", ALICE_MOVES_IN)
+    manage(env, "backup", str(archive))
+    found = re.search(r"^\s+alice\s+(\S+)", logins, re.MULTILINE)
+    assert found, logins
+    return found.group(1)
+
+
+@pytest.fixture
+def postgres_source() -> Iterator[str]:
+    """A PostgreSQL database of this test's own, dropped afterwards."""
+    params = connections["default"].get_connection_params()
+    name = f"kanban_backup_test_{os.getpid()}"
+    admin = {key: params[key] for key in ("host", "port", "user", "password") if params.get(key)}
+    with psycopg.connect(dbname="postgres", autocommit=True, **admin) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    auth = admin["user"] + (f":{admin['password']}" if admin.get("password") else "")
+    yield f"postgres://{auth}@{admin.get('host', '127.0.0.1')}:{admin.get('port', 5432)}/{name}"
+    with psycopg.connect(dbname="postgres", autocommit=True, **admin) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_sqlite_evaluation_moves_to_postgresql_and_alice_finds_her_board(
+    tmp_path: Path,
+) -> None:
+    archive = tmp_path / "evaluation.zip"
+    env = deployment_env(f"sqlite:///{tmp_path / 'evaluation.sqlite3'}")
+    password = a_deployment_backed_up(env, archive)
+
+    call_command("restore", str(archive), "--verify")
+
+    assert connections["default"].vendor == "postgresql"
+    alice = Client()
+    assert alice.login(username="alice", password=password)
+    board = Project.objects.get(name="Board")
+    assert alice.get(kv_url(board, "card:c1")).json()["value"]["title"] == (
+        "Write the move-in plan"
+    )
+    assert alice.get(kv_url(board, "comments:c1")).json()["value"] == [COMMENT]
+    history = alice.get(kv_url(board, "card:c1", history=True)).json()["entries"]
+    assert [entry["value"]["title"] for entry in history] == [
+        "Write the move-in plan",
+        "Write the onboarding guide",
+    ]
+
+
+def test_a_postgresql_deployment_moves_back_to_sqlite(tmp_path: Path, postgres_source: str) -> None:
+    archive = tmp_path / "deployment.zip"
+    password = a_deployment_backed_up(deployment_env(postgres_source), archive)
+
+    manifest = backup_restore(path=archive, using="sqlite")
+
+    assert manifest["source"]["vendor"] == "postgresql"
+    assert all(check.agrees for check in backup_verify(path=archive, using="sqlite"))
+    assert User.objects.db_manager("sqlite").get(username="alice").check_password(password)
+    assert Project.objects.using("sqlite").filter(name="Board").exists()
