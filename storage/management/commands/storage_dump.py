@@ -9,7 +9,11 @@ from storage import dump
 
 
 class Command(BaseCommand):
-    help = "Write every stored value and list element, with its seq, to a JSONL file."
+    help = (
+        "Write the storage engine's data (every value, list element and kept version, with "
+        "its seq) to a JSONL file. Not a deployment's backup: users, boards and memberships "
+        "are not in it; manage.py backup carries both."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="output path, or - for standard output")

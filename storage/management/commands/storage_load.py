@@ -9,7 +9,10 @@ from storage.errors import KanbanError
 
 
 class Command(BaseCommand):
-    help = "Restore a storage_dump file exactly (all or nothing)."
+    help = (
+        "Restore a storage_dump file exactly (all or nothing): the storage engine's data "
+        "only; manage.py restore loads a whole deployment's backup."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
