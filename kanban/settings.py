@@ -471,6 +471,8 @@ KANBAN_PROJECT_BYTES = env_int("KANBAN_PROJECT_BYTES", 256 * 2**20, minimum=1)
 # limit, where one client wrote 660 MB a minute; past it a write is rate_limited.
 KANBAN_WRITE_BYTES_PER_USER = env_float("KANBAN_WRITE_BYTES_PER_USER", 2.0**20, minimum=1.0)
 KANBAN_WRITE_BYTES_BURST = env_float("KANBAN_WRITE_BYTES_BURST", 32.0 * 2**20, minimum=2.0**20)
+# The largest Trello board export (its JSON file) an import reads (kanban/imports/trello.py).
+KANBAN_TRELLO_IMPORT_BYTES = env_int("KANBAN_TRELLO_IMPORT_BYTES", 100 * 2**20, minimum=1)
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).

@@ -134,3 +134,9 @@ def known_sign_in_address(subject: str) -> Value:
 def demo_marker() -> Value:
     """Set once the development demo data has been loaded (the dashboard says so)."""
     return Value("kanban.demo", "seeded")
+
+
+def trello_import_marker(trello_board_id: str) -> Value:
+    """Which project an import of one Trello board made: ``{"projectId"}``, so importing
+    the same export again updates that board instead of making another."""
+    return Value("kanban.imports.trello", trello_board_id)

@@ -33,6 +33,7 @@ BOTTOM_UP: Final = (
         "create people and their tokens, and projects with their plugins",
     ),
     layer("kanban.data", "serves what people keep in projects, behind the access decision"),
+    layer("kanban.imports", "brings boards in from other tools (Trello)"),
     layer("kanban.jobs", "runs in the background what must not hold a request (imports)"),
     layer(
         "kanban.api kanban.bridge kanban.mcp kanban.web kanban.admin kanban.management",

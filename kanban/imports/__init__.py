@@ -1,0 +1,1 @@
+"""Boards brought in from other tools (``trello``)."""

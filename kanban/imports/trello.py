@@ -1,0 +1,430 @@
+"""Import a Trello board export as a Board (``trello_import``), or say what an import would
+do (a dry run).
+
+The export is checked whole first (``trello_shape``) and mapped onto the Board's layout
+(``trello_map``); then the board it makes is written in one storage commit, inside the
+transaction that creates the project, so a refused or failed import leaves nothing behind.
+The importer is a trusted writer: it keeps each comment's original author and date, which
+the Board's comment rule (``kanban.data.board.comments``) allows no person's write to do,
+and every value it writes says so in its source (``"via": "import"``).
+
+Importing the same export again finds the board it made (by the Trello board's id, kept in
+``storage.namespaces.trello_import_marker``) and updates it: what Trello still has is
+replaced, what Trello no longer has goes, and what was added on this server stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+from uuid import UUID, uuid4
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from kanban.access.memberships import role_of
+from kanban.data.board import comments as board_comments
+from kanban.data.board import layout
+from kanban.imports import trello_map
+from kanban.imports.trello_shape import Export, parse_export
+from kanban.models import Project, Role
+from kanban.projects.board_templates import Template, board_create
+from kanban.projects.lifecycle import MAX_NAME_LENGTH
+from kanban.projects.package_changes import package_name
+from storage import engine
+from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.namespaces import project_kv, trello_import_marker
+from storage.usage import text_bytes
+from storage.writes import ExpectedSeq, Write, delete_value, set_value
+
+#: Values read back per round trip when a board is imported again.
+READ_CHUNK: Final = 500
+#: What the report says is kept for the Board page of a later day.
+KEPT_NOTES: Final = {
+    "lists archived": ("closed lists", "trello:lists", "the Board has no archived columns"),
+    "labels": ("label colours", "trello:labels and each card's trello.labels", "no colours"),
+    "attachments (links)": ("attachments", "each card's trello.attachments", "no attachments"),
+    "custom field values": ("custom fields", "trello:customFields, trello.customFields", "none"),
+    "checklist items": (
+        "checklist names, item due dates and members",
+        "each card's trello.checklists",
+        "one checklist of items",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class TrelloReport:
+    """What an import did (or, dry, would do): counts per field, and each thing skipped
+    with why; ``kept`` names what the Board page does not show yet and where it is kept."""
+
+    project_id: UUID | None
+    board_name: str
+    dry_run: bool
+    created: bool
+    counts: dict[str, int]
+    skipped: list[dict[str, str]]
+    kept: list[dict[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "projectId": None if self.project_id is None else str(self.project_id),
+            "boardName": self.board_name,
+            "dryRun": self.dry_run,
+            "created": self.created,
+            "counts": dict(self.counts),
+            "skipped": [dict(item) for item in self.skipped],
+            "kept": [dict(item) for item in self.kept],
+        }
+
+
+def trello_import(
+    *,
+    actor: Any,
+    data: bytes,
+    dry_run: bool = False,
+    mapping: dict[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> TrelloReport:
+    """Import the Trello board export ``data`` as a Board ``actor`` owns (or update the
+    one an earlier import of it made). ``mapping`` maps Trello member ids or usernames to
+    usernames here (a member whose Trello username is a username here needs none);
+    ``progress(done, total)`` hears how far it is. Refuses bad input (``invalid_argument``,
+    ``too_large``) writing nothing."""
+    export = parse_export(data)
+    tally = trello_map.Tally()
+    people = _people(export, mapping=mapping, tally=tally)
+    marker = engine.get_value(trello_import_marker(export.board_id))
+    project = _board_of(actor=actor, marker=marker)
+    total = len(export.cards) + 1
+    step = max(1, total // 100)
+
+    def card_done(done: int) -> None:
+        if progress is not None and (done % step == 0 or done == total - 1):
+            progress(done, total)
+
+    if progress is not None:
+        progress(0, total)
+    plan = trello_map.plan_export(export, people=people, progress=card_done)
+    plan.tally.counts.update(tally.counts)
+    plan.tally.skipped[:0] = tally.skipped
+    values, deletes, expected = _merge(plan, project=project)
+    created = project is None
+    project_id = project.id if project is not None else uuid4()
+    writes = _writes(
+        project_id=project_id,
+        values=values,
+        deletes=deletes,
+        expected=expected,
+        source=_source(actor, export),
+    )
+    _check_quota(writes)
+    if not dry_run:
+        with transaction.atomic():
+            if project is None:
+                project = board_create(
+                    user=actor, name=_board_name(export), template=Template.BOARD
+                )
+                writes = _writes(
+                    project_id=project.id,
+                    values=values,
+                    deletes=deletes,
+                    expected=expected,
+                    source=_source(actor, export),
+                )
+            # Two imports of one export at once: the second finds the marker changed
+            # (Conflict) and writes nothing, its new project included.
+            marker_write = set_value(
+                trello_import_marker(export.board_id),
+                {"projectId": str(project.id)},
+                expected_seq=None if marker is None else marker.seq,
+            )
+            engine.commit(
+                [*writes, marker_write], max_project_bytes=int(settings.KANBAN_PROJECT_BYTES)
+            )
+        project_id = project.id
+    if progress is not None:
+        progress(total, total)
+    counts = dict(sorted(plan.tally.counts.items()))
+    return TrelloReport(
+        project_id=None if dry_run and created else project_id,
+        board_name=export.name,
+        dry_run=dry_run,
+        created=created,
+        counts=counts,
+        skipped=plan.tally.skipped,
+        kept=[
+            {"what": what, "where": where, "why": f"the Board page shows {shows}"}
+            for name, (what, where, shows) in KEPT_NOTES.items()
+            if counts.get(name)
+        ],
+    )
+
+
+def _people(
+    export: Export, *, mapping: dict[str, str] | None, tally: trello_map.Tally
+) -> trello_map.People:
+    """Trello members (and people who left, known from their comments) mapped to users:
+    by ``mapping`` (a member's id or Trello username), then by the same username."""
+    mapping = _check_mapping(mapping)
+    members = dict(export.members)
+    for action in export.actions.values():
+        creator = action.get("memberCreator")
+        if isinstance(creator, dict) and layout.is_id(creator.get("id")):
+            members.setdefault(creator["id"], creator)
+    wanted = {
+        mapping.get(member_id) or mapping.get(str(member.get("username"))) or member.get("username")
+        for member_id, member in members.items()
+    }
+    users = {
+        user.get_username(): user.get_username()
+        for user in get_user_model().objects.filter(
+            username__in=[name for name in wanted if isinstance(name, str)]
+        )
+    }
+    unknown = sorted(set(mapping.values()) - users.keys())
+    if unknown:
+        raise invalid_argument(
+            f"the mapping names {unknown[0]!r}, who is no user here", field="mapping"
+        )
+    usernames: dict[str, str] = {}
+    for member_id, member in members.items():
+        target = mapping.get(member_id) or mapping.get(str(member.get("username")))
+        found = users.get(target or str(member.get("username")))
+        left = member_id not in export.members
+        if found is not None:
+            usernames[member_id] = found
+            tally.counts["members mapped"] += 1
+        elif not left:
+            tally.counts["members kept by name"] += 1
+            tally.skip(
+                "member",
+                member_id,
+                f"{member.get('username')!r} is no user here (map it to one): kept by name",
+            )
+    known = set(members) | {str(member.get("username")) for member in members.values()}
+    for name in sorted(set(mapping) - known):
+        tally.skip("mapping", name, "no member of the export has this id or username")
+    return trello_map.People(usernames=usernames, members=members)
+
+
+def _check_mapping(mapping: object) -> dict[str, str]:
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) and key and value
+        for key, value in mapping.items()
+    ):
+        raise invalid_argument(
+            "the mapping maps Trello member ids or usernames to usernames", field="mapping"
+        )
+    return mapping
+
+
+def _board_of(*, actor: Any, marker: engine.StoredValue | None) -> Project | None:
+    """The board an earlier import of this export made, when it is still there; only one
+    of its owners may import into it."""
+    if marker is None or not isinstance(marker.value, dict):
+        return None
+    try:
+        project_id = UUID(str(marker.value.get("projectId")))
+    except ValueError:
+        return None
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None or package_name(project.package_json) != layout.BOARD_PACKAGE:
+        return None
+    if role_of(user=actor, project=project) != Role.OWNER:
+        raise KanbanError(
+            ErrorCode.FORBIDDEN,
+            "this Trello board was imported before, into a board you do not own: ask one "
+            "of its owners to import it again",
+        )
+    return project
+
+
+def _board_name(export: Export) -> str:
+    # A Trello name may hold what a project name may not (control characters, more than
+    # the longest name): the board keeps what it can show.
+    shown = "".join(c for c in export.name if c.isprintable() or c == " ").strip()
+    return shown[:MAX_NAME_LENGTH] or "Trello board"
+
+
+Values = dict[str, Any]
+
+
+def _merge(
+    plan: trello_map.Plan, *, project: Project | None
+) -> tuple[Values, list[str], dict[str, ExpectedSeq]]:
+    """The values to write, the keys to delete and the revision each key must still be at
+    (what was read of the board, so a change made meanwhile stops the import)."""
+    current = _read_board(project, plan) if project is not None else {}
+    expected: dict[str, ExpectedSeq] = {
+        key: (None if stored is None else stored.seq) for key, stored in current.items()
+    }
+
+    def now(key: str) -> Any:
+        stored = current.get(key)
+        return None if stored is None else stored.value
+
+    before = _imported_before(now)
+    trello_lists = {item["id"] for item in plan.extras[trello_map.LISTS_KEY]}
+    columns = plan.columns + [
+        column
+        for column in layout.normalize_columns(now(layout.COLUMNS_KEY))
+        if column["id"] not in before["lists"] and column["id"] not in trello_lists
+    ]
+    index = list(plan.cards) + [
+        card_id
+        for card_id in layout.normalize_index(now(layout.INDEX_KEY))
+        if card_id not in plan.cards and card_id not in before["cards"]
+    ]
+    trello_map.ranks_for(plan.cards)
+    values: Values = {layout.COLUMNS_KEY: columns, layout.INDEX_KEY: index, **plan.extras}
+    for card_id, card in plan.cards.items():
+        old = now(layout.card_key(card_id))
+        merged = {**old, **card} if isinstance(old, dict) and not old.get("deleted") else card
+        comments = _comments(
+            card_id, plan, old=now(board_comments.COMMENTS_PREFIX + card_id), old_card=old
+        )
+        merged["commentCount"] = len(comments)
+        merged["trello"]["comments"] = [
+            comment["id"] for comment in comments if comment["id"] in _ids(plan, card_id)
+        ]
+        values[layout.card_key(card_id)] = merged
+        if comments or now(board_comments.COMMENTS_PREFIX + card_id) is not None:
+            values[board_comments.COMMENTS_PREFIX + card_id] = comments
+        plan.tally.counts["comments"] += len(merged["trello"]["comments"])
+    gone = sorted(before["cards"] - plan.cards.keys())
+    deletes = [layout.card_key(card_id) for card_id in gone]
+    deletes += [board_comments.COMMENTS_PREFIX + card_id for card_id in gone]
+    if gone:
+        plan.tally.counts["cards removed (gone from Trello)"] = len(gone)
+    return values, deletes, expected
+
+
+def _ids(plan: trello_map.Plan, card_id: str) -> set[str]:
+    return {comment["id"] for comment in plan.comments.get(card_id, [])}
+
+
+def _comments(
+    card_id: str, plan: trello_map.Plan, *, old: object, old_card: object
+) -> list[dict[str, Any]]:
+    """The export's comments on a card, with those written here since the last import, in
+    time order; past the Board's cap, the oldest of Trello's are skipped."""
+    stored = board_comments.normalize_comments(old)
+    imported = plan.comments.get(card_id, [])
+    ids = _ids(plan, card_id)
+    # What an earlier import wrote and Trello no longer has is not this server's to keep.
+    kept_before = old_card.get("trello") if isinstance(old_card, dict) else None
+    previous = ids | set(kept_before.get("comments") or [] if isinstance(kept_before, dict) else [])
+    local = [comment for comment in stored if comment["id"] not in previous]
+    room = max(0, board_comments.MAX_COMMENTS - len(local))
+    for comment in imported[: max(0, len(imported) - room)]:
+        plan.tally.skip(
+            "comment",
+            comment["id"],
+            f"past the Board's {board_comments.MAX_COMMENTS} comments a card: the oldest "
+            "are left out",
+        )
+    kept = imported[len(imported) - min(room, len(imported)) :]
+    return sorted(kept + local, key=lambda comment: comment["at"])
+
+
+def _imported_before(now: Callable[[str], Any]) -> dict[str, set[str]]:
+    """The lists and cards an earlier import of this board wrote (their trello marks)."""
+    lists = now(trello_map.LISTS_KEY)
+    cards = set()
+    for card_id in layout.normalize_index(now(layout.INDEX_KEY)):
+        card = now(layout.card_key(card_id))
+        if isinstance(card, dict) and isinstance(card.get("trello"), dict):
+            cards.add(card_id)
+    return {
+        "lists": {
+            item["id"]
+            for item in (lists if isinstance(lists, list) else [])
+            if isinstance(item, dict) and isinstance(item.get("id"), str)
+        },
+        "cards": cards,
+    }
+
+
+def _read_board(project: Project, plan: trello_map.Plan) -> dict[str, engine.StoredValue | None]:
+    """Every key an import of this board reads or replaces, as stored now."""
+    keys = [layout.COLUMNS_KEY, layout.INDEX_KEY, *plan.extras]
+    head = dict(zip(keys, _get(project.id, keys), strict=True))
+    index = head[layout.INDEX_KEY]
+    cards = set(plan.cards) | set(layout.normalize_index(None if index is None else index.value))
+    card_keys = [layout.card_key(card_id) for card_id in sorted(cards)]
+    card_keys += [board_comments.COMMENTS_PREFIX + card_id for card_id in sorted(cards)]
+    return head | dict(zip(card_keys, _get(project.id, card_keys), strict=True))
+
+
+def _get(project_id: UUID, keys: list[str]) -> list[engine.StoredValue | None]:
+    found: list[engine.StoredValue | None] = []
+    for start in range(0, len(keys), READ_CHUNK):
+        chunk = keys[start : start + READ_CHUNK]
+        found += engine.get_values([project_kv(project_id, key) for key in chunk])
+    return found
+
+
+def _source(actor: Any, export: Export) -> dict[str, Any]:
+    return {
+        "user": actor.get_username(),
+        "userId": actor.pk,
+        "via": "import",
+        "import": "trello",
+        "trelloBoard": export.board_id,
+    }
+
+
+def _writes(
+    *,
+    project_id: UUID,
+    values: Values,
+    deletes: list[str],
+    expected: dict[str, ExpectedSeq],
+    source: dict[str, Any],
+) -> list[Write]:
+    """The commit's writes, each at the revision it was read at (absent: still absent),
+    each value within the value limit: one too large refuses the import, naming its key."""
+    keep, limit = int(settings.KANBAN_HISTORY_REVISIONS), int(settings.KANBAN_MAX_VALUE_BYTES)
+    writes: list[Write] = []
+    for key, value in values.items():
+        try:
+            writes.append(
+                set_value(
+                    project_kv(project_id, key),
+                    value,
+                    expected_seq=expected.get(key),
+                    source=source,
+                    max_bytes=limit,
+                    keep=keep,
+                )
+            )
+        except KanbanError as error:
+            raise KanbanError(error.code, f"{key}: {error.message}", **error.details) from None
+    for key in deletes:
+        seq = expected.get(key)
+        if seq is not None:
+            writes.append(
+                delete_value(
+                    project_kv(project_id, key), expected_seq=seq, source=source, keep=keep
+                )
+            )
+    return writes
+
+
+def _check_quota(writes: list[Write]) -> None:
+    """An import past the project's storage quota is refused whole, before it is tried (the
+    commit refuses it too, counting what the board holds already)."""
+    limit = int(settings.KANBAN_PROJECT_BYTES)
+    size = sum(text_bytes(write.text) for write in writes if hasattr(write, "text"))
+    if size > limit:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"this board is {size} bytes as the Board keeps it; a board may hold at most "
+            f"{limit} (KANBAN_PROJECT_BYTES)",
+            limit=limit,
+        )
