@@ -35,6 +35,7 @@ BOTTOM_UP: Final = (
     layer("kanban.data", "serves what people keep in projects, behind the access decision"),
     layer("kanban.imports", "brings boards in from other tools (Trello)"),
     layer("kanban.jobs", "runs in the background what must not hold a request (imports)"),
+    layer("kanban.backup", "writes everything a deployment holds to one archive, and back"),
     layer(
         "kanban.api kanban.bridge kanban.mcp kanban.web kanban.admin kanban.management",
         "are the ways in: REST, the websocket bridge, MCP, pages, admin and the command line",
