@@ -34,7 +34,7 @@ from kanban.projects.board_templates import Template, board_create
 from kanban.projects.lifecycle import MAX_NAME_LENGTH
 from kanban.projects.package_changes import package_name
 from storage import engine
-from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import project_kv, trello_import_marker
 from storage.usage import text_bytes
 from storage.writes import ExpectedSeq, Write, delete_value, set_value
@@ -105,12 +105,15 @@ def trello_import(
         if progress is not None and (done % step == 0 or done == total - 1):
             progress(done, total)
 
+    # Read before the mapping, which takes a while on a large board: whatever changes on
+    # the board from here on stops the commit (each write expects the revision read).
+    current = {} if project is None else _read_board(project, cards=list(export.cards))
     if progress is not None:
         progress(0, total)
     plan = trello_map.plan_export(export, people=people, progress=card_done)
     plan.tally.counts.update(tally.counts)
     plan.tally.skipped[:0] = tally.skipped
-    values, deletes, expected = _merge(plan, project=project)
+    values, deletes, expected = _merge(plan, current=current)
     created = project is None
     project_id = project.id if project is not None else uuid4()
     writes = _writes(
@@ -141,9 +144,17 @@ def trello_import(
                 {"projectId": str(project.id)},
                 expected_seq=None if marker is None else marker.seq,
             )
-            engine.commit(
-                [*writes, marker_write], max_project_bytes=int(settings.KANBAN_PROJECT_BYTES)
-            )
+            try:
+                engine.commit(
+                    [*writes, marker_write],
+                    max_project_bytes=int(settings.KANBAN_PROJECT_BYTES),
+                )
+            except Conflict:
+                raise KanbanError(
+                    ErrorCode.CONFLICT,
+                    "this Trello board was imported meanwhile, or its board changed while "
+                    "this import ran: nothing was written; import it again",
+                ) from None
         project_id = project.id
     if progress is not None:
         progress(total, total)
@@ -255,11 +266,10 @@ Values = dict[str, Any]
 
 
 def _merge(
-    plan: trello_map.Plan, *, project: Project | None
+    plan: trello_map.Plan, *, current: dict[str, engine.StoredValue | None]
 ) -> tuple[Values, list[str], dict[str, ExpectedSeq]]:
     """The values to write, the keys to delete and the revision each key must still be at
     (what was read of the board, so a change made meanwhile stops the import)."""
-    current = _read_board(project, plan) if project is not None else {}
     expected: dict[str, ExpectedSeq] = {
         key: (None if stored is None else stored.seq) for key, stored in current.items()
     }
@@ -350,14 +360,15 @@ def _imported_before(now: Callable[[str], Any]) -> dict[str, set[str]]:
     }
 
 
-def _read_board(project: Project, plan: trello_map.Plan) -> dict[str, engine.StoredValue | None]:
-    """Every key an import of this board reads or replaces, as stored now."""
-    keys = [layout.COLUMNS_KEY, layout.INDEX_KEY, *plan.extras]
+def _read_board(project: Project, *, cards: list[str]) -> dict[str, engine.StoredValue | None]:
+    """Every key an import of this board (with these Trello cards) reads or replaces, as
+    stored now."""
+    keys = [layout.COLUMNS_KEY, layout.INDEX_KEY, *trello_map.EXTRA_KEYS]
     head = dict(zip(keys, _get(project.id, keys), strict=True))
     index = head[layout.INDEX_KEY]
-    cards = set(plan.cards) | set(layout.normalize_index(None if index is None else index.value))
-    card_keys = [layout.card_key(card_id) for card_id in sorted(cards)]
-    card_keys += [board_comments.COMMENTS_PREFIX + card_id for card_id in sorted(cards)]
+    cards = sorted(set(cards) | set(layout.normalize_index(None if index is None else index.value)))
+    card_keys = [layout.card_key(card_id) for card_id in cards]
+    card_keys += [board_comments.COMMENTS_PREFIX + card_id for card_id in cards]
     return head | dict(zip(card_keys, _get(project.id, card_keys), strict=True))
 
 

@@ -30,6 +30,7 @@ LABELS_KEY: Final = "trello:labels"
 MEMBERS_KEY: Final = "trello:members"
 CUSTOM_FIELDS_KEY: Final = "trello:customFields"
 PLUGIN_DATA_KEY: Final = "trello:pluginData"
+EXTRA_KEYS: Final = (LISTS_KEY, LABELS_KEY, MEMBERS_KEY, CUSTOM_FIELDS_KEY, PLUGIN_DATA_KEY)
 #: An unmatched person's name on a card or comment: a space and brackets are in no
 #: username, so it never passes for one of this server's people.
 UNMATCHED: Final = "{name} (Trello)"

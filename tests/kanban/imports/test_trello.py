@@ -445,3 +445,48 @@ def test_a_report_reads_as_json(people: dict[str, Any]) -> None:
     report = trello_import(actor=people["alice"], data=Team().data(), dry_run=True)
     assert isinstance(report, TrelloReport)
     assert json.loads(json.dumps(report.as_dict()))["counts"]["cards"] == 5
+
+
+def test_two_imports_of_one_export_at_once_make_one_board(people: dict[str, Any]) -> None:
+    alice, team = people["alice"], Team()
+    inner: list[TrelloReport] = []
+
+    def meanwhile(done: int, total: int) -> None:
+        # The other import runs to its end between this one's look for the board it made
+        # and its commit.
+        if not inner:
+            inner.append(trello_import(actor=alice, data=team.data()))
+
+    with pytest.raises(KanbanError) as refused:
+        trello_import(actor=alice, data=team.data(), progress=meanwhile)
+
+    assert refused.value.code == ErrorCode.CONFLICT
+    assert "imported meanwhile" in refused.value.message
+    assert list(Project.objects.values_list("id", flat=True)) == [inner[0].project_id]
+
+
+def test_a_board_changed_during_its_import_again_stops_the_import(
+    people: dict[str, Any],
+) -> None:
+    alice, team = people["alice"], Team()
+    first = trello_import(actor=alice, data=team.data())
+    assert first.project_id is not None
+    project_id = first.project_id
+    page = Provenance(via="bridge", page=f"/boards/{project_id}/")
+    card = value(alice, project_id, f"card:{team.later}")
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == total - 1:  # every card mapped, the board read: alice edits a card
+            project_kv_set(
+                user=alice,
+                project_id=project_id,
+                key=f"card:{team.later}",
+                value={**card, "title": "Edited meanwhile"},
+                provenance=page,
+            )
+
+    with pytest.raises(KanbanError) as refused:
+        trello_import(actor=alice, data=team.data(), progress=meanwhile)
+
+    assert refused.value.code == ErrorCode.CONFLICT
+    assert value(alice, project_id, f"card:{team.later}")["title"] == "Edited meanwhile"
