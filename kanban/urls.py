@@ -5,7 +5,7 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
-from kanban.web import dashboard, inbox, invites, views
+from kanban.web import dashboard, imports, inbox, invites, views
 
 #: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
 board_patterns = [
@@ -24,6 +24,9 @@ urlpatterns = [
     path("boards/new", dashboard.board_new, name="board-new"),
     path("boards/<uuid:project_id>/", include(board_patterns)),
     path("invites/<str:token>/", invites.invite, name="invite"),
+    path("imports/trello", imports.import_trello, name="import-trello"),
+    path("imports/<uuid:job_id>/", imports.import_job, name="import-job"),
+    path("imports/<uuid:job_id>/status", imports.import_job_status, name="import-job-status"),
     path(
         "notifications/<int:notification_id>/open",
         inbox.notification_follow,
