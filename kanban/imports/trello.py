@@ -47,6 +47,13 @@ KEPT_NOTES: Final = {
     "labels": ("label colours", "trello:labels and each card's trello.labels", "no colours"),
     "attachments (links)": ("attachments", "each card's trello.attachments", "no attachments"),
     "custom field values": ("custom fields", "trello:customFields, trello.customFields", "none"),
+    "start dates": ("start dates", "each card's trello.start", "due days only"),
+    "plugin data entries": ("pluginData", "trello:pluginData", "no Power-Ups"),
+    "members kept by name": (
+        "who is who in Trello",
+        "trello:members, each card's trello.members",
+        "people by username or kept name",
+    ),
     "checklist items": (
         "checklist names, item due dates and members",
         "each card's trello.checklists",

@@ -30,7 +30,15 @@ LABELS_KEY: Final = "trello:labels"
 MEMBERS_KEY: Final = "trello:members"
 CUSTOM_FIELDS_KEY: Final = "trello:customFields"
 PLUGIN_DATA_KEY: Final = "trello:pluginData"
-EXTRA_KEYS: Final = (LISTS_KEY, LABELS_KEY, MEMBERS_KEY, CUSTOM_FIELDS_KEY, PLUGIN_DATA_KEY)
+BOARD_KEY: Final = "trello:board"
+EXTRA_KEYS: Final = (
+    BOARD_KEY,
+    LISTS_KEY,
+    LABELS_KEY,
+    MEMBERS_KEY,
+    CUSTOM_FIELDS_KEY,
+    PLUGIN_DATA_KEY,
+)
 #: An unmatched person's name on a card or comment: a space and brackets are in no
 #: username, so it never passes for one of this server's people.
 UNMATCHED: Final = "{name} (Trello)"
@@ -159,11 +167,14 @@ def plan_export(export: Export, *, people: People, progress: Callable[[int], Non
                 list_id,
                 f"closed in Trello: no column; its {len(in_list)} card(s) are archived",
             )
+    extras = _extras(export, lists=lists)
+    tally.counts["plugin data entries"] += len(extras[PLUGIN_DATA_KEY])
+    tally.counts["start dates"] += sum(1 for card in cards.values() if "start" in card["trello"])
     return Plan(
         columns=columns,
         cards=cards,
         comments=_comments(export, people=people, cards=cards, tally=tally),
-        extras=_extras(export, lists=lists),
+        extras=extras,
         tally=tally,
     )
 
@@ -471,7 +482,14 @@ def _cut(text: str, units: int) -> str:
 
 def _extras(export: Export, *, lists: list[dict[str, Any]]) -> dict[str, Any]:
     """The board's values the page does not read: kept so nothing a team had is lost."""
+    roles = {
+        membership.get("idMember"): membership.get("memberType")
+        for membership in export.board.get("memberships") or []
+        if isinstance(membership, dict)
+    }
+    board = {name: export.board.get(name) for name in ("id", "name", "desc", "url", "prefs")}
     return {
+        BOARD_KEY: board,
         LISTS_KEY: [
             {
                 "id": item["id"],
@@ -490,6 +508,7 @@ def _extras(export: Export, *, lists: list[dict[str, Any]]) -> dict[str, Any]:
                 "id": member["id"],
                 "username": member.get("username"),
                 "fullName": member.get("fullName"),
+                "memberType": roles.get(member["id"]),
             }
             for member in export.members.values()
         ],

@@ -175,6 +175,8 @@ def test_a_trello_board_becomes_a_board_alice_owns_with_everything_her_team_woul
         True,
     ]
     assert len(value(alice, project.id, "trello:pluginData")) == 2
+    assert value(alice, project.id, "trello:board")["prefs"]["background"] == "blue"
+    assert value(alice, project.id, "trello:members")[0]["memberType"] == "normal"
 
     assert report.counts["cards"] == 5 and report.counts["cards archived"] == 2
     assert report.counts["lists"] == 2 and report.counts["lists archived"] == 1
@@ -187,7 +189,13 @@ def test_a_trello_board_becomes_a_board_alice_owns_with_everything_her_team_woul
         "why": "'dana_t' is no user here (map it to one): kept by name",
     } in report.skipped
     assert any(item["what"] == "list" and item["id"] == team.old for item in report.skipped)
-    assert {item["what"] for item in report.kept} >= {"label colours", "attachments"}
+    assert {item["what"] for item in report.kept} >= {
+        "label colours",
+        "attachments",
+        "start dates",
+        "pluginData",
+        "custom fields",
+    }
     stored = engine.get_last_write(engine_address(project.id, f"card:{team.first}"))
     assert stored is not None and stored.source is not None
     assert stored.source["via"] == "import" and stored.source["import"] == "trello"
