@@ -7,11 +7,14 @@ updates the board it made; bad input is refused whole, leaving nothing behind.""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from kanban.access.memberships import membership_set
@@ -498,3 +501,43 @@ def test_a_board_changed_during_its_import_again_stops_the_import(
 
     assert refused.value.code == ErrorCode.CONFLICT
     assert value(alice, project_id, f"card:{team.later}")["title"] == "Edited meanwhile"
+
+
+def test_the_board_page_shows_the_imported_board_as_it_is_stored(people: dict[str, Any]) -> None:
+    """The page's own readers (board-core.js, board-comments.js) drop or cut nothing the
+    import wrote: every card, column and comment renders as stored."""
+    alice, team = people["alice"], Team()
+    report = trello_import(actor=alice, data=team.data())
+    columns = value(alice, report.project_id, "board:columns")
+    index = value(alice, report.project_id, "board:cards")
+    cards = {card_id: value(alice, report.project_id, f"card:{card_id}") for card_id in index}
+    comments = value(alice, report.project_id, f"comments:{team.first}")
+    page = Path(settings.BASE_DIR) / "bridge_js" / "plugins" / "board"
+    script = (
+        f"import {{ normalizeCard, normalizeColumns }} from "
+        f"{json.dumps((page / 'board-core.js').as_uri())};"
+        f"import {{ normalizeComments }} from "
+        f"{json.dumps((page / 'board-comments.js').as_uri())};"
+        f"const cards = {json.dumps(cards)};"
+        "console.log(JSON.stringify({"
+        f"columns: normalizeColumns({json.dumps(columns)}),"
+        "cards: Object.fromEntries(Object.entries(cards).map(([id, c]) => "
+        "[id, normalizeCard(id, c)])),"
+        f"comments: normalizeComments({json.dumps(comments)})}}));"
+    )
+    node = shutil.which("node")
+    assert node is not None, "the Board page's modules run on node"
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True
+    )
+    shown = json.loads(out.stdout)
+
+    assert shown["columns"] == columns
+    assert shown["comments"] == comments
+    for card_id, card in cards.items():
+        page_card = shown["cards"][card_id]
+        for name in ("title", "description", "labels", "due", "column", "rank", "archived"):
+            assert page_card[name] == card[name], (card_id, name)
+        assert page_card["assignees"] == card["assignees"]
+        assert page_card["checklist"] == card["checklist"]
+        assert page_card["commentCount"] == card["commentCount"]
