@@ -1,0 +1,34 @@
+"""``python -m kanban.jobs.worker``: django-tasks-db's worker (``manage.py db_worker``) as the
+child ``manage.py serve`` starts beside daphne, ending with it.
+
+Its stdin is a pipe whose other end the ``serve`` process keeps open across its exec into
+daphne: when daphne ends, however it ends (Ctrl+C, a signal, a crash), the pipe closes and
+the worker stops as ``db_worker`` does on SIGTERM, finishing the task it is running first.
+A deployment runs ``manage.py db_worker`` itself instead (README, Operations)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+
+def _stop_when_serve_ends() -> None:
+    sys.stdin.buffer.read()  # nothing is ever written: this returns when the pipe closes
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kanban.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    threading.Thread(target=_stop_when_serve_ends, name="serve-watch", daemon=True).start()
+    # No reloader: it would run the worker in a grandchild the pipe does not reach.
+    call_command("db_worker", "--no-reload", "--no-startup-delay", verbosity=1)
+
+
+if __name__ == "__main__":
+    main()
