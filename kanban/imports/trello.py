@@ -37,7 +37,7 @@ from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import project_kv, trello_import_marker
 from storage.usage import text_bytes
-from storage.writes import ExpectedSeq, Write, delete_value, set_value
+from storage.writes import ExpectedSeq, SetValue, Write, delete_value, set_value
 
 #: Values read back per round trip when a board is imported again.
 READ_CHUNK: Final = 500
@@ -438,7 +438,12 @@ def _check_quota(writes: list[Write]) -> None:
     """An import past the project's storage quota is refused whole, before it is tried (the
     commit refuses it too, counting what the board holds already)."""
     limit = int(settings.KANBAN_PROJECT_BYTES)
-    size = sum(text_bytes(write.text) for write in writes if hasattr(write, "text"))
+    # Counted as the storage quota counts a set: its value, and its kept version too.
+    size = sum(
+        text_bytes(write.text) * (2 if write.keep else 1)
+        for write in writes
+        if isinstance(write, SetValue)
+    )
     if size > limit:
         raise KanbanError(
             ErrorCode.TOO_LARGE,

@@ -25,6 +25,7 @@ from kanban.imports.trello import TrelloReport, trello_import
 from kanban.models import Project, Role
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
+from storage.kv import kv_project_bytes
 from storage.namespaces import trello_import_marker
 from tests.factories import users
 from tests.kanban.imports.trello_export import TrelloExport, trello_id
@@ -541,3 +542,22 @@ def test_the_board_page_shows_the_imported_board_as_it_is_stored(people: dict[st
         assert page_card["assignees"] == card["assignees"]
         assert page_card["checklist"] == card["checklist"]
         assert page_card["commentCount"] == card["commentCount"]
+
+
+def test_the_quota_is_counted_as_storage_counts_it_kept_versions_included(
+    people: dict[str, Any],
+) -> None:
+    """A board that fits the quota once but not with its kept versions is refused as too
+    large before the commit, not found out by it."""
+    alice = people["alice"]
+    report = trello_import(actor=alice, data=Team().data())
+    assert report.project_id is not None
+    used = kv_project_bytes(project_id=report.project_id)
+    other = Team()
+
+    with override_settings(KANBAN_PROJECT_BYTES=used - 1), pytest.raises(KanbanError) as refused:
+        trello_import(actor=alice, data=other.data())
+
+    assert refused.value.code == ErrorCode.TOO_LARGE
+    assert "KANBAN_PROJECT_BYTES" in refused.value.message
+    assert Project.objects.count() == 1
