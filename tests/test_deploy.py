@@ -14,7 +14,9 @@ import pytest
 import yaml
 from django.core.exceptions import ImproperlyConfigured
 
+from kanban.jobs.imports import DEFAULT_TRELLO_IMPORT_BYTES
 from kanban.settings import database_from_url, env_bool, env_int
+from kanban.web.bodylimit import MULTIPART_ROOM
 from storage import limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +165,9 @@ def test_compose_runs_postgres_redis_migrations_workers_and_a_proxy(
     compose: dict[str, Any],
 ) -> None:
     services = compose["services"]
-    assert {"postgres", "redis", "migrate", "web", "proxy"} <= set(services)
+    assert {"postgres", "redis", "migrate", "web", "worker", "proxy"} <= set(services)
+    assert services["worker"]["command"][:3] == ["python", "manage.py", "db_worker"]
+    assert services["worker"]["environment"] == services["web"]["environment"]
     web = services["web"]
     command = (ROOT / "Dockerfile").read_text().split("CMD")[1]
     assert "kanban.daphne" in yaml.safe_load(command)
@@ -193,13 +197,17 @@ def test_the_proxy_accepts_the_largest_request_the_server_does() -> None:
     """nginx's body cap is the server's own, derived from the document limit: lower and a
     document at its limit is refused by the proxy; higher and the proxy buffers waste."""
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    (line,) = [
+    line, upload = [
         raw.strip() for raw in conf.splitlines() if raw.strip().startswith("client_max_body_size")
     ]
     expected = limits.request_bytes(
         value_bytes=limits.DEFAULT_VALUE_BYTES, document_bytes=limits.DEFAULT_DOCUMENT_BYTES
     )
     assert line == f"client_max_body_size {expected};"
+    # The Trello upload's own location takes what its path does behind the proxy.
+    assert "location = /imports/trello {" in conf
+    trello = DEFAULT_TRELLO_IMPORT_BYTES + MULTIPART_ROOM
+    assert upload == f"client_max_body_size {trello};"
 
 
 def test_the_proxy_sets_the_forwarded_scheme_itself_and_never_passes_a_clients_on() -> None:
