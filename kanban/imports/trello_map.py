@@ -359,6 +359,13 @@ def _card_checklists(
                     "trello.checklists, not shown",
                 )
             else:
+                if len(text) > layout.MAX_TEXT:
+                    tally.skip(
+                        "checklist item text",
+                        item["id"],
+                        f"longer than the Board's {layout.MAX_TEXT} characters: cut; all of "
+                        "it kept under trello.checklists",
+                    )
                 shown.append({"id": item["id"], "text": text[: layout.MAX_TEXT], "done": done})
         kept.append({"id": checklist["id"], "name": checklist["name"], "items": kept_items})
     return shown, kept

@@ -561,3 +561,19 @@ def test_the_quota_is_counted_as_storage_counts_it_kept_versions_included(
     assert refused.value.code == ErrorCode.TOO_LARGE
     assert "KANBAN_PROJECT_BYTES" in refused.value.message
     assert Project.objects.count() == 1
+
+
+def test_a_checklist_item_longer_than_the_board_shows_is_cut_and_reported(
+    people: dict[str, Any],
+) -> None:
+    export = TrelloExport()
+    card = export.card(export.trello_list("To do"), "Long steps")
+    export.checklist(card, "Steps", [{"name": "é" * 250}])
+
+    report = trello_import(actor=people["alice"], data=export.data())
+
+    stored = value(people["alice"], report.project_id, f"card:{card}")
+    assert stored["checklist"][0]["text"] == "é" * layout.MAX_TEXT
+    assert stored["trello"]["checklists"][0]["items"][0]["name"] == "é" * 250
+    [cut] = [item for item in report.skipped if item["what"] == "checklist item text"]
+    assert "cut" in cut["why"]
