@@ -302,7 +302,7 @@ CACHES["jobs"] = (
     if REDIS_URL
     else {
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": BASE_DIR / "var" / "jobs-progress",
+        "LOCATION": str(BASE_DIR / "var" / "jobs-progress"),
     }
 )
 # Background jobs (kanban/jobs/): rows in this database, run by `manage.py db_worker` (and by
