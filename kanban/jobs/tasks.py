@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
+from django_tasks_db.models import DBTaskResult
 
 from kanban.jobs.progress import ProgressReporter, progress_forget
 from kanban.models import ImportJob, ImportUpload, JobStatus
@@ -40,11 +41,11 @@ def _finish(job_id: UUID, status: JobStatus, **fields: Any) -> None:
     progress_forget(job_id=job_id)
 
 
-def _retry_later(job: ImportJob, attempts: int) -> None:
+def _retry_later(job: ImportJob, delay: timedelta) -> None:
     ImportJob.objects.filter(id=job.id).update(status=JobStatus.QUEUED)
     again = trello_import_task
-    if again.get_backend().supports_defer:
-        again = again.using(run_after=timezone.now() + RETRY_DELAY * attempts)
+    if delay and again.get_backend().supports_defer:
+        again = again.using(run_after=timezone.now() + delay)
     again.enqueue(str(job.id))
 
 
@@ -91,7 +92,7 @@ def trello_import_task(job_id: str) -> None:
             logger.exception(
                 "import job %s failed (run %d of %d), retrying", job.id, attempts, MAX_ATTEMPTS
             )
-            _retry_later(job, attempts)
+            _retry_later(job, RETRY_DELAY * attempts)
             return
         _finish(
             job.id,
@@ -108,3 +109,27 @@ def trello_import_task(job_id: str) -> None:
         done=progress.total or progress.done,
         total=progress.total,
     )
+
+
+def import_jobs_resume() -> int:
+    """Jobs a worker left running when it stopped without ending them (killed, the machine
+    went down) run again, as after a failed run, or end failed after their last; answers
+    how many were queued again. Only where no other worker may be running one: the embedded
+    default's worker calls it as it starts (kanban/jobs/worker.py)."""
+    interrupted = RuntimeError("the worker stopped while running this task")
+    for result in DBTaskResult.objects.running().filter(task_path=trello_import_task.module_path):
+        result.set_failed(interrupted)
+    queued = 0
+    for job in ImportJob.objects.filter(status=JobStatus.RUNNING):
+        if job.attempts < MAX_ATTEMPTS:
+            _retry_later(job, timedelta(0))  # stopped, not failing: no reason to wait
+            queued += 1
+        else:
+            _finish(
+                job.id,
+                JobStatus.FAILED,
+                error_code=ErrorCode.UNAVAILABLE,
+                error_message=f"The import was interrupted {job.attempts} times; nothing "
+                "was imported. Try again later, or tell your administrator.",
+            )
+    return queued

@@ -136,3 +136,29 @@ def test_a_dry_run_reports_and_makes_no_board(alice: Any) -> None:
     done = import_job_get(actor=alice, job_id=job.id)
     assert done.status == "succeeded" and done.report is not None and done.project_id is None
     assert Project.objects.count() == 0
+
+
+def test_a_job_its_worker_died_in_runs_again_when_the_embedded_worker_starts(alice: Any) -> None:
+    job = import_job_start(actor=alice, file_name="roadmap.json", data=trello_export())
+    # What a worker killed mid-import leaves: its task and the job both still running.
+    DBTaskResult.objects.update(status="RUNNING")
+    ImportJob.objects.update(status="running", attempts=1)
+
+    assert tasks.import_jobs_resume() == 1
+    run_worker()
+
+    done = import_job_get(actor=alice, job_id=job.id)
+    assert done.status == "succeeded" and ImportJob.objects.get().attempts == 2
+    assert sorted(r.status for r in DBTaskResult.objects.all()) == ["FAILED", "SUCCESSFUL"]
+
+
+def test_a_job_interrupted_on_its_last_run_ends_failed(alice: Any) -> None:
+    job = import_job_start(actor=alice, file_name="roadmap.json", data=trello_export())
+    DBTaskResult.objects.update(status="RUNNING")
+    ImportJob.objects.update(status="running", attempts=tasks.MAX_ATTEMPTS)
+
+    assert tasks.import_jobs_resume() == 0
+    failed = import_job_get(actor=alice, job_id=job.id)
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error["code"] == "unavailable"
+    assert not DBTaskResult.objects.filter(status__in=["READY", "RUNNING"]).exists()

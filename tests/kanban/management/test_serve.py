@@ -1,5 +1,6 @@
 """``manage.py serve`` runs the background jobs' worker beside daphne: a job queued in the
-database is imported by it, and the worker ends when serve does."""
+database is imported by it, one a killed serve left running is run again, and the worker
+ends when serve does."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django_tasks_db.models import DBTaskResult
 
 from kanban.jobs.imports import import_job_get, import_job_start
-from kanban.models import Project
+from kanban.models import ImportJob, Project
 from tests.kanban.jobs.conftest import trello_export
 from tests.live import free_port, worker_env
 
@@ -55,7 +57,14 @@ def alive(pid: int) -> bool:
 
 
 def test_serve_imports_a_queued_job_and_its_worker_ends_with_it(alice: Any) -> None:
+    interrupted = import_job_start(
+        actor=alice, file_name="old.json", data=trello_export(name="Old plans")
+    )
+    # A serve killed while importing it left both its task and the job running.
+    DBTaskResult.objects.update(status="RUNNING")
+    ImportJob.objects.update(status="running", attempts=1)
     job = import_job_start(actor=alice, file_name="roadmap.json", data=trello_export())
+    jobs = [job, interrupted]
     env = worker_env({"KANBAN_DEMO_DATA": "0"})
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--no-migrate", "--port", str(free_port())],
@@ -70,12 +79,14 @@ def test_serve_imports_a_queued_job_and_its_worker_ends_with_it(alice: Any) -> N
             lambda: [p for p, command in children_of(serve.pid) if "kanban.jobs.worker" in command],
         )
         wait_for(
-            "the import",
-            lambda: import_job_get(actor=alice, job_id=job.id).finished,
+            "the imports",
+            lambda: all(import_job_get(actor=alice, job_id=j.id).finished for j in jobs),
         )
-        done = import_job_get(actor=alice, job_id=job.id)
-        assert done.status == "succeeded", done.error
-        assert Project.objects.filter(id=done.project_id).exists()
+        for each in jobs:
+            done = import_job_get(actor=alice, job_id=each.id)
+            assert done.status == "succeeded", done.error
+            assert Project.objects.filter(id=done.project_id).exists()
+        assert ImportJob.objects.get(id=interrupted.id).attempts == 2
     finally:
         serve.send_signal(signal.SIGTERM)  # daphne's alone, not the worker's
         serve.wait(timeout=30)
