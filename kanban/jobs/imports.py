@@ -7,6 +7,7 @@ task's: a refused file is the job's outcome, shown on its page."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,6 +24,8 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 #: The largest Trello export accepted, unless ``KANBAN_TRELLO_IMPORT_BYTES`` says otherwise.
 DEFAULT_TRELLO_IMPORT_BYTES = 100 * 2**20
 FILE_NAME_CHARS = 255
+#: zlib's fastest level: the upload's request waits for it.
+UPLOAD_COMPRESSION = 1
 
 
 def trello_import_bytes() -> int:
@@ -117,7 +120,9 @@ def import_job_start(*, actor: Any, file_name: str, data: bytes, dry_run: bool =
             size=len(data),
             dry_run=dry_run,
         )
-        ImportUpload.objects.create(job=job, data=data)
+        # Compressed: an export is repetitive JSON (a generated 10 MB one is 0.4 MB, in 20 ms),
+        # and a 65 MB upload took 2.1 s to write to PostgreSQL as it came.
+        ImportUpload.objects.create(job=job, data=zlib.compress(data, UPLOAD_COMPRESSION))
         # In the same transaction: the database backend's task row commits with the job.
         trello_import_task.enqueue(str(job.id))
     return _job_view(job)

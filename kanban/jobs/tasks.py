@@ -9,6 +9,7 @@ JSON, too large...) is the job's answer and is never retried."""
 from __future__ import annotations
 
 import logging
+import zlib
 from datetime import timedelta
 from typing import Any
 from uuid import UUID
@@ -75,7 +76,10 @@ def trello_import_task(job_id: str) -> None:
     progress = ProgressReporter(job.id)
     try:
         report = trello_import(
-            actor=job.owner, data=bytes(upload.data), dry_run=job.dry_run, progress=progress
+            actor=job.owner,
+            data=zlib.decompress(upload.data),
+            dry_run=job.dry_run,
+            progress=progress,
         )
     except KanbanError as refused:
         _finish(

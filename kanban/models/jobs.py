@@ -56,6 +56,7 @@ class ImportUpload(models.Model):
     job = models.OneToOneField(
         ImportJob, on_delete=models.CASCADE, primary_key=True, related_name="upload"
     )
+    #: The file as uploaded, zlib-compressed (kanban/jobs/imports.py).
     data = models.BinaryField()
 
     def __str__(self) -> str:
