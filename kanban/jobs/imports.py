@@ -14,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from kanban.jobs.progress import progress_read
@@ -26,6 +27,9 @@ DEFAULT_TRELLO_IMPORT_BYTES = 100 * 2**20
 FILE_NAME_CHARS = 255
 #: zlib's fastest level: the upload's request waits for it.
 UPLOAD_COMPRESSION = 1
+#: Imports one person may have waiting or running: each keeps its upload (up to the size
+#: limit) in the database and holds a worker, so one person cannot fill either.
+MAX_OPEN_JOBS = 3
 
 
 def trello_import_bytes() -> int:
@@ -113,6 +117,16 @@ def import_job_start(*, actor: Any, file_name: str, data: bytes, dry_run: bool =
     if not data:
         raise invalid_argument("The file is empty: choose the JSON file Trello exported.")
     with transaction.atomic():
+        # The person's row, locked: two uploads at once are counted one after the other.
+        get_user_model().objects.select_for_update().filter(pk=actor.pk).exists()
+        open_jobs = ImportJob.objects.filter(
+            owner_id=actor.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+        ).count()
+        if open_jobs >= MAX_OPEN_JOBS:
+            raise KanbanError(
+                ErrorCode.RATE_LIMITED,
+                f"You have {open_jobs} imports waiting or running; wait for one to finish.",
+            )
         job = ImportJob.objects.create(
             owner=actor,
             kind="trello",

@@ -20,7 +20,9 @@ from kanban.jobs.imports import (
     import_jobs_recent,
     trello_import_bytes,
 )
-from storage.errors import KanbanError
+from storage.errors import ErrorCode, KanbanError
+
+STATUS_OF = {ErrorCode.TOO_LARGE: 413, ErrorCode.RATE_LIMITED: 429}
 
 
 def _form(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
@@ -53,7 +55,8 @@ def import_trello(request: HttpRequest) -> HttpResponse:
             dry_run=request.POST.get("dry_run") == "on",
         )
     except KanbanError as refused:
-        return _form(request, error=refused.message, status=400)
+        status = STATUS_OF.get(refused.code, 400)
+        return _form(request, error=refused.message, status=status)
     return redirect("import-job", job_id=job.id)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from kanban.jobs.imports import import_job_get, import_job_start
+from kanban.jobs.imports import MAX_OPEN_JOBS, import_job_get, import_job_start
 from kanban.models import ImportJob
 from storage.errors import KanbanError
 from tests.kanban.jobs.conftest import trello_export
@@ -35,3 +35,15 @@ def test_nobody_else_sees_a_job_as_if_it_did_not_exist(alice: Any, bob: Any) -> 
         import_job_get(actor=bob, job_id=job.id)
     assert refused.value.code == "not_found"
     assert import_job_get(actor=alice, job_id=job.id).file_name == "roadmap.json"
+
+
+def test_one_person_has_at_most_a_few_imports_waiting_or_running(alice: Any, bob: Any) -> None:
+    for number in range(MAX_OPEN_JOBS):
+        import_job_start(actor=alice, file_name=f"{number}.json", data=trello_export())
+    with pytest.raises(KanbanError) as refused:
+        import_job_start(actor=alice, file_name="one-more.json", data=trello_export())
+    assert refused.value.code == "rate_limited" and "wait" in refused.value.message
+    assert ImportJob.objects.filter(owner=alice).count() == MAX_OPEN_JOBS
+    import_job_start(actor=bob, file_name="bobs.json", data=trello_export())
+    ImportJob.objects.filter(owner=alice).update(status="succeeded")
+    import_job_start(actor=alice, file_name="one-more.json", data=trello_export())
