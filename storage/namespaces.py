@@ -140,3 +140,9 @@ def trello_import_marker(trello_board_id: str) -> Value:
     """Which project an import of one Trello board made: ``{"projectId"}``, so importing
     the same export again updates that board instead of making another."""
     return Value("kanban.imports.trello", trello_board_id)
+
+
+def board_archive_marker(archived_board_id: str) -> Value:
+    """Which project an import of one board archive made: ``{"projectId"}``, keyed by the
+    exported board's id, so importing an archive of the same board again updates it."""
+    return Value("kanban.imports.board_archive", archived_board_id)

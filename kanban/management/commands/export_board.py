@@ -1,0 +1,41 @@
+"""``manage.py export_board PROJECT_ID FILE [--history]``: a board as a board archive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from kanban.imports.board_export import board_archive_of
+from storage.errors import KanbanError
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a board archive (docs/board-archive.md): the project's package and plugin "
+        "files, every value of its KV and PersistentValue (knowledge documents included), "
+        "its members by username. manage.py import_board reads it here or elsewhere."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project_id", type=UUID, help="the project's UUID")
+        parser.add_argument("file", help="the archive to write (a .zip)")
+        parser.add_argument(
+            "--history", action="store_true", help="include each value's kept versions"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            data = board_archive_of(project_id=options["project_id"], history=options["history"])
+        except KanbanError as error:
+            raise CommandError(error.message) from None
+        path = Path(options["file"])
+        partial = path.with_name(path.name + ".partial")
+        try:
+            partial.write_bytes(data)
+            partial.replace(path)
+        except OSError as error:
+            raise CommandError(f"{path}: {error.strerror}") from None
+        self.stdout.write(f"Exported {options['project_id']} to {path} ({len(data)} bytes)")

@@ -1,0 +1,60 @@
+"""``manage.py import_board FILE --owner USERNAME [--dry-run]``: a board archive as a
+Board, and the report of what was imported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from kanban.imports.board_archive import archive_bytes_limit, board_archive_import
+from kanban.management.owners import resolve_owner
+from storage.errors import KanbanError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a board archive (manage.py export_board, or a board's Export button) as a "
+        "Board the owner owns. Importing an archive of the same board again updates the "
+        "board it made. Members with a username here are offered the board, never added."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="the board archive")
+        parser.add_argument(
+            "--owner",
+            metavar="USERNAME",
+            help="who owns the new board (default: the only superuser)",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="report what the import would do"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        owner = resolve_owner(options["owner"])
+        if owner is None:
+            raise CommandError("who owns the board? give --owner USERNAME")
+        path = Path(options["file"])
+        try:
+            with path.open("rb") as file:
+                data = file.read(archive_bytes_limit() + 1)
+        except OSError as error:
+            raise CommandError(f"{path}: {error.strerror}") from None
+        try:
+            report = board_archive_import(actor=owner, data=data, dry_run=options["dry_run"])
+        except KanbanError as error:
+            self.stderr.write(f"{path}: {error.message}")
+            raise CommandError(f"{path}: nothing imported") from None
+        if report.dry_run:
+            what = "a new board" if report.created else f"board {report.project_id}"
+            self.stdout.write(f"Dry run: nothing written. {report.board_name} would go to {what}:")
+        else:
+            how = "as a new board" if report.created else "again, updating its board"
+            self.stdout.write(f"Imported {report.board_name} {how} ({report.project_id}):")
+        for name, count in report.counts.items():
+            self.stdout.write(f"  {count} {name}")
+        if report.offered:
+            self.stdout.write("Offered the board: " + ", ".join(report.offered))
+        if report.not_here:
+            self.stdout.write("No account here: " + ", ".join(report.not_here))
