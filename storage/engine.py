@@ -7,7 +7,7 @@ Reads and writes go through Django's connection (so ``transaction.atomic`` and
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -460,7 +460,11 @@ def erase_namespaces(root: str, *, using: str = "default") -> int:
 
 
 def commit(
-    writes: Sequence[Write], *, using: str = "default", max_project_bytes: int | None = None
+    writes: Sequence[Write],
+    *,
+    using: str = "default",
+    max_project_bytes: int | None = None,
+    file_bytes: Mapping[str, int] | None = None,
 ) -> list[WriteResult]:
     """Apply every write atomically, in order; each applied write gets its own seq.
 
@@ -470,9 +474,14 @@ def commit(
     Writes to a project's datasets change its usage row (``storage.usage``) in the same
     transaction; one that would take a project past ``max_project_bytes`` raises
     ``quota_exceeded`` and nothing is committed.
+
+    ``file_bytes`` maps a project root to the bytes it keeps outside the engine (its files)
+    that this commit adds (negative: frees): they count in the same usage row, under the
+    same lock and the same limit, so a file and its metadata are counted or refused as one.
     """
     if not writes:
         return []
+    charges = _check_file_bytes(file_bytes)
     for write in writes:
         if not isinstance(write, SetValue | DeleteValue | AppendList | DeleteList):
             raise invalid_argument("commit takes writes built by storage.writes")
@@ -481,11 +490,13 @@ def commit(
     ):
         raise invalid_argument("max_project_bytes must be a non-negative integer")
     now = datetime.now(UTC)
-    roots = usage.roots_of(writes)
+    roots = sorted(set(usage.roots_of(writes)) | set(charges))
     connection = connections[using]
     if connection.in_atomic_block or not connection.get_autocommit():
         with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-            results, changes = _apply_all(dialect, cursor, writes, now, roots, max_project_bytes)
+            results, changes = _apply_all(
+                dialect, cursor, writes, now, roots, max_project_bytes, charges
+            )
             if changes:
                 events.CHANGES.send_on_commit(changes, using=using)
         return results
@@ -505,7 +516,9 @@ def commit(
         driver_cursor(using) as (dialect, cursor),
         nullcontext() if one_statement else dialect.transaction(connection.connection),
     ):
-        results, changes = _apply_all(dialect, cursor, writes, now, roots, max_project_bytes)
+        results, changes = _apply_all(
+            dialect, cursor, writes, now, roots, max_project_bytes, charges
+        )
     if changes:
         events.CHANGES.send_on_commit(changes, using=using)  # committed: heard at once
     return results
@@ -518,6 +531,7 @@ def _apply_all(
     now: datetime,
     roots: list[str],
     limit: int | None,
+    charges: Mapping[str, int],
 ) -> tuple[list[WriteResult], list[events.Change]]:
     when = dialect.to_db_time(now)
     results: list[WriteResult] = []
@@ -532,8 +546,24 @@ def _apply_all(
             if ledger is not None and root is not None:
                 ledger.applied(write, root, freed)
     if ledger is not None:
+        for root, size in charges.items():
+            ledger.charge(root, size)
         ledger.settle(limit)
     return results, changes
+
+
+def _check_file_bytes(file_bytes: Mapping[str, int] | None) -> dict[str, int]:
+    charges: dict[str, int] = {}
+    for root, change in (file_bytes or {}).items():
+        if (
+            not isinstance(root, str)
+            or usage.root_of(root + "kv") != root
+            or type(change) is not int
+        ):
+            raise invalid_argument("file_bytes maps project roots to whole numbers of bytes")
+        if change:
+            charges[root] = change
+    return charges
 
 
 def _apply(

@@ -169,8 +169,11 @@ def kv_set(
     value: Any,
     source: Mapping[str, Any],
     expected_revision: str | object | None = ANY,
+    file_bytes: int = 0,
 ) -> str:
     """Write a value; with ``expected_revision`` (None = must be absent) as compare-and-set.
+    ``file_bytes``: the bytes of the project's files this write adds (negative: frees),
+    counted with it in the project's usage (``engine.commit``).
 
     Raises ``Conflict`` (nothing written) when the revision does not match.
     """
@@ -182,7 +185,11 @@ def kv_set(
         max_bytes=_max_bytes(),
         keep=_keep(),
     )
-    (result,) = engine.commit([write], max_project_bytes=project_bytes_limit())
+    (result,) = engine.commit(
+        [write],
+        max_project_bytes=project_bytes_limit(),
+        file_bytes={project_root(dataset.project_id): file_bytes},
+    )
     assert result.seq is not None
     return revision_of(result.seq)
 
@@ -210,14 +217,16 @@ def kv_delete(
     key: str,
     source: Mapping[str, Any] | None = None,
     expected_revision: str | object = ANY,
+    file_bytes: int = 0,
 ) -> bool:
     """True when an entry was removed; an absent key is not an error. No recycle bin, but
     the history keeps who deleted it and when, beside the versions before. With
-    ``expected_revision``, only that revision is deleted (``Conflict`` otherwise)."""
+    ``expected_revision``, only that revision is deleted (``Conflict`` otherwise);
+    ``file_bytes`` as ``kv_set``'s."""
     write = delete_value(
         dataset.address(key), expected_seq=_expected(expected_revision), source=source, keep=_keep()
     )
-    (result,) = engine.commit([write])
+    (result,) = engine.commit([write], file_bytes={project_root(dataset.project_id): file_bytes})
     return result.applied
 
 

@@ -98,6 +98,12 @@ class Ledger:
         self.change[root] += change
         self.pending[root] += change
 
+    def charge(self, root: str, change: int) -> None:
+        """Bytes a project keeps outside the engine (its files), added (or freed) by this
+        commit: counted and limited as its values are."""
+        self.change[root] += change
+        self.pending[root] += change
+
     def settle(self, limit: int | None) -> None:
         """Refuse (raising inside the transaction, which then writes nothing) a project that
         grew past ``limit``; a commit that shrinks it passes, whatever it holds."""

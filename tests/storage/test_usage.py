@@ -201,3 +201,28 @@ def test_writers_racing_on_one_key_keep_its_count_exact() -> None:
     for thread in threads:
         thread.join()
     assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) > 0
+
+
+def test_a_commit_counts_the_file_bytes_it_names_and_is_refused_with_them(using: str) -> None:
+    """A project's files (its card attachments) count with their metadata in one commit."""
+    put(using, BLOB, {"files": 1})
+    values = engine.project_bytes(ROOT, using=using)
+    meta = set_value(dataset_value(PROJECT, "kv", "attachments:c1"), {"n": 1}, keep=0)
+    engine.commit([meta], using=using, max_project_bytes=10**6, file_bytes={ROOT: 5000})
+    used = engine.project_bytes(ROOT, using=using)
+    assert used == stored_bytes(using) + 5000 > values + 5000
+
+    with pytest.raises(KanbanError) as refused:
+        engine.commit([meta], using=using, max_project_bytes=used + 100, file_bytes={ROOT: 5000})
+    assert refused.value.code == ErrorCode.QUOTA_EXCEEDED
+    assert engine.project_bytes(ROOT, using=using) == used
+
+    gone = delete_value(dataset_value(PROJECT, "kv", "attachments:c1"), keep=0)
+    engine.commit([gone], using=using, file_bytes={ROOT: -5000})
+    assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) == values
+
+
+def test_file_bytes_name_project_roots_only(using: str) -> None:
+    with pytest.raises(KanbanError) as refused:
+        engine.commit([set_value(BLOB, 1)], using=using, file_bytes={"kanban.login.": 10})
+    assert refused.value.code == ErrorCode.INVALID_ARGUMENT
