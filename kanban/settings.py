@@ -473,6 +473,34 @@ KANBAN_WRITE_BYTES_PER_USER = env_float("KANBAN_WRITE_BYTES_PER_USER", 2.0**20, 
 KANBAN_WRITE_BYTES_BURST = env_float("KANBAN_WRITE_BYTES_BURST", 32.0 * 2**20, minimum=2.0**20)
 # The largest Trello board export (its JSON file) an import reads (kanban/imports/trello.py).
 KANBAN_TRELLO_IMPORT_BYTES = env_int("KANBAN_TRELLO_IMPORT_BYTES", 100 * 2**20, minimum=1)
+# Files attached to cards (kanban/data/attachments.py): at most this many bytes each, counted
+# in their project's KANBAN_PROJECT_BYTES; served through signed links that live this long.
+KANBAN_ATTACHMENT_BYTES = env_int("KANBAN_ATTACHMENT_BYTES", 25 * 2**20, minimum=1)
+KANBAN_ATTACHMENT_URL_SECONDS = env_int("KANBAN_ATTACHMENT_URL_SECONDS", 300, minimum=1)
+# Where their bytes go, through Django's storage API: files under var/attachments, or with
+# KANBAN_ATTACHMENTS_S3_BUCKET any S3-compatible store (django-storages; credentials from
+# the usual AWS_* variables, KANBAN_ATTACHMENTS_S3_ENDPOINT for a store other than AWS).
+KANBAN_ATTACHMENTS_STORAGE: dict[str, Any] = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {"location": str(BASE_DIR / "var" / "attachments")},
+}
+if os.environ.get("KANBAN_ATTACHMENTS_S3_BUCKET"):
+    KANBAN_ATTACHMENTS_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ["KANBAN_ATTACHMENTS_S3_BUCKET"],
+            "endpoint_url": os.environ.get("KANBAN_ATTACHMENTS_S3_ENDPOINT") or None,
+            "region_name": os.environ.get("AWS_DEFAULT_REGION") or None,
+            "default_acl": None,
+            "querystring_auth": False,
+            "file_overwrite": False,
+        },
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "attachments": KANBAN_ATTACHMENTS_STORAGE,
+}
 # Boards one person may own (archived ones included) before creating another is refused.
 KANBAN_MAX_BOARDS_PER_USER = env_int("KANBAN_MAX_BOARDS_PER_USER", 50, minimum=1)
 # Notifications one person may send a minute, each recipient counted (kanban/data/notifications).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from typing import Any, Final
 from uuid import UUID
@@ -13,6 +14,7 @@ from kanban.access.events import publish_access_changed
 from kanban.access.memberships import access_project_role
 from kanban.access.project_writes import project_lock_for_delete
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship, Role
+from kanban.projects.attachment_files import attachment_files_erase
 from storage.errors import invalid_argument
 from storage.kv import kv_erase_project
 
@@ -92,12 +94,14 @@ def project_delete_by_owner(*, actor: Any, project_id: UUID) -> None:
 
 def project_delete(*, project: Project) -> None:
     """Delete the project with its memberships, declarations, plugin files and all its
-    data (KV, PersistentValue, Knowledge), in one transaction: a project re-created or
-    re-imported under the same UUID inherits nothing. Writes racing it either commit first,
-    and are erased, or are refused after (``kanban.access.project_writes``). Declarations
-    of other projects that name it stay, and become "target unknown"."""
+    data (KV, PersistentValue, Knowledge), in one transaction, and its attachments' files
+    once that commits: a project re-created or re-imported under the same UUID inherits
+    nothing. Writes racing it either commit first, and are erased, or are refused after
+    (``kanban.access.project_writes``). Declarations of other projects that name it stay,
+    and become "target unknown"."""
     with transaction.atomic():
-        project_lock_for_delete(project_id=project.id)  # no write lands after the erase
+        project_id = project.id  # delete() forgets it
+        project_lock_for_delete(project_id=project_id)  # no write lands after the erase
         kv_erase_project(project_id=project.id)
         affected = {project.id}
         affected.update(project.relationships.values_list("related_project_id", flat=True))
@@ -109,3 +113,5 @@ def project_delete(*, project: Project) -> None:
         members = set(project.memberships.values_list("user_id", flat=True))
         project.delete()
         publish_access_changed(project_ids=affected, user_ids=members)
+        # After the commit: a rolled-back deletion keeps its files.
+        transaction.on_commit(functools.partial(attachment_files_erase, project_id=project_id))

@@ -1,0 +1,380 @@
+"""Files attached to cards: uploaded by those who may write the board, read by those who may
+read it, through the one access decision (``Op.SET`` / ``Op.GET`` on the card's key).
+
+What is attached to a card is a value of the project's KV, ``attachments:<card>``, so its
+changes reach open boards like any other write; the bytes go to the attachments storage
+(``kanban.projects.attachment_files``). A file's bytes (and its thumbnail's) count in the
+project's storage quota in the same commit as its metadata: both fit, or neither is kept.
+
+A download goes through a signed link that names the person it was made for and lives
+``KANBAN_ATTACHMENT_URL_SECONDS``; using it decides access again, so a person who left the
+board gets nothing from a link made before.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unicodedata
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any, Final
+from uuid import UUID
+
+from django.conf import settings
+from django.core import signing
+from django.core.files import File
+from django.db import transaction
+
+from kanban.access.decision import Access, Op, access_project_data
+from kanban.access.project_writes import project_writing
+from kanban.data.attachment_images import picture_of
+from kanban.data.kv import Provenance, write_source
+from kanban.projects.attachment_files import (
+    attachment_files_delete,
+    attachment_path,
+    attachments_storage,
+)
+from storage import kv
+from storage.addresses import check_text
+from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+
+KEY_PREFIX: Final = "attachments:"
+MAX_CARD_LENGTH: Final = 256
+MAX_NAME_LENGTH: Final = 255
+#: Files one card holds: its metadata stays one small value.
+MAX_PER_CARD: Final = 100
+SALT: Final = "kanban.attachments"
+#: Served as what they are; every other file as bytes to save, never as a page.
+SERVED_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+_ATTEMPTS: Final = 5
+_CHUNK: Final = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    """An opened attachment: its bytes (the caller closes ``file``) and how to serve them."""
+
+    name: str
+    content_type: str
+    size: int
+    file: File
+
+
+def attachment_key(card: str) -> str:
+    return KEY_PREFIX + card
+
+
+def attachment_bytes_limit() -> int:
+    return int(settings.KANBAN_ATTACHMENT_BYTES)
+
+
+def check_card(card: object) -> str:
+    return check_text(card, field="card", allow_empty=False, max_length=MAX_CARD_LENGTH)
+
+
+def check_file_name(name: object) -> str:
+    """The name shown and offered on download: its last path component, without control
+    characters."""
+    text = check_text(name, field="name", allow_empty=False, max_length=4 * MAX_NAME_LENGTH)
+    text = text.replace("\\", "/").rsplit("/", 1)[-1]
+    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C").strip()
+    if not text or text in {".", ".."}:
+        raise invalid_argument("name must name a file", field="name")
+    return text[:MAX_NAME_LENGTH]
+
+
+def _access(user: Any, project_id: UUID, alias: str | None, card: str, op: Op) -> Access:
+    return access_project_data(
+        user=user, consumer_id=project_id, alias=alias, op=op, key=attachment_key(card)
+    )
+
+
+def _items(dataset: kv.Dataset, card: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The card's attachments as stored, and the revision to write them back against."""
+    entry = kv.kv_get(dataset=dataset, key=attachment_key(card))
+    if entry is None or not isinstance(entry.value, dict):
+        return [], None if entry is None else entry.revision
+    items = entry.value.get("attachments")
+    return (
+        [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    ), (entry.revision)
+
+
+def _public(card: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": item["id"],
+        "card": card,
+        "name": item["name"],
+        "contentType": item["contentType"],
+        "size": item["size"],
+        "image": item.get("image"),
+        "uploadedBy": item["uploadedBy"],
+        "uploadedAt": item["uploadedAt"],
+    }
+
+
+def _stored_bytes(item: dict[str, Any]) -> int:
+    return int(item["size"]) + int(item.get("thumbnailSize") or 0)
+
+
+def _paths(project_id: UUID, item: dict[str, Any]) -> list[str]:
+    paths = [attachment_path(project_id=project_id, attachment_id=item["id"])]
+    if item.get("image"):
+        paths.append(
+            attachment_path(project_id=project_id, attachment_id=item["id"], thumbnail=True)
+        )
+    return paths
+
+
+def _spool(stream: IO[bytes]) -> tuple[IO[bytes], int]:
+    """The upload copied aside (on disk past a few MiB), refused past the size limit."""
+    limit = attachment_bytes_limit()
+    spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=4 * 2**20)  # noqa: SIM115
+    size = 0
+    while chunk := stream.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            spool.close()
+            raise KanbanError(
+                ErrorCode.TOO_LARGE,
+                f"a file may have at most {limit} bytes (KANBAN_ATTACHMENT_BYTES)",
+                limit=limit,
+            )
+        spool.write(chunk)
+    spool.seek(0)
+    return spool, size
+
+
+def _write(
+    access: Access,
+    card: str,
+    source: dict[str, Any],
+    change: Callable[[list[dict[str, Any]]], tuple[list[dict[str, Any]], int]],
+) -> None:
+    """Write the card's attachments as ``change`` makes them from the current ones, with
+    the file bytes it adds (negative: frees), compare-and-set against the revision read."""
+    dataset = kv.Dataset(access.target_id, "kv", None)
+    key = attachment_key(card)
+    for _ in range(_ATTEMPTS):
+        with project_writing(project_id=access.target_id):
+            items, revision = _items(dataset, card)
+            kept, file_bytes = change(items)
+            try:
+                if kept:
+                    kv.kv_set(
+                        dataset=dataset,
+                        key=key,
+                        value={"attachments": kept},
+                        source=source,
+                        expected_revision=revision,
+                        file_bytes=file_bytes,
+                    )
+                elif revision is not None:
+                    kv.kv_delete(
+                        dataset=dataset,
+                        key=key,
+                        source=source,
+                        expected_revision=revision,
+                        file_bytes=file_bytes,
+                    )
+                return
+            except Conflict:
+                continue
+    raise KanbanError(
+        ErrorCode.CONFLICT, f"gave up after {_ATTEMPTS} conflicting writes of {key!r}"
+    )
+
+
+def attachment_upload(
+    *,
+    user: Any,
+    project_id: UUID,
+    card: str,
+    name: str,
+    content_type: str,
+    stream: IO[bytes],
+    alias: str | None = None,
+    provenance: Provenance | None = None,
+) -> dict[str, Any]:
+    """Attach the file ``stream`` holds to ``card``: its metadata as ``attachment_list``
+    shows it. An image (PNG, JPEG, WebP, GIF, as Pillow reads it, whatever ``content_type``
+    claims) gets a cover thumbnail; anything else is served as bytes to save.
+
+    Raises ``KanbanError``: the access decision's, ``invalid_argument``, ``too_large`` (the
+    file, or an image's pixels), ``quota_exceeded``; nothing is kept then.
+    """
+    card = check_card(card)
+    name = check_file_name(name)
+    check_text(content_type, field="contentType", allow_empty=True, max_length=255)
+    access = _access(user, project_id, alias, card, Op.SET)
+    spool, size = _spool(stream)
+    with spool:
+        picture = picture_of(spool)
+        item: dict[str, Any] = {
+            "id": uuid.uuid4().hex,
+            "name": name,
+            "contentType": "application/octet-stream" if picture is None else picture.content_type,
+            "declaredType": content_type,
+            "size": size,
+            "image": None
+            if picture is None
+            else {"width": picture.width, "height": picture.height},
+            "thumbnailSize": 0 if picture is None else len(picture.thumbnail),
+            "uploadedBy": user.get_username(),
+            "uploadedAt": datetime.now(UTC).isoformat(),
+        }
+        paths = _paths(access.target_id, item)
+        storage = attachments_storage()
+        try:
+            saved = [storage.save(paths[0], File(spool, name=paths[0]))]
+            if picture is not None:
+                thumbnail = tempfile.SpooledTemporaryFile()  # noqa: SIM115
+                with thumbnail:
+                    thumbnail.write(picture.thumbnail)
+                    thumbnail.seek(0)
+                    saved.append(storage.save(paths[1], File(thumbnail, name=paths[1])))
+            if saved != paths:  # a name taken already: never served under another's
+                raise KanbanError(ErrorCode.CONFLICT, "attachment id collision; upload again")
+            source = write_source(
+                user=user,
+                access=access,
+                provenance=provenance or Provenance(via="api"),
+                conversation_id=None,
+            )
+
+            def added(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+                if len(items) >= MAX_PER_CARD:
+                    raise KanbanError(
+                        ErrorCode.TOO_LARGE,
+                        f"a card holds at most {MAX_PER_CARD} attachments",
+                        limit=MAX_PER_CARD,
+                    )
+                return [*items, item], _stored_bytes(item)
+
+            _write(access, card, source, added)
+        except BaseException:
+            attachment_files_delete(paths=paths)
+            raise
+    return _public(card, item)
+
+
+def attachment_list(
+    *, user: Any, project_id: UUID, card: str, alias: str | None = None
+) -> list[dict[str, Any]]:
+    """The card's attachments, oldest first."""
+    card = check_card(card)
+    access = _access(user, project_id, alias, card, Op.GET)
+    items, _ = _items(kv.Dataset(access.target_id, "kv", None), card)
+    return [_public(card, item) for item in items]
+
+
+def attachment_delete(
+    *,
+    user: Any,
+    project_id: UUID,
+    card: str,
+    attachment_id: str,
+    alias: str | None = None,
+    provenance: Provenance | None = None,
+) -> None:
+    """Remove one attachment: its bytes leave the project's quota with its metadata, and
+    its files are deleted once that commits. ``not_found`` when the card has no such one."""
+    card = check_card(card)
+    access = _access(user, project_id, alias, card, Op.SET)
+    source = write_source(
+        user=user,
+        access=access,
+        provenance=provenance or Provenance(via="api"),
+        conversation_id=None,
+    )
+    removed: list[dict[str, Any]] = []
+
+    def without(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+        gone = [item for item in items if item.get("id") == attachment_id]
+        if not gone:
+            raise KanbanError(ErrorCode.NOT_FOUND, "no such attachment on this card")
+        removed[:] = gone
+        return [item for item in items if item.get("id") != attachment_id], -sum(
+            _stored_bytes(item) for item in gone
+        )
+
+    with transaction.atomic():
+        _write(access, card, source, without)
+        paths = [path for item in removed for path in _paths(access.target_id, item)]
+        transaction.on_commit(lambda: attachment_files_delete(paths=paths))
+
+
+def attachment_url(
+    *,
+    user: Any,
+    project_id: UUID,
+    card: str,
+    attachment_id: str,
+    alias: str | None = None,
+    thumbnail: bool = False,
+) -> str:
+    """A link to download the attachment (or its thumbnail) that only ``user`` may use, for
+    ``KANBAN_ATTACHMENT_URL_SECONDS``."""
+    card = check_card(card)
+    access = _access(user, project_id, alias, card, Op.GET)
+    item = _find(access, card, attachment_id)
+    if thumbnail and not item.get("image"):
+        raise KanbanError(ErrorCode.NOT_FOUND, "this attachment has no thumbnail")
+    token = signing.dumps(
+        {
+            "p": str(project_id),
+            "a": alias,
+            "c": card,
+            "i": attachment_id,
+            "u": user.pk,
+            "t": thumbnail,
+        },
+        salt=SALT,
+        compress=True,
+    )
+    return f"/attachments/{token}/"
+
+
+def attachment_open(*, user: Any, token: str) -> Download:
+    """What a link from ``attachment_url`` serves, if ``user`` is the one it was made for,
+    it has not expired, and the access decision allows them to read the card now."""
+    if user is None or not user.is_authenticated:
+        raise KanbanError(ErrorCode.UNAUTHENTICATED, "sign in to download attachments")
+    try:
+        claims = signing.loads(
+            token, salt=SALT, max_age=int(settings.KANBAN_ATTACHMENT_URL_SECONDS)
+        )
+    except signing.SignatureExpired:
+        raise KanbanError(
+            ErrorCode.FORBIDDEN, "this download link has expired: open the attachment again"
+        ) from None
+    except signing.BadSignature:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such attachment") from None
+    if not isinstance(claims, dict) or claims.get("u") != user.pk:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such attachment")
+    card = check_card(claims["c"])
+    access = _access(user, UUID(claims["p"]), claims["a"], card, Op.GET)
+    item = _find(access, card, str(claims["i"]))
+    thumbnail = bool(claims.get("t"))
+    path = attachment_path(
+        project_id=access.target_id, attachment_id=item["id"], thumbnail=thumbnail
+    )
+    try:
+        file = attachments_storage().open(path, "rb")
+    except FileNotFoundError:
+        raise KanbanError(ErrorCode.NOT_FOUND, "this attachment's file is gone") from None
+    content_type = "image/png" if thumbnail else str(item["contentType"])
+    if content_type not in SERVED_TYPES:
+        content_type = "application/octet-stream"
+    size = int(item["thumbnailSize"] if thumbnail else item["size"])
+    return Download(str(item["name"]), content_type, size, file)
+
+
+def _find(access: Access, card: str, attachment_id: str) -> dict[str, Any]:
+    items, _ = _items(kv.Dataset(access.target_id, "kv", None), card)
+    for item in items:
+        if item.get("id") == attachment_id:
+            return item
+    raise KanbanError(ErrorCode.NOT_FOUND, "no such attachment on this card")
