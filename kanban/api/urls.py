@@ -6,6 +6,7 @@ from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kanban.api import (
+    board_archives,
     configurations,
     entrypoints,
     invites,
@@ -71,6 +72,13 @@ configuration_routes: list[tuple[str, Any, str]] = [
 urlpatterns = [
     path("projects/", projects.ProjectListView.as_view(), name="api-projects"),
     path(project, projects.ProjectView.as_view(), name="api-project"),
+    path(
+        "projects/archive",
+        board_archives.BoardArchiveImportView.as_view(),
+        name="api-board-archive-import",
+    ),
+    path(project + "archive", board_archives.BoardArchiveView.as_view(), name="api-board-archive"),
+    path(project + "cards.csv", board_archives.BoardCardsCsvView.as_view(), name="api-cards-csv"),
     path(project + "members/", projects.MemberListView.as_view(), name="api-members"),
     path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
     path(project + "offers/", projects.PendingOfferListView.as_view(), name="api-board-offers"),

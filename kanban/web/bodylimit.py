@@ -18,10 +18,12 @@ from kanban.jobs.imports import trello_import_bytes
 #: which is larger than any value's request, with room for the multipart form around it.
 TRELLO_UPLOAD_PATH = "/imports/trello"
 MULTIPART_ROOM = 64 * 1024
+#: The REST import of a board archive (kanban/api/board_archives.py) takes the same limit.
+BOARD_ARCHIVE_PATH = "/api/v1/projects/archive"
 
 
 def limit_of(scope: dict[str, Any]) -> int:
-    if scope.get("path") == TRELLO_UPLOAD_PATH:
+    if scope.get("path") in (TRELLO_UPLOAD_PATH, BOARD_ARCHIVE_PATH):
         return max(max_request_bytes(), trello_import_bytes() + MULTIPART_ROOM)
     return max_request_bytes()
 
