@@ -234,6 +234,8 @@ def _members_page(
         "project": project,
         "members": [_avatar(member) for member in listed],
         "owner": owner,
+        # The board archive's and the CSV's own rule (kanban/imports/board_export.py).
+        "exporter": owner or mine == Role.DEVELOPER,
         "roles": [Role.GUEST, Role.DEVELOPER, Role.OWNER],
         "error": error,
         "delete_error": delete_error,
