@@ -5,6 +5,7 @@ from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
+from kanban.api.attachments import AttachmentDownloadView
 from kanban.web import dashboard, imports, inbox, invites, views
 
 #: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
@@ -24,6 +25,7 @@ urlpatterns = [
     path("boards/new", dashboard.board_new, name="board-new"),
     path("boards/<uuid:project_id>/", include(board_patterns)),
     path("invites/<str:token>/", invites.invite, name="invite"),
+    path("attachments/<str:token>/", AttachmentDownloadView.as_view(), name="attachment-download"),
     path("imports/trello", imports.import_trello, name="import-trello"),
     path("imports/<uuid:job_id>/", imports.import_job, name="import-job"),
     path("imports/<uuid:job_id>/status", imports.import_job_status, name="import-job-status"),

@@ -143,6 +143,19 @@ def _fresh_write_budgets() -> None:
 
 
 @pytest.fixture(autouse=True)
+def _attachments_in_a_temporary_folder(settings: Any, tmp_path_factory: Any) -> None:
+    """Files attached during a test go to a folder of the run's own, never var/attachments."""
+    folder = tmp_path_factory.mktemp("attachments")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "attachments": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(folder)},
+        },
+    }
+
+
+@pytest.fixture(autouse=True)
 def _live_server_helper() -> None:
     """Replaces pytest-django's helper of this name, which drives pytest-django's own threaded
     WSGI ``live_server``. Ours (below) is daphne in subprocesses and needs no settings changes;

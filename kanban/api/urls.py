@@ -6,6 +6,7 @@ from django.urls import URLPattern, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kanban.api import (
+    attachments,
     board_archives,
     configurations,
     entrypoints,
@@ -82,6 +83,16 @@ urlpatterns = [
     path(project + "members/", projects.MemberListView.as_view(), name="api-members"),
     path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
     path(project + "offers/", projects.PendingOfferListView.as_view(), name="api-board-offers"),
+    path(
+        project + "attachments/",
+        attachments.AttachmentListView.as_view(),
+        name="api-attachments",
+    ),
+    path(
+        project + "attachments/<str:attachment_id>",
+        attachments.AttachmentView.as_view(),
+        name="api-attachment",
+    ),
     path(project + "invites/", invites.InviteListView.as_view(), name="api-invites"),
     path(project + "invites/<int:invite_id>", invites.InviteView.as_view(), name="api-invite"),
     *kv_paths(project, (kv.BatchGetView, kv.HistoryView, kv.KvView), "api"),

@@ -263,11 +263,21 @@ def attachment_upload(
 def attachment_list(
     *, user: Any, project_id: UUID, card: str, alias: str | None = None
 ) -> list[dict[str, Any]]:
-    """The card's attachments, oldest first."""
+    """The card's attachments, oldest first, each with its download link and its cover's
+    (``thumbnailUrl``, None but for images) made for ``user``."""
     card = check_card(card)
     access = _access(user, project_id, alias, card, Op.GET)
     items, _ = _items(kv.Dataset(access.target_id, "kv", None), card)
-    return [_public(card, item) for item in items]
+    shown = []
+    for item in items:
+        urls = {
+            "url": _signed_url(user, project_id, alias, card, item["id"], thumbnail=False),
+            "thumbnailUrl": _signed_url(user, project_id, alias, card, item["id"], thumbnail=True)
+            if item.get("image")
+            else None,
+        }
+        shown.append({**_public(card, item), **urls})
+    return shown
 
 
 def attachment_delete(
@@ -322,19 +332,27 @@ def attachment_url(
     item = _find(access, card, attachment_id)
     if thumbnail and not item.get("image"):
         raise KanbanError(ErrorCode.NOT_FOUND, "this attachment has no thumbnail")
-    token = signing.dumps(
-        {
-            "p": str(project_id),
-            "a": alias,
-            "c": card,
-            "i": attachment_id,
-            "u": user.pk,
-            "t": thumbnail,
-        },
-        salt=SALT,
-        compress=True,
-    )
-    return f"/attachments/{token}/"
+    return _signed_url(user, project_id, alias, card, attachment_id, thumbnail=thumbnail)
+
+
+def _signed_url(
+    user: Any,
+    project_id: UUID,
+    alias: str | None,
+    card: str,
+    attachment_id: str,
+    *,
+    thumbnail: bool,
+) -> str:
+    claims = {
+        "p": str(project_id),
+        "a": alias,
+        "c": card,
+        "i": attachment_id,
+        "u": user.pk,
+        "t": thumbnail,
+    }
+    return f"/attachments/{signing.dumps(claims, salt=SALT, compress=True)}/"
 
 
 def attachment_open(*, user: Any, token: str) -> Download:

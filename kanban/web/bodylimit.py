@@ -9,8 +9,10 @@ Content-Length, so both kinds get the same exact limit and the same ``too_large`
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from kanban.data.attachments import attachment_bytes_limit
 from kanban.data.request_size import max_request_bytes
 from kanban.jobs.imports import trello_import_bytes
 
@@ -22,9 +24,15 @@ MULTIPART_ROOM = 64 * 1024
 BOARD_ARCHIVE_PATH = "/api/v1/projects/archive"
 
 
+#: A card's attachment upload (kanban/api/attachments.py) takes a file up to its own limit.
+ATTACHMENT_UPLOAD_PATH = re.compile(r"/api/v1/projects/[0-9a-fA-F-]{32,36}/attachments/")
+
+
 def limit_of(scope: dict[str, Any]) -> int:
     if scope.get("path") in (TRELLO_UPLOAD_PATH, BOARD_ARCHIVE_PATH):
         return max(max_request_bytes(), trello_import_bytes() + MULTIPART_ROOM)
+    if ATTACHMENT_UPLOAD_PATH.fullmatch(str(scope.get("path"))):
+        return max(max_request_bytes(), attachment_bytes_limit() + MULTIPART_ROOM)
     return max_request_bytes()
 
 

@@ -91,7 +91,9 @@ def test_bob_attaches_a_picture_and_carol_downloads_it_and_its_cover(
     assert shown["uploadedBy"] == "bob"
 
     carol = people["carol"]
-    assert attachment_list(user=carol, project_id=board.id, card="c1") == [shown]
+    (listed,) = attachment_list(user=carol, project_id=board.id, card="c1")
+    assert listed == {**shown, "url": listed["url"], "thumbnailUrl": listed["thumbnailUrl"]}
+    assert read(attachment_open(user=carol, token=listed["url"].split("/")[2])) == picture
     url = attachment_url(user=carol, project_id=board.id, card="c1", attachment_id=shown["id"])
     download = attachment_open(user=carol, token=url.split("/")[2])
     assert (download.name, download.content_type) == ("cover.png", "image/png")
