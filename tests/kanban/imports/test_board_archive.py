@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import jsonschema
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from kanban.data import demo
@@ -253,3 +255,12 @@ def test_the_commands_export_and_import(demo_board: Project, tmp_path: Path) -> 
     assert Project.objects.filter(name="Board").count() == 1
     assert manage("import_board", str(target), "--owner", "dave") == 0
     assert Project.objects.filter(name="Board").count() == 2
+
+
+def test_board_json_follows_the_documented_schema(demo_board: Project) -> None:
+    alice = get_user_model().objects.get(username="alice")
+    archive = board_export(actor=alice, project_id=demo_board.id, history=True)
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        board = json.loads(zf.read("board.json"))
+    schema = json.loads((Path(settings.BASE_DIR) / "docs/board-archive.schema.json").read_text())
+    jsonschema.validate(board, schema)
