@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.test import override_settings
 
 from kanban.data import demo
 from kanban.data.board import layout
@@ -264,3 +265,16 @@ def test_board_json_follows_the_documented_schema(demo_board: Project) -> None:
         board = json.loads(zf.read("board.json"))
     schema = json.loads((Path(settings.BASE_DIR) / "docs/board-archive.schema.json").read_text())
     jsonschema.validate(board, schema)
+
+
+def test_a_board_past_the_storage_quota_is_refused_writing_nothing(demo_board: Project) -> None:
+    alice = get_user_model().objects.get(username="alice")
+    archive = board_export(actor=alice, project_id=demo_board.id)
+    projects = Project.objects.count()
+    with override_settings(KANBAN_PROJECT_BYTES=1000), pytest.raises(KanbanError) as refused:
+        board_archive_import(actor=alice, data=archive)
+    assert (
+        refused.value.code == ErrorCode.TOO_LARGE
+        and "KANBAN_PROJECT_BYTES" in refused.value.message
+    )
+    assert Project.objects.count() == projects
