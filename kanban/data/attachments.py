@@ -13,6 +13,7 @@ board gets nothing from a link made before.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import unicodedata
 import uuid
@@ -30,7 +31,7 @@ from django.db import transaction
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
 from kanban.data.attachment_images import picture_of
-from kanban.data.kv import Provenance, write_source
+from kanban.data.kv import ATTACHMENTS_PREFIX, Provenance, write_source
 from kanban.projects.attachment_files import (
     attachment_files_delete,
     attachment_path,
@@ -40,7 +41,9 @@ from storage import kv
 from storage.addresses import check_text
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 
-KEY_PREFIX: Final = "attachments:"
+KEY_PREFIX: Final = ATTACHMENTS_PREFIX
+#: What the service names an attachment (the file's name in the storage follows from it).
+ATTACHMENT_ID: Final = re.compile(r"[0-9a-f]{32}")
 MAX_CARD_LENGTH: Final = 256
 MAX_NAME_LENGTH: Final = 255
 #: Files one card holds: its metadata stays one small value.
@@ -97,9 +100,24 @@ def _items(dataset: kv.Dataset, card: str) -> tuple[list[dict[str, Any]], str | 
     if entry is None or not isinstance(entry.value, dict):
         return [], None if entry is None else entry.revision
     items = entry.value.get("attachments")
+    kept = [item for item in items if _well_formed(item)] if isinstance(items, list) else []
+    return kept, entry.revision
+
+
+def _well_formed(item: object) -> bool:
+    """An item as the service writes it: one written by hand (restored from an old backup,
+    say) is not shown, served or counted, for its id would name a file and its size free
+    quota."""
+    if not isinstance(item, dict):
+        return False
+    sizes = (item.get("size"), item.get("thumbnailSize", 0))
     return (
-        [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-    ), (entry.revision)
+        isinstance(item.get("id"), str)
+        and ATTACHMENT_ID.fullmatch(item["id"]) is not None
+        and all(type(size) is int and size >= 0 for size in sizes)
+        and isinstance(item.get("name"), str)
+        and isinstance(item.get("contentType"), str)
+    )
 
 
 def _public(card: str, item: dict[str, Any]) -> dict[str, Any]:

@@ -96,6 +96,20 @@ def write_source(
     return source
 
 
+#: A card's attachments (``kanban.data.attachments``): their sizes free quota when deleted
+#: and their ids name files, so only that service writes these keys.
+ATTACHMENTS_PREFIX: Final = "attachments:"
+
+
+def check_attachments_write(domain: Domain, conversation_id: str | None, key: str) -> None:
+    if domain == "kv" and conversation_id is None and key.startswith(ATTACHMENTS_PREFIX):
+        raise invalid_argument(
+            f"keys starting with {ATTACHMENTS_PREFIX!r} hold a card's attachments; "
+            "use the attachments operations",
+            field="key",
+        )
+
+
 def _raw_write(
     access: Access,
     key: str,
@@ -105,10 +119,11 @@ def _raw_write(
     provenance: Provenance,
 ) -> tuple[kv.Dataset, dict[str, Any]]:
     """What every raw KV write (set, compare-and-set, delete) settles once it is allowed:
-    the dataset, the Knowledge base's reserved keys refused, and the source the write
+    the dataset, the Knowledge base's and the attachments' keys refused, and the source the write
     records. One place, so that no write path skips a step."""
     dataset = _dataset(access, domain, conversation_id)
     check_raw_write(domain, conversation_id, key)
+    check_attachments_write(domain, conversation_id, key)
     source = write_source(
         user=user, access=access, provenance=provenance, conversation_id=conversation_id
     )

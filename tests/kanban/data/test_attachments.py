@@ -18,9 +18,11 @@ from kanban.data.attachments import (
     attachment_upload,
     attachment_url,
 )
+from kanban.data.kv import Provenance, project_kv_delete, project_kv_set
 from kanban.data.members import member_leave
 from kanban.models import Project
 from kanban.projects.lifecycle import project_delete
+from storage import kv
 from storage.errors import ErrorCode, KanbanError
 from storage.kv import kv_project_bytes
 from tests.factories import a_project, users
@@ -211,6 +213,7 @@ def test_the_bytes_count_in_the_quota_and_deleting_frees_them(
     upload(bob, board, data, name="again.bin")  # room again
 
 
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")  # Pillow's, expected
 def test_a_decompression_bomb_is_refused_before_it_is_decoded(
     files: Path, people: dict[str, Any], board: Project
 ) -> None:
@@ -240,3 +243,62 @@ def test_deleting_an_attachment_nobody_has_is_not_found(
     with pytest.raises(KanbanError) as missing:
         attachment_delete(user=people["bob"], project_id=board.id, card="c1", attachment_id="x")
     assert missing.value.code == ErrorCode.NOT_FOUND
+
+
+def test_the_cards_attachments_value_is_written_by_the_attachments_service_only(
+    files: Path, people: dict[str, Any], board: Project
+) -> None:
+    """A forged size would free quota on delete, and a forged id would name another file."""
+    values: list[Any] = [{"attachments": []}, None]
+    for value in values:
+        with pytest.raises(KanbanError) as refused:
+            project_kv_set(
+                user=people["bob"],
+                project_id=board.id,
+                key="attachments:c1",
+                value=value,
+                provenance=Provenance(via="api"),
+            )
+        assert refused.value.code == ErrorCode.INVALID_ARGUMENT
+    with pytest.raises(KanbanError):
+        project_kv_delete(
+            user=people["bob"],
+            project_id=board.id,
+            key="attachments:c1",
+            provenance=Provenance(via="api"),
+        )
+
+
+def test_a_forged_item_that_reached_the_metadata_names_no_other_boards_file(
+    files: Path, people: dict[str, Any], board: Project
+) -> None:
+    """However it got there (an old backup, a hand-made archive): ids are the service's."""
+    other = a_project(name="Secret", owner=people["alice"])
+    secret = attachment_upload(
+        user=people["alice"],
+        project_id=other.id,
+        card="s1",
+        name="payroll.csv",
+        content_type="text/csv",
+        stream=io.BytesIO(b"alice,1000000"),
+    )
+    forged_id = f"../{other.id}/{secret['id']}"
+    forged = {
+        "id": forged_id,
+        "name": "innocent.txt",
+        "contentType": "text/plain",
+        "size": 10**12,
+        "image": None,
+        "uploadedBy": "bob",
+        "uploadedAt": "2026-01-01T00:00:00+00:00",
+    }
+    kv.kv_set(
+        dataset=kv.Dataset(board.id, "kv", None),
+        key="attachments:c1",
+        value={"attachments": [forged]},
+        source={"via": "cli"},
+    )
+    assert attachment_list(user=people["bob"], project_id=board.id, card="c1") == []
+    with pytest.raises(KanbanError) as refused:
+        attachment_url(user=people["bob"], project_id=board.id, card="c1", attachment_id=forged_id)
+    assert refused.value.code == ErrorCode.NOT_FOUND
