@@ -4,13 +4,13 @@ page that can run script); anything else, whatever its uploader called it, is a 
 
 Pillow decodes nothing until asked, so the pixel count is checked from the header first:
 a small file that would decode to gigabytes (a decompression bomb) is refused before it
-is decoded, and ``Image.MAX_IMAGE_PIXELS`` guards the decoder itself as well.
+is decoded, and ``Image.MAX_IMAGE_PIXELS`` guards the decoder itself as well (no warning
+filter is changed for it: filters are the whole process's, shared by every thread).
 """
 
 from __future__ import annotations
 
 import io
-import warnings
 from dataclasses import dataclass
 from typing import IO, Final
 
@@ -29,6 +29,9 @@ IMAGE_TYPES: Final = {
 THUMBNAIL_SIDE: Final = 320
 #: The most pixels an attached image may have (a 64-megapixel photo passes).
 MAX_IMAGE_PIXELS: Final = 64_000_000
+# Pillow's own guard, for any decoding in this process: it warns past this and refuses
+# (DecompressionBombError) past twice this, wherever a header check was missed.
+Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +47,14 @@ def picture_of(stream: IO[bytes]) -> Picture | None:
     ``too_large`` for an image of more than ``MAX_IMAGE_PIXELS``, decoding nothing."""
     stream.seek(0)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(stream, formats=list(IMAGE_TYPES))
-            if image.width * image.height > MAX_IMAGE_PIXELS:
-                raise _too_many_pixels(image.width, image.height)
-            width, height = image.width, image.height
-            content_type = IMAGE_TYPES[str(image.format)]
-            image.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
-            thumbnail = io.BytesIO()
-            _displayable(image).save(thumbnail, format="PNG", optimize=True)
+        image = Image.open(stream, formats=list(IMAGE_TYPES))
+        if image.width * image.height > MAX_IMAGE_PIXELS:
+            raise _too_many_pixels(image.width, image.height)
+        width, height = image.width, image.height
+        content_type = IMAGE_TYPES[str(image.format)]
+        image.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+        thumbnail = io.BytesIO()
+        _displayable(image).save(thumbnail, format="PNG", optimize=True)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise _too_many_pixels(None, None) from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError):
