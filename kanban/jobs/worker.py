@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
+from typing import Final
+
+STDIN: Final = 0
 
 
 def _stop_when_serve_ends() -> None:
-    sys.stdin.buffer.read()  # nothing is ever written: this returns when the pipe closes
+    # Nothing is ever written: the read returns b"" when the pipe closes. The raw descriptor,
+    # not sys.stdin: a daemon thread blocked inside the buffered reader holds its lock, and
+    # the interpreter's shutdown then dies on it ("could not acquire lock for <stdin>").
+    while os.read(STDIN, 1024):
+        pass
     os.kill(os.getpid(), signal.SIGTERM)
 
 
