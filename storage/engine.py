@@ -425,6 +425,16 @@ def project_bytes(root: str, *, using: str = "default") -> int:
     return 0 if row is None else int(row[0])
 
 
+def add_file_bytes(root: str, change: int, *, using: str = "default") -> int:
+    """Count ``change`` more bytes of a project's files (negative: fewer) in its usage row,
+    as ``commit``'s ``file_bytes`` does but with no write and no limit: for a load, whose
+    ``recount`` counts only what the engine stores. The bytes the row now holds."""
+    charges = _check_file_bytes({root: change})
+    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
+        dialect.lock_usage(cursor, root)
+        return dialect.add_usage(cursor, root, charges.get(root, 0))
+
+
 def lock_namespace(namespace: str, *, using: str = "default") -> None:
     """Serialize writers of ``namespace`` until the current transaction ends.
 

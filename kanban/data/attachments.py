@@ -17,7 +17,7 @@ import re
 import tempfile
 import unicodedata
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any, Final
@@ -32,14 +32,16 @@ from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
 from kanban.data.attachment_images import picture_of
 from kanban.data.kv import ATTACHMENTS_PREFIX, Provenance, write_source
+from kanban.models import Project
 from kanban.projects.attachment_files import (
     attachment_files_delete,
     attachment_path,
     attachments_storage,
 )
-from storage import kv
+from storage import engine, kv
 from storage.addresses import check_text
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+from storage.namespaces import dataset_prefix, project_root
 
 KEY_PREFIX: Final = ATTACHMENTS_PREFIX
 #: What the service names an attachment (the file's name in the storage follows from it).
@@ -97,11 +99,12 @@ def _access(user: Any, project_id: UUID, alias: str | None, card: str, op: Op) -
 def _items(dataset: kv.Dataset, card: str) -> tuple[list[dict[str, Any]], str | None]:
     """The card's attachments as stored, and the revision to write them back against."""
     entry = kv.kv_get(dataset=dataset, key=attachment_key(card))
-    if entry is None or not isinstance(entry.value, dict):
-        return [], None if entry is None else entry.revision
-    items = entry.value.get("attachments")
-    kept = [item for item in items if _well_formed(item)] if isinstance(items, list) else []
-    return kept, entry.revision
+    return ([], None) if entry is None else (_kept(entry.value), entry.revision)
+
+
+def _kept(value: object) -> list[dict[str, Any]]:
+    items = value.get("attachments") if isinstance(value, dict) else None
+    return [item for item in items if _well_formed(item)] if isinstance(items, list) else []
 
 
 def _well_formed(item: object) -> bool:
@@ -414,3 +417,47 @@ def _find(access: Access, card: str, attachment_id: str) -> dict[str, Any]:
         if item.get("id") == attachment_id:
             return item
     raise KanbanError(ErrorCode.NOT_FOUND, "no such attachment on this card")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """A file the attachments' metadata names: its name in the attachments storage and the
+    bytes the metadata says (and the project's quota counts)."""
+
+    project_id: UUID
+    path: str
+    size: int
+
+
+def _project_items(project_id: UUID, using: str) -> Iterator[dict[str, Any]]:
+    prefix = dataset_prefix(project_id, "kv", KEY_PREFIX)
+    after: str | None = None
+    while page := engine.scan_values(prefix, start_after=after, limit=1000, using=using):
+        for stored in page:
+            yield from _kept(stored.value)
+        after = page[-1].address.key
+
+
+def attachment_files_all(*, using: str = "default") -> Iterator[StoredFile]:
+    """Every file of every project's attachments (each one's and its cover's), as the
+    metadata in ``using`` names them: what a backup carries. Files no metadata names (an
+    upload not committed, a delete whose cleanup failed) are not the team's data."""
+    projects = list(Project.objects.using(using).order_by("id").values_list("id", flat=True))
+    for project_id in projects:
+        for item in _project_items(project_id, using):
+            path, *cover = _paths(project_id, item)
+            yield StoredFile(project_id, path, int(item["size"]))
+            if cover:
+                yield StoredFile(project_id, cover[0], int(item.get("thumbnailSize") or 0))
+
+
+def attachment_bytes_restore(*, using: str = "default") -> dict[UUID, int]:
+    """After a load whose recount counted only stored values: count each project's files
+    in its usage again, as its attachments' metadata says (what their deletes will free,
+    so the count never goes below what is there). The bytes added, by project."""
+    added: dict[UUID, int] = {}
+    for found in attachment_files_all(using=using):
+        added[found.project_id] = added.get(found.project_id, 0) + found.size
+    for project_id, size in added.items():
+        engine.add_file_bytes(project_root(project_id), size, using=using)
+    return added

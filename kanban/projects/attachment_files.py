@@ -8,11 +8,18 @@ that a project's deletion (``kanban.projects.lifecycle``) takes its files with i
 from __future__ import annotations
 
 import logging
+import re
+from typing import Final
 from uuid import UUID
 
 from django.core.files.storage import Storage, storages
 
 logger = logging.getLogger(__name__)
+
+#: Every name ``attachment_path`` makes, and nothing else (no folder of its own, no "..").
+_PATH: Final = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/[0-9a-f]{32}(\.thumb\.png)?"
+)
 
 
 def attachments_storage() -> Storage:
@@ -22,6 +29,11 @@ def attachments_storage() -> Storage:
 def attachment_path(*, project_id: UUID, attachment_id: str, thumbnail: bool = False) -> str:
     """A file's name in the storage: never anything its uploader chose."""
     return f"{project_id}/{attachment_id}{'.thumb.png' if thumbnail else ''}"
+
+
+def is_attachment_path(path: object) -> bool:
+    """Whether ``path`` is a name ``attachment_path`` makes (a restore writes no other)."""
+    return isinstance(path, str) and _PATH.fullmatch(path) is not None
 
 
 def attachment_files_delete(*, paths: list[str]) -> None:
