@@ -3,9 +3,9 @@ the storage engine.
 
 The manifest says the format and its version, when and from which vendor the archive was
 made, the migrations its rows belong to, and each part's rows and sha256. Version 1 has the
-parts ``models/<app>.<model>.jsonl`` and ``storage.jsonl``; a later version adds its own
-kinds of parts (attachments) and a restore of this version refuses what it does not know
-rather than dropping it.
+parts ``models/<app>.<model>.jsonl`` and ``storage.jsonl``; version 2 adds the attachments'
+files (``kanban.backup.files``: kind ``file``, with their size). Both restore; a part of a
+kind this server does not know is refused rather than dropped.
 """
 
 from __future__ import annotations
@@ -24,12 +24,17 @@ from django.db import connections, transaction
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
+from kanban.backup import files as file_parts
 from kanban.backup import models as model_parts
+from kanban.data.attachments import attachment_bytes_restore
+from kanban.projects.attachment_files import attachment_files_delete
 from storage import dump
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 FORMAT = "kanban-backup"
-VERSION = 1
+VERSION = 2
+#: The kinds of parts each version restored may hold.
+KINDS = {1: ("model", "storage"), 2: ("model", "storage", file_parts.KIND)}
 MANIFEST = "manifest.json"
 STORAGE_PART = "storage.jsonl"
 _READ = 1 << 20
@@ -123,7 +128,7 @@ def backup_write(*, path: Path, using: str = "default") -> dict[str, Any]:
             "source": {"vendor": connections[using].vendor},
             "migrations": _migrations(using),
             "excluded": model_parts.EXCLUDED,
-            "parts": _write_parts(_ZipSink, using=using),
+            "parts": _write_parts(_ZipSink, using=using) + file_parts.files_write(zf, using=using),
         }
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     partial.replace(path)  # a backup cut short never passes for a whole one
@@ -144,10 +149,11 @@ def manifest_read(zf: zipfile.ZipFile) -> dict[str, Any]:
         raise invalid_argument("the archive has no readable manifest.json") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise invalid_argument("manifest.json is not a kanban backup's")
-    if manifest.get("version") != VERSION:
+    version = manifest.get("version")
+    if type(version) is not int or version not in KINDS:
         raise invalid_argument(
-            f"backup format version {manifest.get('version')!r}; this server restores "
-            f"version {VERSION}"
+            f"backup format version {version!r}; this server restores "
+            f"versions {', '.join(map(str, KINDS))}"
         )
     known = {_model_part(model_parts.model_label(m)) for m in model_parts.backed_up_models()}
     for part in manifest.get("parts", []):
@@ -155,8 +161,10 @@ def manifest_read(zf: zipfile.ZipFile) -> dict[str, Any]:
             raise invalid_argument(
                 f"the archive holds {part.get('name')}, a model this server does not have"
             )
-        if part.get("kind") not in ("model", "storage"):
+        if part.get("kind") not in KINDS[version]:
             raise invalid_argument(f"the archive holds a part of unknown kind {part.get('kind')!r}")
+        if part["kind"] == file_parts.KIND:
+            file_parts.check_file_part(part)
     return manifest
 
 
@@ -169,15 +177,17 @@ def _check_parts(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> None:
     """Every part whole, as the manifest says: before anything is written."""
     for part in manifest["parts"]:
         digest = hashlib.sha256()
+        size = 0
         try:
             with zf.open(part["name"]) as raw:
                 while block := raw.read(_READ):
                     digest.update(block)
+                    size += len(block)
         except KeyError:
             raise invalid_argument(f"the archive lacks {part['name']}") from None
         except zipfile.BadZipFile as error:
             raise invalid_argument(f"{part['name']} is damaged: {error}") from None
-        if digest.hexdigest() != part["sha256"]:
+        if digest.hexdigest() != part["sha256"] or size != part.get("size", size):
             raise invalid_argument(
                 f"{part['name']} does not match its checksum in the manifest: the archive "
                 "was changed or damaged"
@@ -216,24 +226,44 @@ def backup_restore(*, path: Path, using: str = "default") -> dict[str, Any]:
     with _open(path) as zf:
         manifest = manifest_read(zf)
         _check_parts(zf, manifest)
-        with transaction.atomic(using=using):
-            _check_migrations(manifest, using)
-            _check_empty(using)
-            loaded = []
-            for part in manifest["parts"]:
-                if part["kind"] == "model":
-                    rows = model_parts.rows_load(_lines(zf, part["name"]), using=using)
-                    loaded.append(part["model"])
-                else:
-                    with zf.open(part["name"]) as raw:
-                        text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-                        rows = dump.load(text, using=using)
-                if rows != part["rows"]:
-                    raise invalid_argument(
-                        f"{part['name']}: {rows} rows, the manifest says {part['rows']}"
-                    )
-            _reset_sequences(using, loaded)
+        written: list[str] = []
+        try:
+            _restore(zf, manifest, written, using=using)
+        except BaseException:
+            # The database rolled back: files it no longer names are not left behind.
+            attachment_files_delete(paths=written)
+            raise
     return manifest
+
+
+def _restore(
+    zf: zipfile.ZipFile, manifest: dict[str, Any], written: list[str], *, using: str
+) -> None:
+    files = [part for part in manifest["parts"] if part["kind"] == file_parts.KIND]
+    with transaction.atomic(using=using):
+        _check_migrations(manifest, using)
+        _check_empty(using)
+        file_parts.check_files_absent(files)
+        # Before the rows: a load that fails then (rows the manifest did not promise, a
+        # constraint) also tests the removal of the files written.
+        file_parts.files_restore(zf, files, written)
+        loaded = []
+        for part in manifest["parts"]:
+            if part["kind"] == "model":
+                rows = model_parts.rows_load(_lines(zf, part["name"]), using=using)
+                loaded.append(part["model"])
+            elif part["kind"] == "storage":
+                with zf.open(part["name"]) as raw:
+                    text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+                    rows = dump.load(text, using=using)
+            else:
+                continue  # a file, written already
+            if rows != part["rows"]:
+                raise invalid_argument(
+                    f"{part['name']}: {rows} rows, the manifest says {part['rows']}"
+                )
+        _reset_sequences(using, loaded)
+        attachment_bytes_restore(using=using)
 
 
 def _reset_sequences(using: str, labels: list[str]) -> None:
@@ -254,6 +284,8 @@ class PartCheck:
     expected_rows: int
     sha256: str
     expected_sha256: str
+    #: What ``rows`` counts: a file part's are its bytes.
+    unit: str = "rows"
 
     @property
     def agrees(self) -> bool:
@@ -262,7 +294,8 @@ class PartCheck:
 
 def backup_verify(*, path: Path, using: str = "default") -> list[PartCheck]:
     """Each part of the archive against what ``using`` holds now: rows and sha256 of the
-    same lines written from this database."""
+    same lines written from this database; each attachment file's size and sha256 as the
+    attachments storage holds it (and a file the database names that the archive lacks)."""
     with _open(path) as zf:
         manifest = manifest_read(zf)
     sinks: dict[str, _PartSink] = {}
@@ -282,8 +315,15 @@ def backup_verify(*, path: Path, using: str = "default") -> list[PartCheck]:
     with transaction.atomic(using=using):
         _snapshot(using, outermost=outermost)
         found = {part["name"]: part for part in _write_parts(_HashSink, using=using)}
+        files = file_parts.files_found(using=using)
     checks = []
     for part in manifest["parts"]:
+        if part["kind"] == file_parts.KIND:
+            file = files.pop(part["name"], file_parts.FileCheck(part["name"], 0, ""))
+            checks.append(
+                PartCheck(file.name, file.size, part["size"], file.sha256, part["sha256"], "bytes")
+            )
+            continue
         here = found.pop(part["name"], {"rows": 0, "sha256": ""})
         checks.append(
             PartCheck(part["name"], here["rows"], part["rows"], here["sha256"], part["sha256"])
@@ -294,4 +334,5 @@ def backup_verify(*, path: Path, using: str = "default") -> list[PartCheck]:
         for name, here in found.items()
         if here["rows"]
     )
+    checks.extend(PartCheck(f.name, f.size, 0, f.sha256, "", "bytes") for f in files.values())
     return checks

@@ -181,11 +181,11 @@ def test_an_archive_of_a_later_format_version_is_refused(tmp_path: Path) -> None
     backup_write(path=archive)
 
     def later(data: bytes) -> bytes:
-        return json.dumps({**json.loads(data), "version": 2}).encode()
+        return json.dumps({**json.loads(data), "version": 3}).encode()
 
     rewrite(archive, "manifest.json", later)
 
-    with pytest.raises(KanbanError, match="backup format version 2; this server restores"):
+    with pytest.raises(KanbanError, match="backup format version 3; this server restores"):
         backup_restore(path=archive)
 
 
