@@ -226,3 +226,21 @@ def test_file_bytes_name_project_roots_only(using: str) -> None:
     with pytest.raises(KanbanError) as refused:
         engine.commit([set_value(BLOB, 1)], using=using, file_bytes={"kanban.login.": 10})
     assert refused.value.code == ErrorCode.INVALID_ARGUMENT
+
+
+def test_a_load_counts_only_values_and_add_file_bytes_gives_the_files_back(using: str) -> None:
+    """A dump carries no files: its recount counts values, and the loader adds the bytes of
+    the files it restored (storage never knows what a project's files are)."""
+    meta = set_value(dataset_value(PROJECT, "kv", "attachments:c1"), {"n": 1}, keep=0)
+    engine.commit([meta], using=using, file_bytes={ROOT: 5000})
+    used = engine.project_bytes(ROOT, using=using)
+    out = io.StringIO()
+    dump.dump(out, using=using)
+    dump.load(io.StringIO(out.getvalue()), replace=True, using=using)
+    assert engine.project_bytes(ROOT, using=using) == used - 5000
+
+    assert engine.add_file_bytes(ROOT, 5000, using=using) == used
+    assert engine.project_bytes(ROOT, using=using) == used
+    with pytest.raises(KanbanError) as refused:
+        engine.add_file_bytes("kanban.login.", 10, using=using)
+    assert refused.value.code == ErrorCode.INVALID_ARGUMENT
