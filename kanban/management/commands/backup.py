@@ -1,6 +1,7 @@
 """``manage.py backup PATH``: one archive of everything this deployment holds (users and
 their password hashes, boards, memberships, relationships, plugin files, tokens, invites,
-notifications, configurations, and every stored value with its kept versions)."""
+notifications, configurations, every stored value with its kept versions, and the files
+attached to cards)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ class Command(BaseCommand):
             for part in manifest["parts"]
             if part["rows"]
         )
+        files = [part for part in manifest["parts"] if part["kind"] == "file"]
+        if files:
+            size = sum(part["size"] for part in files)
+            counts += f", {len(files)} attachment files ({size} bytes)"
         self.stdout.write(
             f"Wrote {options['path']} in {time.monotonic() - started:.1f} s: {counts}."
         )

@@ -39,8 +39,10 @@ class Command(BaseCommand):
                 started = time.monotonic()
                 manifest = backup_restore(path=path)
                 rows = sum(part["rows"] for part in manifest["parts"])
+                files = sum(part["kind"] == "file" for part in manifest["parts"])
                 self.stdout.write(
-                    f"Restored {rows} rows from {path} (made {manifest['created_at']} on "
+                    f"Restored {rows} rows and {files} attachment files from {path} (made "
+                    f"{manifest['created_at']} on "
                     f"{manifest['source']['vendor']}) in {time.monotonic() - started:.1f} s."
                 )
             if options["verify"] or options["verify_only"]:
@@ -53,9 +55,9 @@ class Command(BaseCommand):
         differing = [check for check in checks if not check.agrees]
         for check in differing:
             self.stderr.write(
-                f"  {check.name}: {check.rows} rows (archive {check.expected_rows}), sha256 "
-                f"{check.sha256[:12]} (archive {check.expected_sha256[:12]})"
+                f"  {check.name}: {check.rows} {check.unit} (archive {check.expected_rows}), "
+                f"sha256 {check.sha256[:12]} (archive {check.expected_sha256[:12]})"
             )
         if differing:
             raise CommandError(f"verify: {len(differing)} of {len(checks)} parts differ")
-        self.stdout.write(f"Verified: all {len(checks)} parts agree (rows and sha256).")
+        self.stdout.write(f"Verified: all {len(checks)} parts agree (rows or bytes, and sha256).")

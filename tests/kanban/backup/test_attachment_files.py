@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from PIL import Image
 
 from kanban.backup.archive import backup_restore, backup_verify, backup_write
@@ -234,3 +235,19 @@ def test_a_version_1_archive_without_files_still_restores_and_counts_the_metadat
         user=User.objects.get(username="carol"), project_id=board.id, card="c1"
     )
     assert signed_in(logins["carol"]).get(listed["url"]).status_code == 404
+
+
+def test_the_commands_say_how_many_files_travelled(
+    settings: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bob_attaches_a_picture(settings, tmp_path)
+    archive = tmp_path / "team.zip"
+    call_command("backup", str(archive))
+    assert "2 attachment files (" in capsys.readouterr().out
+    empty_the_database()
+    folder(settings, tmp_path / "there")
+
+    call_command("restore", str(archive), "--verify")
+
+    out = capsys.readouterr().out
+    assert "and 2 attachment files from" in out and "Verified: all" in out
