@@ -64,6 +64,8 @@ def test_an_unhandled_rejection_shows_too_and_the_panel_clears_when_the_plugin_i
     expect(panel).to_be_visible()
     expect(panel).to_contain_text("Unhandled rejection")
     expect(panel).to_contain_text("getValu is not a function")
+    # A re-import reaches the page as an event on its socket: one still opening misses it.
+    expect(page.locator("#bridge-status")).to_have_text("Live")
 
     app = package / "app.js"
     app.write_text(app.read_text().replace("getValu(", "getValue("))
