@@ -27,7 +27,7 @@ from django.db import transaction
 from kanban.access.memberships import role_of
 from kanban.data.board import comments as board_comments
 from kanban.data.board import layout
-from kanban.imports import trello_map
+from kanban.imports import trello_labels, trello_map
 from kanban.imports.trello_shape import Export, parse_export
 from kanban.models import Project, Role
 from kanban.projects.board_templates import Template, board_create
@@ -44,7 +44,6 @@ READ_CHUNK: Final = 500
 #: What the report says is kept for the Board page of a later day.
 KEPT_NOTES: Final = {
     "lists archived": ("closed lists", "trello:lists", "the Board has no archived columns"),
-    "labels": ("label colours", "trello:labels and each card's trello.labels", "no colours"),
     "attachments (links)": ("attachments", "each card's trello.attachments", "no attachments"),
     "custom field values": ("custom fields", "trello:customFields, trello.customFields", "none"),
     "start dates": ("start dates", "each card's trello.start", "due days only"),
@@ -299,6 +298,11 @@ def _merge(
     ]
     trello_map.ranks_for(plan.cards)
     values: Values = {layout.COLUMNS_KEY: columns, layout.INDEX_KEY: index, **plan.extras}
+    values[trello_labels.BOARD_LABELS_KEY] = trello_labels.label_set_merged(
+        plan.extras[trello_labels.BOARD_LABELS_KEY],
+        current=now(trello_labels.BOARD_LABELS_KEY),
+        imported_before=before["labels"],
+    )
     for card_id, card in plan.cards.items():
         old = now(layout.card_key(card_id))
         merged = {**old, **card} if isinstance(old, dict) and not old.get("deleted") else card
@@ -350,8 +354,9 @@ def _comments(
 
 
 def _imported_before(now: Callable[[str], Any]) -> dict[str, set[str]]:
-    """The lists and cards an earlier import of this board wrote (their trello marks)."""
-    lists = now(trello_map.LISTS_KEY)
+    """The lists, cards and label names an earlier import of this board wrote (its trello
+    marks)."""
+    lists, labels = now(trello_map.LISTS_KEY), now(trello_map.LABELS_KEY)
     cards = set()
     for card_id in layout.normalize_index(now(layout.INDEX_KEY)):
         card = now(layout.card_key(card_id))
@@ -364,6 +369,12 @@ def _imported_before(now: Callable[[str], Any]) -> dict[str, set[str]]:
             if isinstance(item, dict) and isinstance(item.get("id"), str)
         },
         "cards": cards,
+        # Casefolded, as the label set matches names.
+        "labels": {
+            trello_map.label_name(item).casefold()
+            for item in (labels if isinstance(labels, list) else [])
+            if isinstance(item, dict)
+        },
     }
 
 

@@ -2,13 +2,14 @@
 with a tally of what went where and what could not.
 
 What the Board page shows is written where it reads it: columns, cards in order, titles,
-descriptions, labels (by name), assignees, due dates, archived cards, checklists and
-comments. What it does not show yet is kept beside it, never dropped: each card's
-``trello`` object (its Trello id and link, start date, due time and whether it is done,
-label colours, people who are not users here, every checklist with its items' due dates
-and members, attachments as links, custom field values), and the board's ``trello:*`` keys
-(its lists, closed ones too, labels, custom fields, members and ``pluginData``). The page
-keeps fields it does not know when it changes a card.
+descriptions, labels (by name, their colours in the board's label set ``board:labels``),
+assignees, due dates, archived cards, checklists and comments. What it does not show yet is
+kept beside it, never dropped: each card's ``trello`` object (its Trello id and link, start
+date, due time and whether it is done, label colours as Trello wrote them, people who are
+not users here, every checklist with its items' due dates and members, attachments as
+links, custom field values), and the board's ``trello:*`` keys (its lists, closed ones too,
+labels, custom fields, members and ``pluginData``). The page keeps fields it does not know
+when it changes a card.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Final
 from kanban.data.board import comments as board_comments
 from kanban.data.board import layout
 from kanban.data.demo import demo_ranks
+from kanban.imports.trello_labels import BOARD_LABELS_KEY, label_set
 from kanban.imports.trello_shape import Export
 
 #: The Board's KV keys for what its page does not show (yet).
@@ -38,6 +40,7 @@ EXTRA_KEYS: Final = (
     MEMBERS_KEY,
     CUSTOM_FIELDS_KEY,
     PLUGIN_DATA_KEY,
+    BOARD_LABELS_KEY,
 )
 #: An unmatched person's name on a card or comment: a space and brackets are in no
 #: username, so it never passes for one of this server's people.
@@ -117,7 +120,7 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _label_name(label: dict[str, Any]) -> str:
+def label_name(label: dict[str, Any]) -> str:
     """A label as the Board names it: Trello's name, or its colour when it has none (a
     Trello label can be a colour alone). The page splits labels at commas."""
     name = " ".join(_text(label.get("name")).replace(",", " ").split())
@@ -136,7 +139,7 @@ def plan_export(export: Export, *, people: People, progress: Callable[[int], Non
         title = _text(item.get("name")).strip()[: layout.MAX_TEXT] or item["id"]
         columns.append({"id": item["id"], "title": title, "wip": _wip(item)})
         tally.counts["lists"] += 1
-    labels = {label_id: _label_name(label) for label_id, label in export.labels.items()}
+    labels = {label_id: label_name(label) for label_id, label in export.labels.items()}
     for label_id, name in labels.items():
         if name:
             tally.counts["labels"] += 1
@@ -168,6 +171,8 @@ def plan_export(export: Export, *, people: People, progress: Callable[[int], Non
                 f"closed in Trello: no column; its {len(in_list)} card(s) are archived",
             )
     extras = _extras(export, lists=lists)
+    extras[BOARD_LABELS_KEY] = label_set(export, names=labels)
+    tally.counts["label colours"] += len(extras[BOARD_LABELS_KEY])
     tally.counts["plugin data entries"] += len(extras[PLUGIN_DATA_KEY])
     tally.counts["start dates"] += sum(1 for card in cards.values() if "start" in card["trello"])
     return Plan(

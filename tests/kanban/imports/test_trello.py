@@ -194,7 +194,6 @@ def test_a_trello_board_becomes_a_board_alice_owns_with_everything_her_team_woul
     } in report.skipped
     assert any(item["what"] == "list" and item["id"] == team.old for item in report.skipped)
     assert {item["what"] for item in report.kept} >= {
-        "label colours",
         "attachments",
         "start dates",
         "pluginData",
