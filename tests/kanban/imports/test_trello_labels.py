@@ -61,7 +61,7 @@ def test_importing_again_updates_the_set_and_keeps_labels_added_here() -> None:
         project_id=project_id,
         key="board:labels",
         value=[*label_set(alice, project_id), {"name": "Ours", "color": "purple"}],
-        provenance=Provenance(via="rest"),
+        provenance=Provenance(via="api"),
     )
 
     export.board["labels"][0]["color"] = "orange"
