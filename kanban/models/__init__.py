@@ -7,6 +7,7 @@ from kanban.models.invites import Invite
 from kanban.models.jobs import ImportJob, ImportUpload, JobStatus
 from kanban.models.notifications import Notification
 from kanban.models.offers import MembershipOffer
+from kanban.models.preferences import ColorScheme, Preference
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_KANBAN_ENTRY",
     "ROLE_RANK",
     "ApiToken",
+    "ColorScheme",
     "Configuration",
     "ImportJob",
     "ImportUpload",
@@ -33,6 +35,7 @@ __all__ = [
     "MembershipOffer",
     "Notification",
     "PluginFile",
+    "Preference",
     "Project",
     "ProjectType",
     "Relationship",

@@ -57,6 +57,9 @@ class Project(models.Model):
     # Set when an owner archives the board: it leaves the dashboards, keeps its data and
     # comes back from the archive view.
     archived_at = models.DateTimeField("archived", null=True, blank=True, editable=False)
+    # The tile's colour on the dashboards, one of kanban.projects.appearance.BOARD_COLORS,
+    # chosen by an owner; empty for the board's stable default (picked from its id).
+    color = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
