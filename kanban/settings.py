@@ -475,7 +475,9 @@ KANBAN_WRITE_BYTES_BURST = env_float("KANBAN_WRITE_BYTES_BURST", 32.0 * 2**20, m
 KANBAN_TRELLO_IMPORT_BYTES = env_int("KANBAN_TRELLO_IMPORT_BYTES", 100 * 2**20, minimum=1)
 # Files attached to cards (kanban/data/attachments.py): at most this many bytes each, counted
 # in their project's KANBAN_PROJECT_BYTES; served through signed links that live this long.
-KANBAN_ATTACHMENT_BYTES = env_int("KANBAN_ATTACHMENT_BYTES", 25 * 2**20, minimum=1)
+KANBAN_ATTACHMENT_BYTES = env_int(
+    "KANBAN_ATTACHMENT_BYTES", limits.DEFAULT_ATTACHMENT_BYTES, minimum=1
+)
 KANBAN_ATTACHMENT_URL_SECONDS = env_int("KANBAN_ATTACHMENT_URL_SECONDS", 300, minimum=1)
 # Where their bytes go, through Django's storage API: files under var/attachments, or with
 # KANBAN_ATTACHMENTS_S3_BUCKET any S3-compatible store (django-storages; credentials from

@@ -31,6 +31,9 @@ MAX_BATCH_BYTES: Final[int] = _LIMITS["batchBytes"]
 #: A watch's change entry carries the new value when its JSON is at most this (the
 #: default of ``KANBAN_PUSH_VALUE_BYTES``).
 DEFAULT_PUSH_VALUE_BYTES: Final[int] = _LIMITS["pushValueBytes"]
+#: A card's attached file is at most this (the default of ``KANBAN_ATTACHMENT_BYTES``); the
+#: board page tells its host the setting, which refuses a larger file before sending it.
+DEFAULT_ATTACHMENT_BYTES: Final[int] = _LIMITS["attachmentBytes"]
 #: Room for everything around the limited part: the frame's or body's other fields.
 ENVELOPE_BYTES: Final[int] = _LIMITS["envelopeBytes"]
 

@@ -111,14 +111,26 @@ export function checkAlias(alias) {
 }
 
 // An object `value` (a Knowledge op's arguments, as kanban/bridge/knowledge_calls.py takes
-// them): only the op's own fields, and markdown within the document limit.
-function checkFields(op, value, fields, limits) {
-  if (value === null) return;
+// them): only the op's own fields, and markdown within the document limit. The `blobs`
+// fields hold a Blob (an attachment's bytes, which the host uploads over HTTP), at most
+// attachmentBytes: a larger file is refused before a byte of it is sent.
+function checkFields(op, value, fields, limits, blobs = []) {
+  if (value === null && !blobs.length) return;
   if (!isPlain(value)) throw typeError(op + " takes an object as value");
   for (const k of Reflect.ownKeys(value)) {
     if (!fields.includes(k)) throw typeError(op + " takes no " + String(k));
   }
-  checkJson(value, checkString);
+  const json = { ...value };
+  for (const k of blobs) {
+    const blob = value[k];
+    if (!isBlob(blob)) throw typeError(op + " needs a Blob or File as " + k);
+    const max = limits.attachmentBytes;
+    if (blob.size > max) {
+      throw new BridgeError("too_large", "a file may have at most " + max + " bytes (KANBAN_ATTACHMENT_BYTES)");
+    }
+    delete json[k];
+  }
+  checkJson(json, checkString);
   const max = limits.documentBytes;
   const markdown = value.markdown;
   if (typeof markdown === "string" && markdown.length > max / 3 && utf8Length(markdown) > max) {
@@ -154,11 +166,11 @@ export function checkRequest(f, limits = LIMITS) {
   }
   if (has("value")) {
     if (!rule.value) throw typeError(op + " takes no value");
-    if (Array.isArray(rule.value)) checkFields(op, f.value, rule.value, limits);
+    if (Array.isArray(rule.value)) checkFields(op, f.value, rule.value, limits, rule.blobs);
     else if (rule.value === "keys") checkKeys(f.value);
     else checkValue(f.value, limits);
     out.value = f.value;
-  } else if (rule.value === "required" || rule.value === "keys") {
+  } else if (rule.value === "required" || rule.value === "keys" || rule.blobs) {
     throw typeError(op + " needs a value");
   }
   if (has("expectedRevision")) {
@@ -170,6 +182,11 @@ export function checkRequest(f, limits = LIMITS) {
     out.expectedRevision = r;
   }
   return out;
+}
+
+// A Blob from any realm (a structured clone is the receiving realm's; a File is a Blob).
+export function isBlob(x) {
+  return Object.prototype.toString.call(x) === "[object Blob]" || Object.prototype.toString.call(x) === "[object File]";
 }
 
 // Light check of what comes back from the server or the host: a reply or an event.

@@ -18,11 +18,13 @@ function toHostConfiguration(c) {
 }
 
 // `env` is the host window (or a fake one): location, WebSocket, MessageChannel, crypto,
-// add/removeEventListener, setTimeout/clearTimeout, and optionally random() for jitter.
+// add/removeEventListener, setTimeout/clearTimeout, fetch and document (its cookie: the
+// CSRF token of an upload), and optionally random() for jitter.
 export function createHost(env) {
   const random = env.random || Math.random;
 
-  // `limits`: the server's {valueBytes, documentBytes} when they differ from the spec's.
+  // `limits`: the server's {valueBytes, documentBytes, attachmentBytes} when they differ
+  // from the spec's.
   // `context`: what the page knew of the user's access (kanban/access/context.py); the
   // socket sends it again when it opens and whenever it changes. `onPluginError` hears the
   // plugin page's uncaught errors ({message, at}); `onEnded(reason)` hears that the server
@@ -102,8 +104,18 @@ export function createHost(env) {
       }
       const { id, ...request } = frame;
       const alias = request.alias ?? null;
-      const gen = ++generation;
       const op = request.op;
+      const answer = (reply) =>
+        p === port &&
+        p.postMessage(
+          reply.ok
+            ? { v: V, id, ok: true, result: reply.result }
+            : { v: V, id, ok: false, error: withHint(wireError(reply.error)) },
+        );
+      if (op === "attachments.upload" || op === "attachments.list") {
+        return (op === "attachments.upload" ? upload(request) : listed(request)).then(answer);
+      }
+      const gen = ++generation;
       const following = op === "subscribe" || op === "watch";
       if (following) follows.set(followKey(op, alias), { gen, request });
       if (op === "unsubscribe" || op === "unwatch") follows.delete(followKey(op.slice(2), alias));
@@ -116,13 +128,69 @@ export function createHost(env) {
         if (reply.ok && op === "configuration.set" && request.key === (config.id || "default")) {
           config = { ...config, values: request.value };
         }
-        if (p !== port) return;
-        p.postMessage(
-          reply.ok
-            ? { v: V, id, ok: true, result: reply.result }
-            : { v: V, id, ok: false, error: withHint(wireError(reply.error)) },
-        );
+        answer(reply);
       });
+    };
+
+    // Attachments. The plugin's page has no session, so the host (this origin, signed in)
+    // uploads the file and fetches the covers: a download link is made for this person and
+    // the sandboxed page could not use it in an <img>. `url` becomes absolute, for the
+    // plugin to open in a new tab (which leaves the sandbox, with the session).
+    const origin = loc.protocol + "//" + loc.host;
+    const attachmentsUrl = origin + "/api/v1/projects/" + encodeURIComponent(projectId) + "/attachments/";
+    // "alias\nid" -> Promise of the cover's Blob (or null): an attachment's cover never changes.
+    const covers = new Map();
+    const cover = (alias, item) => {
+      if (typeof item.thumbnailUrl !== "string") return Promise.resolve(null);
+      const slot = (alias ?? "") + "\n" + item.id;
+      if (!covers.has(slot)) {
+        if (covers.size >= MAX_COVERS) covers.delete(covers.keys().next().value);
+        const blob = env
+          .fetch(new URL(item.thumbnailUrl, origin).href, { credentials: "same-origin" })
+          .then((r) => (r.ok ? r.blob() : null))
+          .catch(() => null);
+        covers.set(slot, blob);
+        blob.then((b) => b || covers.delete(slot));
+      }
+      return covers.get(slot);
+    };
+    const decorate = async (alias, item) => ({
+      ...item,
+      url: new URL(item.url, origin).href,
+      thumbnailUrl: null,
+      thumbnail: await cover(alias, item),
+    });
+    const listed = async (request) => {
+      const reply = await rpc.call(request);
+      if (!reply.ok || !Array.isArray(reply.result)) return reply;
+      const alias = request.alias ?? null;
+      return { ok: true, result: await Promise.all(reply.result.map((item) => decorate(alias, item))) };
+    };
+    // The REST upload (the one the app uses, CSRF and all), then the card's list for the
+    // links made for this person.
+    const upload = async (request) => {
+      const { name, file } = request.value;
+      const form = new FormData();
+      form.append("card", request.key);
+      if (request.alias) form.append("alias", request.alias);
+      form.append("file", file, name);
+      let response, body;
+      try {
+        response = await env.fetch(attachmentsUrl, {
+          method: "POST",
+          body: form,
+          credentials: "same-origin",
+          headers: { "X-CSRFToken": csrfToken(env) },
+        });
+        body = await response.json();
+      } catch {
+        return { ok: false, error: { code: "unavailable", message: "the upload did not reach the server" } };
+      }
+      if (!response.ok) return { ok: false, error: body };
+      const { op: _, value: __, ...target } = request;
+      const reply = await listed({ ...target, op: "attachments.list" });
+      const found = reply.ok && reply.result.find((item) => item.id === body.id);
+      return found ? { ok: true, result: found } : { ok: true, result: { ...body, url: null, thumbnailUrl: null, thumbnail: null } };
     };
 
     // After a reconnect the server has forgotten our subscriptions and watches, and any
@@ -260,6 +328,14 @@ export function createHost(env) {
   }
 
   return { connect };
+}
+
+// Covers a page view keeps (small PNGs), the oldest forgotten first.
+const MAX_COVERS = 500;
+
+function csrfToken(env) {
+  const match = /(?:^|;\s*)csrftoken=([^;]*)/.exec(env.document?.cookie || "");
+  return match ? decodeURIComponent(match[1]) : "";
 }
 
 function toPage(p) {

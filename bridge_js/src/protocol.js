@@ -12,11 +12,15 @@ export const READY = spec.handshake.ready;
 // SDK method name -> {op, key: "required" | "optional", value: [fields of its object]}.
 export const KNOWLEDGE = spec.knowledge;
 export const ENTRYPOINTS = spec.entrypoints;
+// SDK method name -> rule, as KNOWLEDGE; `blobs` are value fields holding a Blob (never
+// JSON), and a `via: "host"` op is the board host's to serve over HTTP, never the socket's.
+export const ATTACHMENTS = spec.attachments;
 
 // op -> {key: "required" | "optional", value: "required" | [fields of its object], ...}
 export const OP_RULES = /* @__PURE__ */ (() => {
   const rules = { ...spec.ops };
   for (const rule of Object.values(spec.knowledge)) rules[rule.op] = rule;
+  for (const rule of Object.values(spec.attachments)) rules[rule.op] = rule;
   return rules;
 })();
 
@@ -29,6 +33,8 @@ export const MAX_DEPTH = spec.limits.depth;
 export const LIMITS = spec.limits;
 export const CODES = spec.errors;
 export const TIMEOUT = 15000;
+// An upload may take minutes on a slow link: its reply comes once the file is stored.
+export const UPLOAD_TIMEOUT = 600000;
 export const HELLO_EVERY = 200;
 export const HELLO_FOR = 5000;
 export const MAX_EARLY = 256;

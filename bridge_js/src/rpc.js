@@ -25,12 +25,13 @@ export function createRpc(timers, timeout = TIMEOUT) {
 
   return {
     // `frame` is a request without id; requests wait in order while no link is attached.
-    call(frame) {
+    // `wait`: this call's own timeout (an upload's), else the link's.
+    call(frame, wait = timeout) {
       const id = ++lastId;
       return new Promise((resolve) => {
         const timer = timers.setTimeout(
-          () => settle(id, replyError(id, "unavailable", "no reply within " + timeout / 1000 + " s")),
-          timeout,
+          () => settle(id, replyError(id, "unavailable", "no reply within " + wait / 1000 + " s")),
+          wait,
         );
         const p = { frame: { v: V, id, ...frame }, resolve, timer, sent: false };
         pending.set(id, p);

@@ -1,8 +1,8 @@
 // window.steamHarnessKanban: what a plugin inside the sandboxed iframe sees.
 
-import { V, KNOWLEDGE } from "./protocol.js";
+import { V, KNOWLEDGE, UPLOAD_TIMEOUT } from "./protocol.js";
 import { BridgeError, typeError } from "./errors.js";
-import { checkAlias, checkArguments, isPlain } from "./guards.js";
+import { checkAlias, checkArguments, isBlob, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { pluginHandshake } from "./handshake.js";
 
@@ -68,9 +68,10 @@ export function createKanban(env) {
 
   // Type mistakes fail here, before anything is posted; the limits (key length, 1 MiB)
   // are the host's, whose refusal comes back with the same code.
-  const call = async (frame) => {
+  const call = async (frame, wait, file) => {
     checkArguments(frame);
-    const reply = await rpc.call(frame);
+    // A file is bytes, not JSON: it joins the value once the rest is checked.
+    const reply = await rpc.call(file ? { ...frame, value: { ...frame.value, file } } : frame, wait);
     if (reply.ok) return reply.result;
     // The host normalised the error (errors.js wireError) before posting it.
     const e = reply.error;
@@ -210,6 +211,38 @@ export function createKanban(env) {
     }
   };
 
+  // Attachments of a card, in this project (alias null) or a related one. A cover comes
+  // from the host as a Blob (it fetched it with the session, which this sandboxed page has
+  // not); a blob: URL made here is one an <img> of this page can show. One per attachment
+  // ("alias\nid"): an attachment's cover never changes.
+  const covers = new Map();
+  const shown = (slot, { thumbnail, ...item }) => {
+    slot += item.id;
+    if (isBlob(thumbnail) && !covers.has(slot)) covers.set(slot, (env.URL || URL).createObjectURL(thumbnail));
+    return deepFreeze({ ...item, thumbnailUrl: covers.get(slot) ?? null });
+  };
+  const attached = (op, alias, card, value, file) => {
+    const slot = (alias ?? "") + "\n";
+    const frame = { op: "attachments." + op, key: card, ...(value && { value }) };
+    return pub(
+      (async () => {
+        if (alias != null) checkAlias((frame.alias = alias));
+        if (file !== undefined && !isBlob(file)) throw typeError("file must be a Blob or File");
+        const result = await call(frame, file && UPLOAD_TIMEOUT, file);
+        if (op === "upload") return shown(slot, result);
+        if (op === "list") return Object.freeze(result.map((item) => shown(slot, item)));
+        if (covers.has(slot + value.id)) (env.URL || URL).revokeObjectURL(covers.get(slot + value.id));
+        covers.delete(slot + value.id);
+      })(),
+    );
+  };
+  const attachments = {
+    upload: (alias, card, file, options) =>
+      attached("upload", alias, card, { name: options?.name ?? (file?.name || "file") }, file),
+    list: (alias, card) => attached("list", alias, card),
+    remove: (alias, card, id) => attached("delete", alias, card, { id }),
+  };
+
   // The page's uncaught errors go to the host, which shows them: a plugin that fails to
   // start would otherwise leave its page blank, its console unseen.
   const failures = [];
@@ -252,5 +285,6 @@ export function createKanban(env) {
     // Members of this board, in their inbox; the server decides who may and how often.
     notify: (notice) => pub(call({ op: "notify", value: notice })),
     onInvalidated: (listener) => listen(invalidListeners, listener),
+    attachments,
   };
 }

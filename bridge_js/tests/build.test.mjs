@@ -15,8 +15,9 @@ import { build } from "../build.mjs";
 const BUILD = fileURLToPath(new URL("../build.mjs", import.meta.url));
 // bench B8: 3 KB min+gzip until kv.getHistory and pushed values (3,085 B); 3 KB + 64 B
 // then, 32 B more for the hint on every logged refusal (3,162 B), and 32 B for
-// kanban.notify (3,177 B).
-const SDK_BUDGET = 3200;
+// kanban.notify (3,177 B); 3.5 KB + 100 B with kanban.attachments (3,535 B: three calls,
+// covers as blob: URLs of the page, a file beside the checked value).
+const SDK_BUDGET = 3600;
 
 const built = await build().catch((err) => {
   if (err.code === "BUILD_TOOLS_MISSING") return err;
@@ -158,7 +159,7 @@ check("without esbuild and terser the build says to run npm ci", () => {
   }
 });
 
-check("the SDK stays under 3,200 bytes min+gzip", () => {
+check("the SDK stays under 3,600 bytes min+gzip", () => {
   const size = gzipSync(built["kanban.js"], { level: 9 }).length;
   assert.ok(size < SDK_BUDGET, "dist/kanban.js is " + size + " bytes gzip -9, the budget " + SDK_BUDGET);
 });

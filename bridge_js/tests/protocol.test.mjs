@@ -21,11 +21,15 @@ test("everything comes from protocol.json, which the server reads too", () => {
   assert.equal(protocol.V, spec.version);
   assert.deepEqual(protocol.LIMITS, spec.limits);
   assert.deepEqual(protocol.KNOWLEDGE, spec.knowledge);
+  assert.deepEqual(protocol.ATTACHMENTS, spec.attachments);
   assert.deepEqual(protocol.CODES, spec.errors);
 });
 
-test("the ops are the eight KV ops, the configuration's, notify and the seven knowledge ops", () => {
+test("the ops are the eight KV ops, the configuration's, notify, the seven knowledge ops and the three attachment ops", () => {
   assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
+    "attachments.upload",
+    "attachments.list",
+    "attachments.delete",
     "configuration.set",
     "notify",
     "get",

@@ -21,6 +21,7 @@ from kanban.data import attachments as actions
 from storage.errors import invalid_argument
 
 TAGS = ["attachments"]
+OCTET_STREAM = "application/octet-stream"
 CARD = OpenApiParameter("card", str, OpenApiParameter.QUERY, required=True, description="card id")
 #: Whatever a file holds, a browser saves it: never renders it as a page, never guesses
 #: its type, and runs nothing of it if it is opened anyway.
@@ -62,6 +63,11 @@ class AttachmentListSerializer(serializers.Serializer[Any]):
 class UploadSerializer(serializers.Serializer[Any]):
     card = serializers.CharField()
     file = serializers.FileField()
+    alias = serializers.CharField(
+        required=False,
+        help_text="the card is on the project this board relates to under this alias (the "
+        "bridge's uploads): the grants of that relationship decide",
+    )
 
 
 def query_card(request: Request) -> str:
@@ -103,10 +109,14 @@ class AttachmentListView(APIView):
         card = request.data.get("card")
         if not isinstance(card, str) or not card:
             raise invalid_argument("name the card as the form field `card`", field="card")
+        alias = request.data.get("alias") or None
+        if alias is not None and not isinstance(alias, str):
+            raise invalid_argument("alias must be text", field="alias")
         with upload:
             shown = actions.attachment_upload(
                 user=request.user,
                 project_id=project_id,
+                alias=alias,
                 card=card,
                 name=upload.name or "file",
                 content_type=upload.content_type or "",
@@ -141,7 +151,7 @@ class AttachmentDownloadView(APIView):
         operation_id="attachments_download",
         tags=TAGS,
         description="The file behind a link from the list, for the person it was made for, "
-        "while they may read the board; always as a download.",
+        "while they may read the board: an image inline, anything else as a download.",
         responses={
             200: OpenApiResponse(response=OpenApiTypes.BINARY, description="the file"),
             **ERRORS,
@@ -151,7 +161,10 @@ class AttachmentDownloadView(APIView):
         download = actions.attachment_open(user=request.user, token=token)
         response = FileResponse(download.file, content_type=download.content_type)
         response["Content-Length"] = str(download.size)
-        response["Content-Disposition"] = f"attachment; filename*=UTF-8''{quote(download.name)}"
+        # An image (served as one only if Pillow read it as one) opens in the tab; anything
+        # else is saved. Either way nosniff and the sandbox CSP hold.
+        disposition = "attachment" if download.content_type == OCTET_STREAM else "inline"
+        response["Content-Disposition"] = f"{disposition}; filename*=UTF-8''{quote(download.name)}"
         for name, value in DOWNLOAD_HEADERS.items():
             response[name] = value
         return response

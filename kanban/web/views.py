@@ -89,6 +89,7 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
             "limits": {
                 "valueBytes": settings.KANBAN_MAX_VALUE_BYTES,
                 "documentBytes": settings.KANBAN_MAX_DOCUMENT_BYTES,
+                "attachmentBytes": settings.KANBAN_ATTACHMENT_BYTES,
             },
         },
     }

@@ -75,7 +75,7 @@ def test_bob_uploads_a_picture_and_charlie_downloads_it_as_a_download(
     assert b"".join(response.streaming_content) == picture  # type: ignore[attr-defined]
     assert response["Content-Type"] == "image/png"
     assert response["Content-Disposition"] == (
-        "attachment; filename*=UTF-8''Screen%20shot%20%C3%A9.png"
+        "inline; filename*=UTF-8''Screen%20shot%20%C3%A9.png"
     )
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Content-Security-Policy"] == "sandbox; default-src 'none'"

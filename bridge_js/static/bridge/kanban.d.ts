@@ -254,6 +254,48 @@ export interface Configuration {
 
 export type BridgeStatus = "connecting" | "open" | "reconnecting" | "closed";
 
+/** A file attached to a card, as the REST list shows it (`/api/v1/projects/{id}/attachments/`). */
+export interface Attachment {
+  readonly id: string;
+  readonly card: string;
+  /** The file's name, as offered on download. */
+  readonly name: string;
+  /** image/png, image/jpeg, image/webp or image/gif when the server read it as that image;
+   * application/octet-stream for anything else, whatever the upload claimed. */
+  readonly contentType: string;
+  /** Bytes. */
+  readonly size: number;
+  /** null unless the file is an image, which then has a cover (`thumbnailUrl`). */
+  readonly image: { readonly width: number; readonly height: number } | null;
+  /** The uploader's username. */
+  readonly uploadedBy: string;
+  /** ISO 8601, UTC. */
+  readonly uploadedAt: string;
+  /** Absolute download link made for this person, living KANBAN_ATTACHMENT_URL_SECONDS
+   * (300 s by default; list again for fresh ones). Open it in a new tab (`<a href={url}
+   * target="_blank" rel="noopener">`): the tab leaves the sandbox and has the session. An
+   * image shows there, anything else is saved. Not for `<img src>` (use `thumbnailUrl`). */
+  readonly url: string;
+  /** The cover (a PNG of at most 320x240) as a `blob:` URL of this page, for `<img src>`:
+   * the same for an attachment as long as the page lives; null unless `image`. */
+  readonly thumbnailUrl: string | null;
+}
+
+/** Files on cards. `alias` null is this project; a related project's alias decides by its
+ * grants as `get` / `set` of the key `attachments:<card>` there. Reading needs the read
+ * grant, uploading and removing the developer role and the write grant. */
+export interface KanbanAttachments {
+  /** Attach `file` to `card` (its name, or `options.name`, or "file"); resolves once it is
+   * stored. Rejects `too_large` past KANBAN_ATTACHMENT_BYTES (before a byte is sent) or
+   * past 100 files on the card, `quota_exceeded` past the board's storage, `forbidden`
+   * for a guest. */
+  upload(alias: string | null, card: string, file: Blob, options?: { readonly name?: string }): Promise<Attachment>;
+  /** The card's attachments, oldest first. */
+  list(alias: string | null, card: string): Promise<readonly Attachment[]>;
+  /** Rejects `not_found` when the card has no such attachment. */
+  remove(alias: string | null, card: string, attachmentId: string): Promise<void>;
+}
+
 export interface SteamHarnessKanban extends KanbanEntrypoints {
   /** Resolves once the host has delivered the first configuration. */
   readonly ready: Promise<void>;
@@ -290,6 +332,8 @@ export interface SteamHarnessKanban extends KanbanEntrypoints {
   notify(notice: { readonly users: readonly string[]; readonly text: string; readonly card?: string }): Promise<{
     readonly sent: readonly string[];
   }>;
+  /** Extension: files attached to cards, here or in a related project. */
+  readonly attachments: KanbanAttachments;
 }
 
 declare global {
