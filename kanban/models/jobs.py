@@ -31,6 +31,9 @@ class ImportJob(models.Model):
     file_name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
     dry_run = models.BooleanField(default=False)
+    #: How to run it, chosen by its owner: for a Trello import, ``mapping`` (Trello member id
+    #: to a username here, from the page's mapping step).
+    options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     done = models.PositiveBigIntegerField(default=0)
     total = models.PositiveBigIntegerField(default=0)
