@@ -25,7 +25,7 @@ from typing import Any
 from bench import env
 from bench.stats import Figure
 
-MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5", "U6", "CAP")
+MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5", "U6", "U7", "CAP")
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,10 @@ class Plan:
     cap_seconds: float
     cap_rates: tuple[float, ...]
     cap_viewers: tuple[int, int]
+    u7_sizes: tuple[int, ...]
+    u7_rounds: int
+    u7_pages: int
+    u7_viewers: int
 
 
 #: Each parameter of a run, side by side: (the full run's, ``--quick``'s).
@@ -80,6 +84,11 @@ PLANS: dict[str, tuple[Any, Any]] = {
     "cap_seconds": (5.0, 1.0),
     "cap_rates": ((5.0, 10.0, 20.0, 40.0, 80.0), (5.0,)),
     "cap_viewers": ((100, 1000), (5, 15)),
+    # U7 also prints U8, U9, U1 at the largest size and the heap (bench/browser_bench.py).
+    "u7_sizes": ((1000, 5000), (200,)),
+    "u7_rounds": (5, 1),
+    "u7_pages": (3, 1),
+    "u7_viewers": (50, 5),
 }
 FULL = Plan(**{name: full for name, (full, _) in PLANS.items()})
 QUICK = Plan(**{name: quick for name, (_, quick) in PLANS.items()})
@@ -114,7 +123,14 @@ def main(argv: list[str]) -> int:
     scene = env.make_scene()
     namespace = f"bench.{os.urandom(4).hex()}"
 
-    from bench import board_bench, bridge_bench, engine_bench, sdk_bench, spread_bench
+    from bench import (
+        board_bench,
+        bridge_bench,
+        browser_bench,
+        engine_bench,
+        sdk_bench,
+        spread_bench,
+    )
 
     runners: dict[str, Callable[[], list[Figure]]] = {
         "B1": lambda: engine_bench.b1(rounds=plan.rounds, count=plan.b1_count, namespace=namespace),
@@ -155,6 +171,13 @@ def main(argv: list[str]) -> int:
         "U5": lambda: board_bench.u5(seconds=plan.u5_seconds, viewers=plan.u5_viewers, scene=scene),
         "U6": lambda: spread_bench.u6(
             seconds=plan.u6_seconds, rate=plan.u6_rate, viewers=plan.u6_viewers, scene=scene
+        ),
+        "U7": lambda: browser_bench.u7(
+            rounds=plan.u7_rounds,
+            sizes=plan.u7_sizes,
+            pages=plan.u7_pages,
+            viewers=plan.u7_viewers,
+            scene=scene,
         ),
         "CAP": lambda: spread_bench.capacity(
             seconds=plan.cap_seconds, rates=plan.cap_rates, viewers=plan.cap_viewers, scene=scene
