@@ -7,6 +7,8 @@ documents it, and the shapes its cards take:
                      rank, item, archived, checklist: [{id, text, done}], commentCount};
                     {id, deleted: true} once deleted for good
     comments:<id>   [{id, author, text, at, edited}]
+    board:labels    [{name, color}]        the label set: a card's label named here shows
+                                           in the colour (one of Trello's ten base names)
 
 Anyone who may write can store anything under these keys, so every read is normalised the
 way the plugin normalises it (``normalizeCard``), and every field an agent gives is checked
@@ -24,6 +26,9 @@ from storage.errors import invalid_argument
 
 COLUMNS_KEY: Final = "board:columns"
 INDEX_KEY: Final = "board:cards"
+#: Read by the page as it is (a colour outside the palette is not shown), so a write of it
+#: needs no check here; imports write it (kanban/imports/trello_labels.py).
+LABELS_KEY: Final = "board:labels"
 CARD_PREFIX: Final = "card:"
 #: The npm name of the built-in Board's package (bridge_js/plugins/board/package.json):
 #: board_cards keeps this plugin's layout and no other.
