@@ -5,6 +5,8 @@
 //   card:<id>       {id, title, description, assignees, assignee, labels, due, column, rank,
 //                    item?, checklist: [{id, text, done}], commentCount}
 //   comments:<id>   [{id, author, text, at, edited}]            changed ONLY with updateValue
+//   board:labels    [{name, color}]    the label set (board-labels.js), written by imports
+//   attachments:<id>  {attachments: [...]}   written only by the server (board-attachments.js)
 // (`assignee` is the first of `assignees`, for Boards from before several assignees.)
 // The view (filter, collapsed columns, density) is each user's own: it lives in the values
 // of their configuration on screen (setConfigurationValues), the Default included.
@@ -19,6 +21,9 @@
 //   board-prompts.js   two-answer prompts             board-dialogs.js  card, column, archive
 //   board-discussion.js  checklist and comments       board-render.js   drawing
 //   board-input.js     keyboard, drag and the toolbar
+//   board-labels.js    label colours, start dates, custom fields (pure, tested in node)
+//   board-details.js   the dialog's read-only imported details
+//   board-attachments.js  files on cards: uploads, covers, the dialog's list
 // Drawing is handed to board-state.js here (drawWith), so the parts import it from there.
 import { toast } from "../../static/bridge/plugin-kit.js";
 import { isCommentKey } from "./board-comments.js";
@@ -37,6 +42,7 @@ import { openLinkedCard, wireDialogs } from "./board-dialogs.js";
 import { onCommentChanges, reloadComments, wireDiscussion } from "./board-discussion.js";
 import { renderBoard } from "./board-render.js";
 import { syncToolbar, wireToolbar } from "./board-input.js";
+import { isAttachmentKey, loadAttachments, onAttachmentChanges, wireAttachments } from "./board-attachments.js";
 
 drawWith({ render: renderBoard, redraw: redrawBoard });
 
@@ -75,6 +81,7 @@ kanban.onInvalidated(({ alias, code }) => {
 wireToolbar();
 wireDialogs();
 wireDiscussion();
+wireAttachments();
 // A link to a card (#card=<id> on the board page) opens its dialog once the board is in,
 // and again whenever the page's fragment changes to another card.
 let fragment = null;
@@ -93,7 +100,10 @@ kanban.ready.then(() => {
   // Watch first, then read: every change after the read's start reaches the page.
   unwatchBoard = kanban.kv.watch(onChanges);
   watchStock();
-  load().then(() => followLink(kanban.getContext()));
+  load().then(() => {
+    followLink(kanban.getContext());
+    loadAttachments();
+  });
 });
 // The board's keys go to the board, a card's comments to its dialog if it is open; a resync
 // may have missed changes of both.
@@ -101,7 +111,10 @@ function onChanges(event) {
   if (event.resync) reloadComments();
   const comments = event.resync ? [] : event.changes.filter((change) => isCommentKey(change.key));
   if (comments.length) onCommentChanges(comments);
-  onBoardChanges(event);
+  const files = event.resync ? [] : event.changes.filter((change) => isAttachmentKey(change.key));
+  if (files.length) onAttachmentChanges(files);
+  const loading = onBoardChanges(event);
+  if (event.resync) Promise.resolve(loading).then(loadAttachments);
 }
 
 // A switch means other view settings over the same board: nothing to read again.

@@ -12,6 +12,7 @@ import {
   normalizeColumns,
   normalizeIndex,
 } from "./board-core.js";
+import { normalizeLabelSet } from "./board-labels.js";
 
 const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
 
@@ -20,7 +21,7 @@ const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
 // (undefined: absent). A watch event changes them in commit order; the page derives its
 // columns and cards from them and reads only what it neither holds nor was sent.
 
-export const isBoardKey = (key) => key === KEYS.columns || key === KEYS.cards || key.startsWith("card:");
+export const isBoardKey = (key) => key === KEYS.columns || key === KEYS.cards || key === KEYS.labels || key.startsWith("card:");
 // Cards written before their id reached the index (an add writes the card, then the
 // index), kept so the index change needs no read; the oldest go past this many.
 export const MAX_UNINDEXED = 500;
@@ -61,6 +62,7 @@ export function createStore() {
       return {
         columns: normalizeColumns(values.get(KEYS.columns)) || [],
         cards: ids.map((id) => normalizeCard(id, values.get(KEYS.card(id)))).filter(Boolean),
+        labels: normalizeLabelSet(values.get(KEYS.labels)),
       };
     },
   };

@@ -1,10 +1,12 @@
 // The Board plugin's pure logic: no DOM, no bridge, no clock: ranks, filters, dates and
 // the shapes every stored value is read into. The page and the node tests import it as it
 // is; board-changes.js holds what changes those values.
+import { customFieldsOf, startOf } from "./board-labels.js";
 
 export const KEYS = Object.freeze({
   columns: "board:columns",
   cards: "board:cards",
+  labels: "board:labels",
   card: (id) => "card:" + id,
 });
 
@@ -280,6 +282,9 @@ export function normalizeCard(id, value) {
     checklist: normalizeChecklist(value.checklist),
     // How many comments the card's comments key holds, kept on the card for its face.
     commentCount: Number.isInteger(value.commentCount) && value.commentCount > 0 ? value.commentCount : 0,
+    // Kept from a Trello import, shown read-only (board-labels.js).
+    start: startOf(value),
+    customFields: customFieldsOf(value),
   };
 }
 

@@ -26,6 +26,8 @@ import {
   saveColumns,
 } from "./board-actions.js";
 import { addChecklistItem, closeDiscussion, openDiscussion } from "./board-discussion.js";
+import { showDetails } from "./board-details.js";
+import { openAttachments } from "./board-attachments.js";
 
 const ACTIVITY_LIMIT = 20;
 
@@ -82,6 +84,8 @@ export async function openCardDialog(target) {
   $("card-activity").replaceChildren();
   $("card-checklist").hidden = !card;
   $("card-comments").hidden = !card;
+  showDetails(card);
+  openAttachments(card ? card.id : null);
   if (card) openDiscussion(card.id);
   $("card-dialog").showModal();
   (state.readOnly ? $("card-cancel") : $("card-title-input")).focus();

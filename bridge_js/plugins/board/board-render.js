@@ -21,6 +21,8 @@ import {
   state,
   today,
 } from "./board-state.js";
+import { labelColour } from "./board-labels.js";
+import { attachmentCount, coverOf, uploadsOut, wireFileDrop } from "./board-attachments.js";
 import { setView } from "./board-sync.js";
 import { archiveCard, moveColumn, useOne } from "./board-actions.js";
 import { openCardDialog, openColumnDialog, renderArchive } from "./board-dialogs.js";
@@ -178,19 +180,22 @@ function renderCard(card) {
     "aria-label": card.title,
     "aria-describedby": "keyboard-help",
   });
+  const cover = coverOf(card.id);
+  if (cover) node.append(el("img", { class: "card-cover", "data-testid": "cover-" + card.id, src: cover.url, alt: "", title: cover.name }));
   node.append(el("h3", { class: "card-title", "data-testid": "card-title", text: card.title }));
   if (card.description) node.append(el("p", { class: "card-description", text: card.description }));
   if (card.labels.length) {
     const chips = el("ul", { class: "labels", "aria-label": "Labels" });
     for (const label of card.labels) {
-      const chip = el("li", { class: "label", text: label });
-      chip.style.setProperty("--hue", String(hue(label)));
-      chips.append(chip);
+      chips.append(labelChip(label));
     }
     node.append(chips);
   }
   const meta = el("div", { class: "card-meta" });
   if (card.assignees.length) meta.append(renderAssignees(card));
+  if (card.start) {
+    meta.append(el("span", { class: "start", "data-testid": "start-" + card.id, title: "Start date", text: "Starts " + card.start }));
+  }
   if (card.due) {
     meta.append(
       el("span", {
@@ -222,6 +227,17 @@ function renderCard(card) {
       }, icon("comment"), String(card.commentCount)),
     );
   }
+  const files = attachmentCount(card.id);
+  if (files || uploadsOut(card.id)) {
+    meta.append(
+      el("span", {
+        class: "attachment-count" + (uploadsOut(card.id) ? " uploading" : ""),
+        "data-testid": "attachments-" + card.id,
+        title: uploadsOut(card.id) ? "Uploading…" : "Attachments",
+        "aria-label": files + (files === 1 ? " attachment" : " attachments"),
+      }, icon("clip"), String(files)),
+    );
+  }
   if (meta.childNodes.length) node.append(meta);
   if (card.item) node.append(renderStock(card));
   if (!state.readOnly) {
@@ -245,7 +261,16 @@ function renderCard(card) {
   node.addEventListener("keydown", (event) => onCardKey(event, card));
   node.addEventListener("dblclick", () => openCardDialog({ id: card.id }));
   wireDrag(node, card);
+  wireFileDrop(node, card.id);
   return node;
+}
+
+// In the board's colour for it (board:labels), else in the one its name hashes to.
+export function labelChip(label) {
+  const colour = labelColour(state.labels, label);
+  const chip = el("li", { class: "label" + (colour ? " label-" + colour : ""), "data-color": colour || "", text: label });
+  if (!colour) chip.style.setProperty("--hue", String(hue(label)));
+  return chip;
 }
 
 // One avatar a person; the name beside it when there is only one.

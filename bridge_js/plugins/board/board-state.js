@@ -18,6 +18,8 @@ export const state = {
   loaded: false,
   columns: [],
   cards: [],
+  // The board's label set (board:labels): folded name -> colour.
+  labels: new Map(),
   view: defaultView(),
   readOnly: false,
   inventoryProblem: null,
@@ -56,6 +58,7 @@ window.boardDebug = Object.freeze({
           loaded: state.loaded,
           columns: state.columns,
           cards: state.cards,
+          labels: Object.fromEntries(state.labels),
           view: state.view,
           readOnly: state.readOnly,
           inventoryProblem: state.inventoryProblem,
@@ -76,6 +79,7 @@ const ICONS = {
   edit: ["M4 20h4L18.5 9.5a2.1 2.1 0 0 0-4-4L4 16z", "M13.5 6.5l4 4"],
   check: ["M4 12l5 5L20 6"],
   comment: ["M4 5h16v11H9l-5 4z"],
+  clip: ["M20 11.5l-8.3 8.3a5 5 0 0 1-7.1-7.1l8.3-8.3a3.3 3.3 0 0 1 4.7 4.7l-8.3 8.3a1.7 1.7 0 0 1-2.4-2.4l7.6-7.6"],
   trash: ["M4 7h16", "M10 11v6", "M14 11v6", "M5 7l1 12a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2l1-12", "M9 7V4h6v3"],
 };
 

@@ -25,7 +25,7 @@ const store = createStore();
 // Many keys of one project's kv, READ_BATCH per request, the requests in parallel; each
 // value, or undefined when absent or refused. A value too big for a batched read
 // (too_large) is read on its own.
-async function readAll(kv, keys) {
+export async function readAll(kv, keys) {
   const batches = [];
   for (let i = 0; i < keys.length; i += READ_BATCH) batches.push(keys.slice(i, i + READ_BATCH));
   const results = (await Promise.all(batches.map((batch) => getValuesPatiently(kv, batch)))).flat();
@@ -73,10 +73,11 @@ async function ensureDefaultColumns() {
 
 // Everything, read afresh into the store: the first load and a resync.
 async function readBoard() {
-  const [columns, index] = await readAll(kanban.kv, [KEYS.columns, KEYS.cards]);
+  const [columns, index, labels] = await readAll(kanban.kv, [KEYS.columns, KEYS.cards, KEYS.labels]);
   store.clear();
   store.set(KEYS.columns, normalizeColumns(columns) === null ? await ensureDefaultColumns() : columns);
   store.set(KEYS.cards, index);
+  store.set(KEYS.labels, labels);
   await readInto(store.missing());
 }
 
@@ -98,6 +99,7 @@ export function redrawBoard() {
   const board = store.board();
   state.columns = board.columns;
   state.cards = withOverlays(board.cards);
+  state.labels = board.labels;
   render();
   refreshStock();
 }

@@ -234,6 +234,8 @@ describe("stored board values", () => {
       archived: false,
       checklist: [],
       commentCount: 0,
+      start: null,
+      customFields: [],
     });
   });
 

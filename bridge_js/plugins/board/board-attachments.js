@@ -1,0 +1,277 @@
+// Files on cards: a file dropped on a card's face or into its open dialog, or a screenshot
+// pasted into the dialog, is uploaded through the SDK (kanban.attachments); an image becomes
+// the card's cover, any other file a row in the dialog. Readers see covers and download.
+//
+// What a card holds is the server's `attachments:<card>` value, which only the attachments
+// service writes: read once with the board, then kept current from the board's watch
+// events like any other key. It says which cards have a cover; the cover itself and the
+// download links come from kanban.attachments.list, asked again only when a card's value
+// changes or its links would expire.
+import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import { $, findCard, icon, kanban, render, state, write } from "./board-state.js";
+import { readAll } from "./board-sync.js";
+import { confirmDialog } from "./board-prompts.js";
+
+export const isAttachmentKey = (key) => key.startsWith(PREFIX);
+const PREFIX = "attachments:";
+// The server's links live KANBAN_ATTACHMENT_URL_SECONDS (300 by default): a listing older
+// than this is asked again before its links are offered. Covers are the SDK's blob: URLs,
+// which do not expire.
+const LINKS_FRESH_MS = 4 * 60 * 1000;
+const THIS_PROJECT = null;
+
+// card -> {count, images}, from attachments:<card> as stored.
+const held = new Map();
+// card -> {items, at} as kanban.attachments.list gave them (items: [] when refused).
+const listed = new Map();
+// card -> {again}: a listing out; `again` when a change came meanwhile.
+const listing = new Map();
+// card -> how many uploads are out.
+const uploading = new Map();
+let openId = null;
+let freshTimer = null;
+
+function summary(value) {
+  const items = value && Array.isArray(value.attachments) ? value.attachments.filter((i) => i && typeof i === "object") : [];
+  return { count: items.length, images: items.filter((i) => i.image).length };
+}
+
+// --- reading ----------------------------------------------------------------------------------
+
+// Every card's value, after the board's first load and after a resync.
+export async function loadAttachments() {
+  const ids = state.cards.map((c) => c.id);
+  const values = await readAll(kanban.kv, ids.map((id) => PREFIX + id)).catch((err) => {
+    reportError(err, "Reading the attachments");
+    return ids.map(() => undefined);
+  });
+  held.clear();
+  ids.forEach((id, i) => values[i] !== undefined && held.set(id, summary(values[i])));
+  for (const id of [...listed.keys()]) refresh(id);
+  if (openId) refresh(openId);
+  render();
+}
+
+// The watch event's changes of attachments:<card>; a value too big to be pushed is read.
+export async function onAttachmentChanges(changes) {
+  for (const change of changes) {
+    const id = change.key.slice(PREFIX.length);
+    if (change.deleted === true) held.delete(id);
+    else if ("value" in change) held.set(id, summary(change.value));
+    else held.set(id, summary(await kanban.kv.getValue(change.key).catch(() => undefined)));
+    if (listed.has(id) || id === openId) refresh(id);
+  }
+  render();
+}
+
+// Lists the card's attachments (again, once more, if a change comes while it is out).
+function refresh(id) {
+  const out = listing.get(id);
+  if (out) return void (out.again = true);
+  const job = { again: false };
+  listing.set(id, job);
+  kanban.attachments
+    .list(THIS_PROJECT, id)
+    .then((items) => listed.set(id, { items: items.map(normalize), at: Date.now() }))
+    .catch((err) => {
+      listed.set(id, { items: [], at: Date.now() });
+      if (id === openId) reportError(err, "Listing the attachments");
+    })
+    .finally(() => {
+      listing.delete(id);
+      if (job.again) refresh(id);
+      else {
+        render();
+        renderAttachments();
+      }
+    });
+}
+
+const text = (v) => (typeof v === "string" ? v : "");
+function normalize(a) {
+  return {
+    id: text(a.id),
+    name: text(a.name) || "file",
+    type: text(a.type),
+    size: Number.isFinite(a.size) ? a.size : 0,
+    by: text(a.by),
+    cover: a.cover === true,
+    url: text(a.url),
+    thumbnailUrl: text(a.thumbnailUrl),
+  };
+}
+
+// The card's cover for its face: the newest image marked as the cover, else the newest
+// image. A card known to have one that is not listed yet is listed (drawn when it comes).
+export function coverOf(id) {
+  const entry = listed.get(id);
+  if (!entry) {
+    if ((held.get(id) || {}).images && !listing.has(id)) refresh(id);
+    return null;
+  }
+  const images = entry.items.filter((a) => a.thumbnailUrl);
+  const cover = images.filter((a) => a.cover).pop() || images.pop();
+  return cover ? { url: cover.thumbnailUrl, name: cover.name } : null;
+}
+
+export const attachmentCount = (id) => (held.get(id) || { count: 0 }).count;
+export const uploadsOut = (id) => uploading.get(id) || 0;
+
+// --- uploading and removing ---------------------------------------------------------------------
+
+const hasFiles = (event) => Boolean(event.dataTransfer) && [...event.dataTransfer.types].includes("Files");
+
+// A pasted screenshot comes as "image.png": named for when it was pasted instead.
+function nameOf(file, pasted) {
+  if (!pasted) return file.name || "file";
+  const stamp = new Date().toISOString().slice(0, 19).replace("T", " ").replaceAll(":", ".");
+  const extension = (file.type.split("/")[1] || "png").replace("jpeg", "jpg");
+  return "Screenshot " + stamp + "." + extension;
+}
+
+export function uploadFiles(id, files, { pasted = false } = {}) {
+  if (!findCard(id) || !files.length || state.readOnly) return;
+  for (const file of files) {
+    const name = nameOf(file, pasted);
+    uploading.set(id, uploadsOut(id) + 1);
+    render();
+    renderAttachments();
+    write("Attaching " + name, async () => {
+      try {
+        const attachment = normalize(await kanban.attachments.upload(THIS_PROJECT, id, file, { name }));
+        const entry = listed.get(id);
+        if (entry && !entry.items.some((a) => a.id === attachment.id)) entry.items.push(attachment);
+        else if (!entry) listed.set(id, { items: [attachment], at: Date.now() });
+        announce("Attached " + name + ".");
+      } finally {
+        uploading.set(id, uploadsOut(id) - 1);
+        renderAttachments();
+      }
+    });
+  }
+}
+
+async function removeAttachment(id, attachment) {
+  if (!(await confirmDialog('Remove "' + attachment.name + '" from this card?'))) return;
+  await write("Removing " + attachment.name, async () => {
+    await kanban.attachments.remove(THIS_PROJECT, id, attachment.id);
+    const entry = listed.get(id);
+    if (entry) entry.items = entry.items.filter((a) => a.id !== attachment.id);
+    announce("Removed " + attachment.name + ".");
+  });
+  renderAttachments();
+}
+
+// A card's face takes files dropped on it (a card being moved is not a file: it passes).
+export function wireFileDrop(node, id) {
+  const accepts = (event) => hasFiles(event) && !state.readOnly && !state.dragging;
+  node.addEventListener("dragover", (event) => {
+    if (!accepts(event)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    event.dataTransfer.dropEffect = "copy";
+    node.classList.add("file-over");
+  });
+  node.addEventListener("dragleave", (event) => {
+    if (!node.contains(/** @type {Node} */ (event.relatedTarget))) node.classList.remove("file-over");
+  });
+  node.addEventListener("drop", (event) => {
+    node.classList.remove("file-over");
+    if (!accepts(event)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    uploadFiles(id, [...event.dataTransfer.files]);
+  });
+}
+
+// --- the card dialog's section -------------------------------------------------------------------
+
+export function openAttachments(id) {
+  openId = id;
+  $("card-attachments").hidden = !id;
+  if (!id) return;
+  const entry = listed.get(id);
+  if (!entry || Date.now() - entry.at > LINKS_FRESH_MS) refresh(id);
+  renderAttachments();
+  // Links offered while the dialog stays open are renewed before they expire.
+  clearInterval(freshTimer);
+  freshTimer = setInterval(() => openId && refresh(openId), LINKS_FRESH_MS);
+}
+
+function closeAttachments() {
+  openId = null;
+  clearInterval(freshTimer);
+}
+
+const SIZES = ["bytes", "KB", "MB", "GB"];
+export function formatSize(bytes) {
+  let n = bytes;
+  let unit = 0;
+  while (n >= 1024 && unit < SIZES.length - 1) {
+    n /= 1024;
+    unit++;
+  }
+  return (unit ? n.toFixed(n < 10 ? 1 : 0) : String(n)) + " " + SIZES[unit];
+}
+
+function renderAttachments() {
+  if (!openId) return;
+  const id = openId;
+  const entry = listed.get(id);
+  const out = uploadsOut(id);
+  $("attachments-status").textContent = out ? "Uploading " + out + (out === 1 ? " file…" : " files…") : entry ? "" : "Loading…";
+  const items = entry ? entry.items : [];
+  $("attachments-list").replaceChildren(
+    ...items.map((a) =>
+      el(
+        "li",
+        { class: "attachment", "data-testid": "attachment-" + a.id },
+        a.thumbnailUrl ? el("img", { class: "attachment-thumb", src: a.thumbnailUrl, alt: "" }) : icon("clip"),
+        el("span", { class: "attachment-name", text: a.name }),
+        el("span", { class: "attachment-size hint", text: formatSize(a.size) }),
+        // A new tab leaves the sandbox, where the browser saves what the server sends.
+        a.url ? el("a", { class: "button ghost small", href: a.url, target: "_blank", rel: "noopener", "data-testid": "download-" + a.id, text: "Download" }) : null,
+        state.readOnly
+          ? null
+          : el("button", { type: "button", class: "button ghost small editing-only", "aria-label": "Remove " + a.name, text: "Remove", onclick: () => removeAttachment(id, a) }),
+      ),
+    ),
+  );
+  $("attachments-empty").hidden = items.length > 0 || !entry;
+}
+
+export function wireAttachments() {
+  const dialog = $("card-dialog");
+  const target = () => (openId && !state.readOnly ? openId : null);
+  dialog.addEventListener("close", closeAttachments);
+  dialog.addEventListener("dragover", (event) => {
+    if (!hasFiles(event) || !target()) return;
+    event.preventDefault();
+    $("card-attachments").classList.add("file-over");
+  });
+  dialog.addEventListener("dragleave", (event) => {
+    if (!dialog.contains(/** @type {Node} */ (event.relatedTarget))) $("card-attachments").classList.remove("file-over");
+  });
+  dialog.addEventListener("drop", (event) => {
+    $("card-attachments").classList.remove("file-over");
+    if (!hasFiles(event) || !target()) return;
+    event.preventDefault();
+    uploadFiles(target(), [...event.dataTransfer.files]);
+  });
+  dialog.addEventListener("paste", (event) => {
+    const files = [...(event.clipboardData ? event.clipboardData.files : [])];
+    if (!files.length || !target()) return;
+    event.preventDefault();
+    uploadFiles(target(), files, { pasted: true });
+  });
+  $("attachment-pick").addEventListener("click", () => $("attachment-input").click());
+  $("attachment-input").addEventListener("change", (event) => {
+    const input = /** @type {HTMLInputElement} */ (event.target);
+    if (target()) uploadFiles(target(), [...(input.files || [])]);
+    input.value = "";
+  });
+  // A file dropped anywhere else is not opened in place of the board.
+  for (const type of ["dragover", "drop"]) {
+    document.addEventListener(type, (event) => hasFiles(event) && event.preventDefault());
+  }
+}
