@@ -202,8 +202,9 @@ async def test_inbox_sockets_are_capped_for_the_deployment_as_board_sockets_are(
     redis_layer: dict[str, str],
     scene: dict[str, Any],
 ) -> None:
-    """#4 L3: 100 inbox sockets over three workers, 96 accepted (32 a worker) where board
-    sockets were held to 32 in all. Both kinds are one person's sockets."""
+    """L3: 120 inbox sockets over three workers with a cap of 30: 30 accepted in all (each
+    worker counting its own had accepted 90). Both kinds are one person's sockets; the same
+    through nginx is tests/kanban/bridge/test_socket_cap_topology.py."""
     env = redis_layer | {"KANBAN_SOCKETS_PER_USER": "30"}
     workers = await asyncio.to_thread(live_servers, 3, env=env)
     tries = [try_open_inbox(worker, scene) for worker in workers for _ in range(40)]
