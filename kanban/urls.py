@@ -27,8 +27,10 @@ urlpatterns = [
     path("invites/<str:token>/", invites.invite, name="invite"),
     path("attachments/<str:token>/", AttachmentDownloadView.as_view(), name="attachment-download"),
     path("imports/trello", imports.import_trello, name="import-trello"),
+    path("imports/archive", imports.import_archive, name="import-archive"),
     path("imports/<uuid:job_id>/", imports.import_job, name="import-job"),
     path("imports/<uuid:job_id>/status", imports.import_job_status, name="import-job-status"),
+    path("imports/<uuid:job_id>/import", imports.import_job_run, name="import-job-run"),
     path(
         "notifications/<int:notification_id>/open",
         inbox.notification_follow,

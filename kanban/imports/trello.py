@@ -73,6 +73,9 @@ class TrelloReport:
     counts: dict[str, int]
     skipped: list[dict[str, str]]
     kept: list[dict[str, str]] = field(default_factory=list)
+    #: The export's people no user here stands for (``left``: known from their actions
+    #: only): what the page's mapping step offers to map.
+    unmatched: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +86,7 @@ class TrelloReport:
             "counts": dict(self.counts),
             "skipped": [dict(item) for item in self.skipped],
             "kept": [dict(item) for item in self.kept],
+            "unmatched": [dict(item) for item in self.unmatched],
         }
 
 
@@ -177,7 +181,21 @@ def trello_import(
             for name, (what, where, shows) in KEPT_NOTES.items()
             if counts.get(name)
         ],
+        unmatched=_unmatched(people, export=export),
     )
+
+
+def _unmatched(people: trello_map.People, *, export: Export) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": member_id,
+            "username": str(member.get("username") or ""),
+            "fullName": str(member.get("fullName") or ""),
+            "left": member_id not in export.members,
+        }
+        for member_id, member in people.members.items()
+        if member_id not in people.usernames
+    ]
 
 
 def _people(

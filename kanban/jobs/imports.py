@@ -18,13 +18,15 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from kanban.jobs.progress import progress_read
-from kanban.jobs.tasks import trello_import_task
-from kanban.models import ImportJob, ImportUpload, JobStatus
+from kanban.jobs.tasks import ARCHIVE, TRELLO, archive_import_task, trello_import_task
+from kanban.models import ImportJob, ImportUpload, JobStatus, Membership
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 #: The largest Trello export accepted, unless ``KANBAN_TRELLO_IMPORT_BYTES`` says otherwise.
 DEFAULT_TRELLO_IMPORT_BYTES = 100 * 2**20
 FILE_NAME_CHARS = 255
+#: What an empty upload should have been, by the job's kind.
+WHAT_FILE = {"trello": "the JSON file Trello exported", "archive": "a board archive (.zip)"}
 #: zlib's fastest level: the upload's request waits for it.
 UPLOAD_COMPRESSION = 1
 #: Imports one person may have waiting or running: each keeps its upload (up to the size
@@ -41,6 +43,7 @@ class Job:
     """A job as its owner sees it: progress while it runs, then the report or the refusal."""
 
     id: UUID
+    kind: str
     file_name: str
     status: JobStatus
     dry_run: bool
@@ -50,6 +53,8 @@ class Job:
     error: dict[str, str] | None
     created_at: datetime
     finished_at: datetime | None
+    #: A finished dry run whose upload is still kept: its owner may import it (mapped).
+    importable: bool = False
 
     @property
     def finished(self) -> bool:
@@ -72,6 +77,7 @@ class Job:
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": str(self.id),
+            "kind": self.kind,
             "file_name": self.file_name,
             "status": str(self.status),
             "dry_run": self.dry_run,
@@ -86,13 +92,14 @@ class Job:
         }
 
 
-def _job_view(job: ImportJob) -> Job:
+def _job_view(job: ImportJob, *, importable: bool = False) -> Job:
     done, total = job.done, job.total
     if job.status == JobStatus.RUNNING:
         done, total = progress_read(job_id=job.id) or (done, total)
     error = {"code": job.error_code, "message": job.error_message} if job.error_code else None
     return Job(
         id=job.id,
+        kind=job.kind,
         file_name=job.file_name,
         status=JobStatus(job.status),
         dry_run=job.dry_run,
@@ -102,44 +109,132 @@ def _job_view(job: ImportJob) -> Job:
         error=error,
         created_at=job.created_at,
         finished_at=job.finished_at,
+        importable=importable,
     )
 
 
-def import_job_start(*, actor: Any, file_name: str, data: bytes, dry_run: bool = False) -> Job:
-    """Keeps the uploaded Trello export and enqueues its import; answers the queued job."""
+def import_job_start(
+    *,
+    actor: Any,
+    file_name: str,
+    data: bytes,
+    dry_run: bool = False,
+    mapping: dict[str, str] | None = None,
+    kind: str = TRELLO,
+) -> Job:
+    """Keeps the uploaded Trello export (``kind`` archive: a board archive) and enqueues its
+    import (``mapping``: Trello member ids to usernames here); answers the queued job."""
     limit = trello_import_bytes()
     if len(data) > limit:
         raise KanbanError(
             ErrorCode.TOO_LARGE,
-            f"The file is {len(data)} bytes; a Trello export may be at most {limit} bytes.",
+            f"The file is {len(data)} bytes; a file to import may be at most {limit} bytes.",
             limit=limit,
         )
+    if kind not in (TRELLO, ARCHIVE):
+        raise invalid_argument(f"no import of kind {kind!r}", field="kind")
     if not data:
-        raise invalid_argument("The file is empty: choose the JSON file Trello exported.")
+        raise invalid_argument(f"The file is empty: choose {WHAT_FILE[kind]}.")
     with transaction.atomic():
-        # The person's row, locked: two uploads at once are counted one after the other.
-        get_user_model().objects.select_for_update().filter(pk=actor.pk).exists()
-        open_jobs = ImportJob.objects.filter(
-            owner_id=actor.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-        ).count()
-        if open_jobs >= MAX_OPEN_JOBS:
-            raise KanbanError(
-                ErrorCode.RATE_LIMITED,
-                f"You have {open_jobs} imports waiting or running; wait for one to finish.",
-            )
+        _check_open_jobs(actor)
+        # One dry run's upload is kept for its mapping step at a time: a new upload ends
+        # the last one's.
+        ImportUpload.objects.filter(
+            job__owner_id=actor.pk, job__status__in=[JobStatus.SUCCEEDED, JobStatus.FAILED]
+        ).delete()
         job = ImportJob.objects.create(
             owner=actor,
-            kind="trello",
-            file_name=(file_name or "upload.json")[:FILE_NAME_CHARS],
+            kind=kind,
+            file_name=(file_name or "upload")[:FILE_NAME_CHARS],
             size=len(data),
             dry_run=dry_run,
+            options={"mapping": _checked_mapping(mapping or {})},
         )
         # Compressed: an export is repetitive JSON (a generated 10 MB one is 0.4 MB, in 20 ms),
         # and a 65 MB upload took 2.1 s to write to PostgreSQL as it came.
         ImportUpload.objects.create(job=job, data=zlib.compress(data, UPLOAD_COMPRESSION))
         # In the same transaction: the database backend's task row commits with the job.
-        trello_import_task.enqueue(str(job.id))
+        _task_of(kind).enqueue(str(job.id))
     return _job_view(job)
+
+
+def import_job_run_mapped(*, actor: Any, job_id: UUID, mapping: dict[str, str]) -> Job:
+    """Imports the export a finished dry run of the actor's read, its members mapped as
+    ``mapping`` says (Trello member id to a username here; a member not in it is matched by
+    username, or kept by name on the card); answers the new, queued job."""
+    with transaction.atomic():
+        _check_open_jobs(actor)
+        dry = (
+            ImportJob.objects.select_for_update()
+            .filter(id=job_id, owner_id=actor.pk, dry_run=True, status=JobStatus.SUCCEEDED)
+            .first()
+        )
+        if dry is None or not ImportUpload.objects.filter(job_id=dry.id).exists():
+            raise KanbanError(
+                ErrorCode.NOT_FOUND,
+                "This dry run's file is no longer kept (a later upload replaced it): upload "
+                "it again.",
+            )
+        members = {str(member.get("id")) for member in (dry.report or {}).get("unmatched") or []}
+        strangers = sorted(set(mapping) - members)
+        if strangers:
+            raise invalid_argument(
+                f"{strangers[0]!r} is no member of this export left to map", field="mapping"
+            )
+        job = ImportJob.objects.create(
+            owner=actor,
+            kind=dry.kind,
+            file_name=dry.file_name,
+            size=dry.size,
+            options={"mapping": _checked_mapping(mapping)},
+        )
+        # The bytes move to the new job: never copied, and the dry run keeps none.
+        ImportUpload.objects.filter(job_id=dry.id).update(job_id=job.id)
+        _task_of(job.kind).enqueue(str(job.id))
+    return _job_view(job)
+
+
+def _task_of(kind: str) -> Any:
+    return archive_import_task if kind == ARCHIVE else trello_import_task
+
+
+def _check_open_jobs(actor: Any) -> None:
+    # The person's row, locked: two uploads at once are counted one after the other.
+    get_user_model().objects.select_for_update().filter(pk=actor.pk).exists()
+    open_jobs = ImportJob.objects.filter(
+        owner_id=actor.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    ).count()
+    if open_jobs >= MAX_OPEN_JOBS:
+        raise KanbanError(
+            ErrorCode.RATE_LIMITED,
+            f"You have {open_jobs} imports waiting or running; wait for one to finish.",
+        )
+
+
+def _checked_mapping(mapping: dict[str, str]) -> dict[str, str]:
+    """Every username the mapping names is a user here: refused now, not in the job."""
+    names = set(mapping.values())
+    found = set(
+        get_user_model().objects.filter(username__in=names).values_list("username", flat=True)
+    )
+    missing = sorted(names - found)
+    if missing:
+        raise invalid_argument(f"{missing[0]!r} is no user here", field="mapping")
+    return dict(mapping)
+
+
+def mapping_candidates(*, actor: Any) -> list[str]:
+    """The people the actor may map a Trello member to at a glance: everyone on a board of
+    hers, herself included (anyone else by username)."""
+    boards = Membership.objects.filter(user_id=actor.pk).values("project_id")
+    return sorted(
+        set(
+            Membership.objects.filter(project_id__in=boards).values_list(
+                "user__username", flat=True
+            )
+        )
+        | {actor.get_username()}
+    )
 
 
 def import_job_get(*, actor: Any, job_id: UUID) -> Job:
@@ -147,7 +242,12 @@ def import_job_get(*, actor: Any, job_id: UUID) -> Job:
     job = ImportJob.objects.filter(id=job_id, owner_id=actor.pk).first()
     if job is None:
         raise KanbanError(ErrorCode.NOT_FOUND, "No such import.")
-    return _job_view(job)
+    importable = (
+        job.dry_run
+        and job.status == JobStatus.SUCCEEDED
+        and ImportUpload.objects.filter(job_id=job.id).exists()
+    )
+    return _job_view(job, importable=importable)
 
 
 def import_jobs_recent(*, actor: Any, limit: int = 10) -> list[Job]:

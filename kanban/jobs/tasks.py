@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from django.db import transaction
@@ -32,31 +33,65 @@ MAX_ATTEMPTS = 3
 RETRY_DELAY = timedelta(seconds=5)
 
 
-def _finish(job_id: UUID, status: JobStatus, **fields: Any) -> None:
+def _finish(job_id: UUID, status: JobStatus, *, keep_upload: bool = False, **fields: Any) -> None:
     with transaction.atomic():
         ImportJob.objects.filter(id=job_id).update(
             status=status, finished_at=timezone.now(), **fields
         )
-        # The bytes were only kept for this job's runs.
-        ImportUpload.objects.filter(job_id=job_id).delete()
+        # The bytes were only kept for this job's runs, or a dry run's mapping step.
+        if not keep_upload:
+            ImportUpload.objects.filter(job_id=job_id).delete()
     progress_forget(job_id=job_id)
 
 
 def _retry_later(job: ImportJob, delay: timedelta) -> None:
     ImportJob.objects.filter(id=job.id).update(status=JobStatus.QUEUED)
-    again = trello_import_task
+    again = archive_import_task if job.kind == ARCHIVE else trello_import_task
     if delay and again.get_backend().supports_defer:
         again = again.using(run_after=timezone.now() + delay)
     again.enqueue(str(job.id))
 
 
-@task()
-def trello_import_task(job_id: str) -> None:
-    """Imports a Trello export its owner uploaded (``kanban.jobs.imports.import_job_start``)."""
+#: The kinds of import job (``ImportJob.kind``).
+TRELLO: Final = "trello"
+ARCHIVE: Final = "archive"
+
+
+def _trello(job: ImportJob, data: bytes, progress: ProgressReporter) -> dict[str, Any]:
     # Imported here, not at the top: the import is the job's work, and the task module is
     # loaded by every worker and web process that enqueues.
     from kanban.imports.trello import trello_import
 
+    return trello_import(
+        actor=job.owner,
+        data=data,
+        dry_run=job.dry_run,
+        mapping=(job.options or {}).get("mapping") or None,
+        progress=progress,
+    ).as_dict()
+
+
+def _archive(job: ImportJob, data: bytes, progress: ProgressReporter) -> dict[str, Any]:
+    from kanban.imports.board_archive import board_archive_import
+
+    # The archive's import says nothing while it runs: the page shows it started, then done.
+    progress(0, 1)
+    return board_archive_import(actor=job.owner, data=data, dry_run=job.dry_run).as_dict()
+
+
+@task()
+def trello_import_task(job_id: str) -> None:
+    """Imports a Trello export its owner uploaded (``kanban.jobs.imports.import_job_start``)."""
+    _run(job_id, _trello)
+
+
+@task()
+def archive_import_task(job_id: str) -> None:
+    """Imports a board archive its owner uploaded (``kanban.imports.board_archive``)."""
+    _run(job_id, _archive)
+
+
+def _run(job_id: str, work: Callable[[ImportJob, bytes, ProgressReporter], dict[str, Any]]) -> None:
     job = ImportJob.objects.select_related("owner").filter(id=UUID(job_id)).first()
     if job is None or job.status in {JobStatus.SUCCEEDED, JobStatus.FAILED}:
         return  # its owner is gone, or a second delivery of a job that ended
@@ -75,12 +110,7 @@ def trello_import_task(job_id: str) -> None:
     )
     progress = ProgressReporter(job.id)
     try:
-        report = trello_import(
-            actor=job.owner,
-            data=zlib.decompress(upload.data),
-            dry_run=job.dry_run,
-            progress=progress,
-        )
+        report = work(job, zlib.decompress(upload.data), progress)
     except KanbanError as refused:
         _finish(
             job.id,
@@ -109,7 +139,10 @@ def trello_import_task(job_id: str) -> None:
     _finish(
         job.id,
         JobStatus.SUCCEEDED,
-        report=report.as_dict(),
+        # Kept for the page's mapping step, which imports it (import_job_run_mapped); the
+        # owner's next upload ends it.
+        keep_upload=job.dry_run,
+        report=report,
         done=progress.total or progress.done,
         total=progress.total,
     )
@@ -121,7 +154,8 @@ def import_jobs_resume() -> int:
     how many were queued again. Only where no other worker may be running one: the embedded
     default's worker calls it as it starts (kanban/jobs/worker.py)."""
     interrupted = RuntimeError("the worker stopped while running this task")
-    for result in DBTaskResult.objects.running().filter(task_path=trello_import_task.module_path):
+    paths = [trello_import_task.module_path, archive_import_task.module_path]
+    for result in DBTaskResult.objects.running().filter(task_path__in=paths):
         result.set_failed(interrupted)
     queued = 0
     for job in ImportJob.objects.filter(status=JobStatus.RUNNING):

@@ -19,6 +19,8 @@ from kanban.jobs.imports import trello_import_bytes
 #: The dashboard's Trello upload (kanban/web/imports.py) takes a file up to its own limit,
 #: which is larger than any value's request, with room for the multipart form around it.
 TRELLO_UPLOAD_PATH = "/imports/trello"
+#: The dashboard's board archive upload takes the same limit.
+ARCHIVE_UPLOAD_PATH = "/imports/archive"
 MULTIPART_ROOM = 64 * 1024
 #: The REST import of a board archive (kanban/api/board_archives.py) takes the same limit.
 BOARD_ARCHIVE_PATH = "/api/v1/projects/archive"
@@ -29,7 +31,7 @@ ATTACHMENT_UPLOAD_PATH = re.compile(r"/api/v1/projects/[0-9a-fA-F-]{32,36}/attac
 
 
 def limit_of(scope: dict[str, Any]) -> int:
-    if scope.get("path") in (TRELLO_UPLOAD_PATH, BOARD_ARCHIVE_PATH):
+    if scope.get("path") in (TRELLO_UPLOAD_PATH, ARCHIVE_UPLOAD_PATH, BOARD_ARCHIVE_PATH):
         return max(max_request_bytes(), trello_import_bytes() + MULTIPART_ROOM)
     if ATTACHMENT_UPLOAD_PATH.fullmatch(str(scope.get("path"))):
         return max(max_request_bytes(), attachment_bytes_limit() + MULTIPART_ROOM)
