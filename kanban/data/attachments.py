@@ -13,6 +13,7 @@ board gets nothing from a link made before.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 import unicodedata
@@ -30,6 +31,7 @@ from django.db import transaction
 
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
+from kanban.access.quotas import check_write_bytes
 from kanban.data.attachment_images import picture_of
 from kanban.data.kv import ATTACHMENTS_PREFIX, Provenance, write_source
 from kanban.models import Project
@@ -232,6 +234,9 @@ def attachment_upload(
     access = _access(user, project_id, alias, card, Op.SET)
     spool, size = _spool(stream)
     with spool:
+        # A file is written bytes like a value: it draws from its writer's rate, before
+        # anything is stored.
+        check_write_bytes(user=user, size=size)
         picture = picture_of(spool)
         item: dict[str, Any] = {
             "id": uuid.uuid4().hex,
@@ -335,6 +340,34 @@ def attachment_delete(
         _write(access, card, source, without)
         paths = [path for item in removed for path in _paths(access.target_id, item)]
         transaction.on_commit(lambda: attachment_files_delete(paths=paths))
+
+
+def attachments_drop_with_card(*, dataset: kv.Dataset, card: str, source: dict[str, Any]) -> None:
+    """Inside the transaction deleting ``card:<card>`` (``kanban.data.kv``, the one way a
+    card is deleted): its attachments' value goes in the same transaction, their bytes back
+    to the quota; their files once it commits (a delete rolled back keeps them)."""
+    key = attachment_key(card)
+    for _ in range(_ATTEMPTS):
+        entry = kv.kv_get(dataset=dataset, key=key)
+        if entry is None:
+            return
+        items = _kept(entry.value)
+        try:
+            kv.kv_delete(
+                dataset=dataset,
+                key=key,
+                source=source,
+                expected_revision=entry.revision,
+                file_bytes=-sum(_stored_bytes(item) for item in items),
+            )
+        except Conflict:
+            continue
+        paths = [path for item in items for path in _paths(dataset.project_id, item)]
+        transaction.on_commit(functools.partial(attachment_files_delete, paths=paths))
+        return
+    raise KanbanError(
+        ErrorCode.CONFLICT, f"gave up after {_ATTEMPTS} conflicting writes of {key!r}"
+    )
 
 
 def attachment_url(

@@ -24,6 +24,7 @@ from kanban.data.board.comments import (
     board_write_check,
     check_comments_history,
 )
+from kanban.data.board.layout import CARD_PREFIX
 from kanban.models import Role
 from storage import jsoncodec, kv
 from storage.addresses import check_text
@@ -249,14 +250,18 @@ def project_kv_set(
     try:
         with project_writing(project_id=access.target_id):
             if check is not None:
-                return _checked_set(dataset, key, value, source, expected_revision, check)
-            return kv.kv_set(
-                dataset=dataset,
-                key=key,
-                value=value,
-                source=source,
-                expected_revision=expected_revision,
-            )
+                revision = _checked_set(dataset, key, value, source, expected_revision, check)
+            else:
+                revision = kv.kv_set(
+                    dataset=dataset,
+                    key=key,
+                    value=value,
+                    source=source,
+                    expected_revision=expected_revision,
+                )
+            if isinstance(value, dict) and value.get("deleted"):
+                _card_gone(dataset, key, source)
+            return revision
     except Conflict as exc:
         raise _conflict_with_current(access, dataset, key, exc) from None
 
@@ -321,19 +326,42 @@ def project_kv_delete(
     dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
     check = board_delete_check(user=user, dataset=dataset, key=key)
     with project_writing(project_id=access.target_id):
-        if check is None:
-            return kv.kv_delete(dataset=dataset, key=key, source=source)
-        for _ in range(kv.MAX_UPDATE_ATTEMPTS):
-            current = kv.kv_get(dataset=dataset, key=key)
-            if current is None:
-                return False
-            check(current.value)
-            try:
-                return kv.kv_delete(
-                    dataset=dataset, key=key, source=source, expected_revision=current.revision
-                )
-            except Conflict:
-                continue
+        deleted = _checked_delete(dataset, key, source, check)
+        _card_gone(dataset, key, source)
+        return deleted
+
+
+def _card_gone(dataset: kv.Dataset, key: str, source: dict[str, Any]) -> None:
+    """In the transaction that deletes a Board card (its key deleted, or set to the
+    Board's tombstone ``{id, deleted: true}``, as the Board deletes one for good): its
+    attachments go with it. Every way in (bridge, REST, MCP) writes through here; an
+    archived card is not deleted and keeps them."""
+    if dataset.domain != "kv" or dataset.conversation_id is not None:
+        return
+    if not key.startswith(CARD_PREFIX):
+        return
+    # attachments imports this module (its write sources): imported when first needed.
+    from kanban.data.attachments import attachments_drop_with_card
+
+    attachments_drop_with_card(dataset=dataset, card=key.removeprefix(CARD_PREFIX), source=source)
+
+
+def _checked_delete(
+    dataset: kv.Dataset, key: str, source: dict[str, Any], check: PreviousCheck | None
+) -> bool:
+    if check is None:
+        return kv.kv_delete(dataset=dataset, key=key, source=source)
+    for _ in range(kv.MAX_UPDATE_ATTEMPTS):
+        current = kv.kv_get(dataset=dataset, key=key)
+        if current is None:
+            return False
+        check(current.value)
+        try:
+            return kv.kv_delete(
+                dataset=dataset, key=key, source=source, expected_revision=current.revision
+            )
+        except Conflict:
+            continue
     raise _gave_up(key)
 
 
