@@ -16,8 +16,11 @@
 // is "all", "none" or a list of key prefixes), `configuration` ({id, name, values}),
 // `pushLimit` (bytes of JSON up to which watch events carry values; the server's default),
 // `members` (the board's other members, [{id, username, displayName, role}]: whom `notify`
-// may reach; `host.notifications` records what it sent). Knowledge and entrypoints answer
-// `not_supported` here. No timers are left behind: `close()` ends it.
+// may reach; `host.notifications` records what it sent), `attachmentBytes` (the largest
+// file `kanban.attachments.upload` takes; the server's default). Attachments are kept as a
+// board keeps them (the card's `attachments:<card>` value, refusals in the server's words),
+// an image's cover being the image itself; `url` is served by nobody. Knowledge and
+// entrypoints answer `not_supported` here. No timers are left behind: `close()` ends it.
 //
 // In a browser, the plugin's own page runs in a sandboxed iframe, with the SDK it loads
 // itself, and the test page is its host, through the real host handshake:
@@ -43,6 +46,7 @@ export async function createTestHost(options = {}) {
     relationships: related.map(([alias, spec]) => ({ from: OWN, alias, to: alias, read: spec.read, write: spec.write, pending: spec.pending })),
     pushLimit: options.pushLimit,
     members: options.members,
+    attachmentBytes: options.attachmentBytes,
   });
   const page = world.connect({ project: OWN, user: options.user, role: options.role, configuration: options.configuration });
   const win = shimWindow(page);

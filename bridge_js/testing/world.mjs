@@ -12,11 +12,13 @@
 //
 // A rule is "all", "none" or a list of key prefixes; `pending: true` makes a relationship
 // the other side has not confirmed. `members` are the people a board lists (whom `notify`
-// may reach); `pushLimit` is the size in bytes of JSON up to which watch events carry values.
+// may reach); `pushLimit` is the size in bytes of JSON up to which watch events carry values;
+// `attachmentBytes` the largest file a card takes (KANBAN_ATTACHMENT_BYTES; the spec's default).
 
 import { V, LIMITS } from "../src/protocol.js";
 import { checkRequest } from "../src/guards.js";
 import { withHint } from "../src/hints.js";
+import { createAttachments } from "./attachments.mjs";
 
 const WRITERS = new Set(["developer", "owner"]);
 const FIRST_USER = { id: 1, username: "alice", displayName: "Alice" };
@@ -105,6 +107,22 @@ export function createTestWorld(options = {}) {
     return rev;
   }
 
+  // A deletion (the last attachment of a card removed): watchers hear `deleted: true`.
+  function drop(id, key, by) {
+    const target = projectOf(id);
+    const rev = String(++revision);
+    target.values.delete(key);
+    target.revisions.delete(key);
+    const versions = target.history.get(key) || [];
+    versions.unshift({ revision: rev, value: null, deleted: true, source: { user: by }, writtenAt: new Date().toISOString() });
+    target.history.set(key, versions.slice(0, 50));
+    for (const page of connections) page.announce(id, key, rev, undefined);
+  }
+
+  const attachments = createAttachments({ store, drop, refusal: (code, message) => new Refusal(code, message) });
+  // The board host's refusal of a larger file, before it sends a byte (the server's setting).
+  const limits = { ...LIMITS, attachmentBytes: options.attachmentBytes ?? LIMITS.attachmentBytes };
+
   for (const [id, spec] of Object.entries(options.projects || {})) {
     for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
   }
@@ -176,6 +194,7 @@ export function createTestWorld(options = {}) {
           const op = "expectedRevision" in f ? "update" : "set";
           if (!WRITERS.has(role)) throw say.role(op, alias);
           if (!allows(target.write, f.key) || (op === "update" && !allows(target.read, f.key))) throw say.grant(op, f.key, alias);
+          attachments.guard(f.key);
           if (op === "update") {
             const now = projectOf(target.id).revisions.get(f.key) ?? null;
             if (now !== f.expectedRevision) {
@@ -213,9 +232,29 @@ export function createTestWorld(options = {}) {
           return {};
         case "notify":
           return notify(f, alias);
+        case "attachments.list": {
+          const target = targetOf(alias);
+          if (!allows(target.read, "attachments:" + f.key)) throw say.grant("get", "attachments:" + f.key, alias);
+          return attachments.list(target.id, f.key);
+        }
+        case "attachments.upload":
+          attachments.name(f.value.name);
+          return attachments.upload(writable(alias, f.key).id, f.key, f.value, user);
+        case "attachments.delete": {
+          const id = attachments.id(f.value);
+          return attachments.remove(writable(alias, f.key).id, f.key, id, user);
+        }
         default:
           throw new Refusal("not_supported", `the test host does not serve ${f.op}`);
       }
+    }
+
+    // An attachment is written as its card's key `attachments:<card>` is (Op.SET).
+    function writable(alias, card) {
+      const target = targetOf(alias);
+      if (!WRITERS.has(role)) throw say.role("set", alias);
+      if (!allows(target.write, "attachments:" + card)) throw say.grant("set", "attachments:" + card, alias);
+      return target;
     }
 
     // A subscription needs the read grant to open something (knowledge is not served here).
@@ -249,22 +288,30 @@ export function createTestWorld(options = {}) {
       if (!f || f.v !== V || typeof f.id !== "number") return;
       const alias = f.alias ?? null;
       requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
-      let reply;
-      try {
-        // What a board's host checks before it relays a frame (src/host.js): the same
-        // refusal, in the same words, for a key too long or a value too large.
-        checkRequest(f, LIMITS);
-        refuseIfFailing(f.op);
-        reply = { v: V, id: f.id, ok: true, result: call(f, alias) };
-      } catch (refusal) {
+      const to = send;
+      const answer = (reply) => {
+        const delay = delays.get(f.key);
+        if (delay) later(delay, () => to === send && to?.(reply));
+        else if (to === send) send?.(reply);
+      };
+      const refused = (refusal) => {
         if (!(refusal instanceof Refusal) && typeof refusal?.code !== "string") throw refusal;
         // The board's host adds each code's hint to every refusal it relays.
-        reply = { v: V, id: f.id, ok: false, error: withHint({ code: refusal.code, message: refusal.message, ...refusal.extra }) };
+        return { v: V, id: f.id, ok: false, error: withHint({ code: refusal.code, message: refusal.message, ...refusal.extra }) };
+      };
+      let result;
+      try {
+        // What a board's host checks before it relays a frame (src/host.js): the same
+        // refusal, in the same words, for a key too long or a value (or file) too large.
+        checkRequest(f, limits);
+        refuseIfFailing(f.op);
+        result = call(f, alias);
+      } catch (refusal) {
+        return answer(refused(refusal));
       }
-      const delay = delays.get(f.key);
-      const to = send;
-      if (delay) later(delay, () => to === send && to?.(reply));
-      else send?.(reply);
+      // An upload reads its file first.
+      if (result instanceof Promise) result.then((r) => answer({ v: V, id: f.id, ok: true, result: r }), (e) => answer(refused(e)));
+      else answer({ v: V, id: f.id, ok: true, result });
     }
 
     const page = {
@@ -295,8 +342,9 @@ export function createTestWorld(options = {}) {
           if (follows.subscribe.has(alias)) send?.({ v: V, event: "revision", alias, revision: rev });
           const prefix = follows.watch.get(alias);
           if (prefix === undefined || !key.startsWith(prefix)) continue;
-          const small = new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
-          send?.({ v: V, event: "changes", alias, changes: [small ? { key, revision: rev, value } : { key, revision: rev }] });
+          const small = value !== undefined && new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
+          const change = value === undefined ? { key, revision: rev, deleted: true } : small ? { key, revision: rev, value } : { key, revision: rev };
+          send?.({ v: V, event: "changes", alias, changes: [change] });
         }
       },
       /** The configuration the page has now, with what it saved. */

@@ -56,6 +56,16 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("alice", {"op": "notify", "value": {"users": ["bob"], "text": "a\u0007b"}}),
     ("alice", {"op": "notify", "value": {"users": ["bob"], "text": "hi", "card": "no card!"}}),
     ("alice", {"op": "notify", "value": {"users": ["mallory"], "text": "hi"}}),
+    ("bob", {"op": "attachments.delete", "key": "c1", "value": {"id": "0" * 32}}),
+    ("alice", {"op": "attachments.delete", "key": "c1", "value": {"id": "0" * 32}}),
+    ("alice", {"op": "attachments.delete", "key": "c1", "value": {}}),
+    ("alice", {"op": "attachments.list", "alias": "inventory", "key": "c1"}),
+    ("alice", {"op": "attachments.list", "alias": "billing", "key": "c1"}),
+    (
+        "alice",
+        {"op": "attachments.delete", "alias": "inventory", "key": "c1", "value": {"id": "x"}},
+    ),
+    ("alice", {"op": "set", "key": "attachments:c1", "value": {"attachments": []}}),
 ]
 
 #: The test host's world, set up as the database below is.
