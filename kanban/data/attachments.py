@@ -494,3 +494,33 @@ def attachment_bytes_restore(*, using: str = "default") -> dict[UUID, int]:
     for project_id, size in added.items():
         engine.add_file_bytes(project_root(project_id), size, using=using)
     return added
+
+
+# --- for the board archive (kanban.imports.board_archive_files) ---------------------------
+
+
+def attachments_stored(value: object) -> list[dict[str, Any]]:
+    """The items of an ``attachments:<card>`` value as the service writes them (any other
+    is never served nor counted, so never carried either)."""
+    return _kept(value)
+
+
+def attachment_stored_bytes(item: dict[str, Any]) -> int:
+    """What an item counts in its project's quota: its file's bytes and its cover's."""
+    return _stored_bytes(item)
+
+
+def attachment_paths(*, project_id: UUID, item: dict[str, Any]) -> list[str]:
+    """The item's file in the attachments storage, then its cover's (images only)."""
+    return _paths(project_id, item)
+
+
+def attachment_items(*, project_id: UUID) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every attachment of the project, as ``(card, item)``."""
+    prefix = dataset_prefix(project_id, "kv", KEY_PREFIX)
+    after: str | None = None
+    while page := engine.scan_values(prefix, start_after=after, limit=1000):
+        for stored in page:
+            card = stored.address.key.removeprefix(KEY_PREFIX)
+            yield from ((card, item) for item in _kept(stored.value))
+        after = page[-1].address.key

@@ -18,6 +18,8 @@ the report.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -31,14 +33,21 @@ from django.db import transaction
 from kanban.access.memberships import check_role, membership_set, role_of
 from kanban.data.board import layout
 from kanban.data.members import member_set
-from kanban.imports.board_archive_format import DOMAINS, FORMAT, VERSION, archive_read
+from kanban.imports.board_archive_files import (
+    attachment_files_undo,
+    attachment_files_write,
+    attachments_incoming,
+    is_attachments_key,
+)
+from kanban.imports.board_archive_format import DOMAINS, FORMAT, archive_read
 from kanban.models import Membership, Project, Role
+from kanban.projects.attachment_files import attachment_files_delete
 from kanban.projects.board_templates import check_board_quota
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
 from kanban.projects.packages import PluginSource, content_type_for, plugin_files_replace
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
-from storage.namespaces import board_archive_marker, dataset_value
+from storage.namespaces import board_archive_marker, dataset_value, project_root
 from storage.usage import text_bytes
 from storage.writes import ExpectedSeq, SetValue, Write, set_value
 
@@ -97,7 +106,7 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
             ErrorCode.TOO_LARGE, f"a board archive may be at most {limit} bytes", limit=limit
         )
     archive = archive_read(data, max_bytes=limit)
-    board = _check_board(archive.board)
+    board = _check_board(archive.board, version=archive.version)
     files = tuple(
         PluginSource(path, content, content_type_for(path), hashlib.sha256(content).hexdigest())
         for path, content in sorted(archive.files.items())
@@ -106,6 +115,16 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
     project = _board_of(actor=actor, marker=marker)
     project_id = uuid4() if project is None else project.id
     current = {} if project is None else _read(project_id, board)
+    attachment_values = {k: v for k, v in board.values["kv"].items() if is_attachments_key(k)}
+    incoming = attachments_incoming(
+        project_id=project_id,
+        values=attachment_values,
+        parts=archive.attachments,
+        current={key: current.get(("kv", key)) for key in attachment_values},
+    )
+    board = dataclasses.replace(
+        board, values={**board.values, "kv": {**board.values["kv"], **incoming.values}}
+    )
     source = {
         "user": actor.get_username(),
         "userId": actor.pk,
@@ -114,32 +133,44 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
         "archivedBoard": board.id,
     }
     writes = _writes(project_id, board, current=current, source=source)
-    _check_quota(writes)
-    counts = _counts(board, files)
+    _check_quota(writes, file_bytes=incoming.added)
+    counts = {**_counts(board, files), "attachments": incoming.count}
     offered, not_here = _people(board, actor=actor, project=project)
     if not dry_run:
-        with transaction.atomic():
-            target = _project(
-                actor=actor, project=project, project_id=project_id, board=board, files=files
-            )
-            marker_write = set_value(
-                board_archive_marker(board.id),
-                {"projectId": str(target.id)},
-                expected_seq=None if marker is None else marker.seq,
-            )
-            try:
-                engine.commit(
-                    [*writes, marker_write], max_project_bytes=int(settings.KANBAN_PROJECT_BYTES)
+        written: list[str] = []
+        try:
+            with transaction.atomic():
+                target = _project(
+                    actor=actor, project=project, project_id=project_id, board=board, files=files
                 )
-            except Conflict:
-                raise KanbanError(
-                    ErrorCode.CONFLICT,
-                    "this board was imported meanwhile, or changed while this import ran: "
-                    "nothing was written; import it again",
-                ) from None
-            for username, role in board.members:
-                if username in offered:
-                    member_set(actor=actor, project_id=target.id, username=username, role=role)
+                marker_write = set_value(
+                    board_archive_marker(board.id),
+                    {"projectId": str(target.id)},
+                    expected_seq=None if marker is None else marker.seq,
+                )
+                attachment_files_write(incoming.files, written)
+                try:
+                    engine.commit(
+                        [*writes, marker_write],
+                        max_project_bytes=int(settings.KANBAN_PROJECT_BYTES),
+                        file_bytes={project_root(target.id): incoming.file_bytes},
+                    )
+                except Conflict:
+                    raise KanbanError(
+                        ErrorCode.CONFLICT,
+                        "this board was imported meanwhile, or changed while this import ran: "
+                        "nothing was written; import it again",
+                    ) from None
+                for username, role in board.members:
+                    if username in offered:
+                        member_set(actor=actor, project_id=target.id, username=username, role=role)
+                # The files of the attachments it replaced, once they are no longer named.
+                transaction.on_commit(
+                    functools.partial(attachment_files_delete, paths=incoming.replaced)
+                )
+        except BaseException:
+            attachment_files_undo(written)
+            raise
     return ArchiveReport(
         project_id=None if dry_run and project is None else project_id,
         board_name=board.name,
@@ -151,11 +182,14 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
     )
 
 
-def _check_board(raw: dict[str, Any]) -> _Board:
-    """board.json's fields, each checked: a missing or wrong one refuses the archive."""
-    if raw.get("format") != FORMAT or raw.get("version") != VERSION:
+def _check_board(raw: dict[str, Any], *, version: int) -> _Board:
+    """board.json's fields, each checked: a missing or wrong one refuses the archive. A
+    version 1 archive's ``attachments:<card>`` values name files it does not carry: they
+    stay behind."""
+    if raw.get("format") != FORMAT or raw.get("version") != version:
         raise invalid_argument(
-            f"board.json is not a {FORMAT} of version {VERSION}", field="version"
+            f"board.json is not a {FORMAT} of version {version} (its manifest's)",
+            field="version",
         )
     board, members, values = raw.get("board"), raw.get("members"), raw.get("values")
     if not isinstance(board, dict) or not isinstance(board.get("package"), dict):
@@ -194,6 +228,8 @@ def _check_board(raw: dict[str, Any]) -> _Board:
             dataset_value(UUID(int=0), domain, item["key"])
             if item["key"] in checked[domain]:
                 raise invalid_argument(f"board.json: {domain} {item['key']!r} is listed twice")
+            if domain == "kv" and version == 1 and is_attachments_key(item["key"]):
+                continue
             checked[domain][item["key"]] = item["value"]
     return _Board(
         id=board_id,
@@ -287,11 +323,12 @@ def _writes(
     return writes
 
 
-def _check_quota(writes: list[Write]) -> None:
+def _check_quota(writes: list[Write], *, file_bytes: int) -> None:
     """An archive past the project's storage quota is refused whole, before it is tried."""
     limit = int(settings.KANBAN_PROJECT_BYTES)
-    # Counted as the storage quota counts a set: its value, and its kept version too.
-    size = sum(
+    # Counted as the storage quota counts a set: its value, and its kept version too; and
+    # the attachments' files.
+    size = file_bytes + sum(
         text_bytes(write.text) * (2 if write.keep else 1)
         for write in writes
         if isinstance(write, SetValue)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from kanban.access.memberships import access_project_role
 from kanban.data.board import comments as board_comments
 from kanban.data.board import layout
+from kanban.imports.board_archive_files import attachment_parts
 from kanban.imports.board_archive_format import DOMAINS, FORMAT, VERSION, archive_pack
 from kanban.models import Membership, Project, Role
 from kanban.projects.exports import package_document
@@ -59,11 +60,13 @@ def board_export(*, actor: Any, project_id: UUID, history: bool = False) -> byte
 def board_archive_of(*, project_id: UUID, history: bool = False, by: str = "") -> bytes:
     """The board archive of the project: its package and plugin files, every value of its
     KV and PersistentValue (with their kept versions when ``history``), its members by
-    username. No access check: the caller's (the CLI is the server's administrator)."""
+    username, its attachments' files and covers. No access check: the caller's (the CLI
+    is the server's administrator)."""
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         raise KanbanError(ErrorCode.NOT_FOUND, f"no project {project_id}")
     files = {f.path: bytes(f.content) for f in project.plugin_files.order_by("path")}
+    attachments, attachment_files = attachment_parts(project_id=project.id)
     board = {
         "format": FORMAT,
         "version": VERSION,
@@ -84,9 +87,9 @@ def board_archive_of(*, project_id: UUID, history: bool = False, by: str = "") -
         ],
         "values": {domain: _values(project.id, domain, history=history) for domain in DOMAINS},
         "history": history,
-        "attachments": [],
+        "attachments": attachments,
     }
-    return archive_pack(board=board, files=files)
+    return archive_pack(board=board, files=files, attachments=attachment_files)
 
 
 def _values(project_id: UUID, domain: str, *, history: bool) -> list[dict[str, Any]]:

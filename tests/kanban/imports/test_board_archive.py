@@ -206,7 +206,7 @@ def damaged(archive: bytes) -> bytes:
     [
         (lambda archive: b"{}", "not a zip"),
         (damaged, "checksum"),
-        (lambda archive: rewritten(archive, lambda b: b.update(version=2)), "version"),
+        (lambda archive: rewritten(archive, lambda b: b.update(version=3)), "version"),
         (lambda archive: rewritten(archive, lambda b: b.pop("members")), "members"),
         (lambda archive: rewritten(archive, lambda b: b["board"].pop("id")), "UUID"),
     ],
