@@ -25,7 +25,25 @@ from typing import Any
 from bench import env
 from bench.stats import Figure
 
-MEASURES = ("B1", "B2", "B3", "B4", "B6", "B7", "B8", "U1", "U2", "U4", "U5", "U6", "U7", "CAP")
+MEASURES = (
+    "B1",
+    "B2",
+    "B3",
+    "B4",
+    "B6",
+    "B7",
+    "B8",
+    "U1",
+    "U2",
+    "U4",
+    "U5",
+    "U6",
+    "U7",
+    "I1",
+    "I2",
+    "I3",
+    "CAP",
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,14 @@ class Plan:
     cap_seconds: float
     cap_rates: tuple[float, ...]
     cap_viewers: tuple[int, int]
+    i1_cards: int
+    i1_items: int
+    i1_comments: int
+    i1_big_mb: int
+    i2_cards: int
+    i2_versions: int
+    i2_attachment_mb: int
+    i3_mb: int
     u7_sizes: tuple[int, ...]
     u7_rounds: int
     u7_pages: int
@@ -84,6 +110,15 @@ PLANS: dict[str, tuple[Any, Any]] = {
     "cap_seconds": (5.0, 1.0),
     "cap_rates": ((5.0, 10.0, 20.0, 40.0, 80.0), (5.0,)),
     "cap_viewers": ((100, 1000), (5, 15)),
+    # #38's targets (bench/moving_bench.py).
+    "i1_cards": (5000, 200),
+    "i1_items": (20000, 800),
+    "i1_comments": (10000, 400),
+    "i1_big_mb": (60, 2),
+    "i2_cards": (1000, 50),
+    "i2_versions": (10000, 500),
+    "i2_attachment_mb": (50, 2),
+    "i3_mb": (10, 1),
     # U7 also prints U8, U9, U1 at the largest size and the heap (bench/browser_bench.py).
     "u7_sizes": ((1000, 5000), (200,)),
     "u7_rounds": (5, 1),
@@ -128,6 +163,7 @@ def main(argv: list[str]) -> int:
         bridge_bench,
         browser_bench,
         engine_bench,
+        moving_bench,
         sdk_bench,
         spread_bench,
     )
@@ -179,6 +215,17 @@ def main(argv: list[str]) -> int:
             viewers=plan.u7_viewers,
             scene=scene,
         ),
+        "I1": lambda: moving_bench.i1(
+            cards=plan.i1_cards,
+            items=plan.i1_items,
+            comments=plan.i1_comments,
+            big_mb=plan.i1_big_mb,
+            scene=scene,
+        ),
+        "I2": lambda: moving_bench.i2(
+            cards=plan.i2_cards, versions=plan.i2_versions, attachment_mb=plan.i2_attachment_mb
+        ),
+        "I3": lambda: moving_bench.i3(rounds=plan.rounds, megabytes=plan.i3_mb, scene=scene),
         "CAP": lambda: spread_bench.capacity(
             seconds=plan.cap_seconds, rates=plan.cap_rates, viewers=plan.cap_viewers, scene=scene
         ),
