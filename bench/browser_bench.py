@@ -54,6 +54,15 @@ from bench.stats import Figure, at_most, percentile
 KINDS = ("add", "move", "edit", "archive")
 #: How long one change may take to reach every page before it counts as never seen.
 CHANGE_TIMEOUT = 90.0
+#: The renderers' CDP metrics U8 notes per change: wall time in tasks (what the figure is),
+#: the main thread's CPU time (less swayed by a busy machine), and where the time went.
+BREAKDOWN = (
+    "TaskDuration",
+    "ThreadTime",
+    "ScriptDuration",
+    "LayoutDuration",
+    "RecalcStyleDuration",
+)
 
 
 # --- the changes ---------------------------------------------------------------------------
@@ -188,6 +197,8 @@ class Outcome:
     painted: list[float | None]
     long_tasks: list[float]
     busy_ms: float | None
+    #: CDP metric -> ms it grew by over the change (BREAKDOWN), summed over the renderers
+    spent: dict[str, float] = field(default_factory=dict)
 
 
 async def _one_change(
@@ -217,12 +228,13 @@ async def _one_change(
             drawn = (await viewer.seen(tag))[1]
             painted[i] = None if drawn is None else drawn - change.ack
     tasks = await probe.long_tasks(change.sent - 5, time.time() * 1000)
-    busy = None
-    if before and all("TaskDuration" in m for m in before + after):
-        busy = 1000 * sum(
-            a["TaskDuration"] - b["TaskDuration"] for a, b in zip(after, before, strict=True)
-        )
-    return Outcome(change, lags, painted, tasks, busy)
+    spent = {
+        name: 1000
+        * sum(a.get(name, 0.0) - b.get(name, 0.0) for a, b in zip(after, before, strict=True))
+        for name in BREAKDOWN
+    }
+    busy = spent["TaskDuration"] if before and all("TaskDuration" in m for m in after) else None
+    return Outcome(change, lags, painted, tasks, busy, spent)
 
 
 # --- one board size ------------------------------------------------------------------------
@@ -320,6 +332,10 @@ async def _size(
                         outcome = await _one_change(viewers, writer, model, kind, n)
                         outcomes.append(outcome)
                         n += 1
+                        shown = ", ".join(
+                            "never" if x is None else f"{x:.0f}" for x in outcome.lags
+                        )
+                        print(f"bench: U7 @{board.cards} {kind}: {shown} ms", flush=True)
                         if any(lag is None for lag in outcome.lags):
                             failure = f"a {kind} was not on every page within {CHANGE_TIMEOUT:g} s"
                             break
@@ -379,6 +395,22 @@ async def _u1_u9(viewer: Viewer, board: BrowserBoard, rounds: int, result: SizeR
 
 
 # --- figures -------------------------------------------------------------------------------
+
+
+def _breakdown(outcomes: list[Outcome]) -> str:
+    """Medians per change of the main thread's CPU time, script, layout and style."""
+    if not outcomes or not outcomes[0].spent:
+        return ""
+    names = {"ThreadTime": "CPU", "ScriptDuration": "script", "LayoutDuration": "layout"}
+    names["RecalcStyleDuration"] = "style"
+    return (
+        "median "
+        + ", ".join(
+            f"{label} {statistics.median(o.spent.get(name, 0.0) for o in outcomes):.0f}"
+            for name, label in names.items()
+        )
+        + " ms"
+    )
 
 
 def _ms(samples: list[float], fraction: float) -> float:
@@ -469,6 +501,7 @@ def figures(result: SizeResult, *, largest: bool) -> list[Figure]:
             "ms",
             at_most(8) if big else None,
             busy,
+            _breakdown(result.outcomes) + "; "
             f"write to settled (+300 ms), {result.renderers} renderer(s): the host page's"
             + (" and the plugin frame's" if result.renderers > 1 else ", the frame's too")
             + (
