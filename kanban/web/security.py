@@ -27,7 +27,10 @@ KIT_STYLE_PATH = "/static/bridge/plugin-kit.css"
 #: open in a new tab (a card comment's link, on a click: popup blockers stop the rest) as an
 #: ordinary page, which is all an <a href> anywhere on the web can do. No same-origin, no
 #: top navigation, no forms, no modals: the frame cannot act as this site or leave its box.
-PLUGIN_SANDBOX: Final = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
+#: Downloads: a card's file that is no image opens its signed link in a tab, which saves it;
+#: Chromium blocks a download that a sandboxed frame starts, even in a tab it opened, unless
+#: the frame allows them, and refuses one started without the person's click all the same.
+PLUGIN_SANDBOX: Final = "allow-scripts allow-popups allow-popups-to-escape-sandbox allow-downloads"
 PLUGIN_PREFIX = "/plugins/"
 
 
