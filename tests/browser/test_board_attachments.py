@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,6 +118,16 @@ def test_files_in_the_dialog_are_rows_added_pasted_and_removed(
     # A file dropped into the open dialog uploads as well.
     drop_file(bob.frame, dialog, "plan.pdf", "application/pdf", b"%PDF-1.4 plan")
     expect(rows).to_have_count(3, timeout=10_000)
+
+    # alice downloads the PDF: its link opens a tab, which saves the file as it was dropped.
+    alice.plugin.get_by_test_id("card-c1").dblclick()
+    rows_seen = alice.plugin.get_by_test_id("attachments-list").get_by_role("listitem")
+    pdf = rows_seen.filter(has_text="plan.pdf")
+    # (Chromium reports a download that a tab started and closed on the page that opened it.)
+    with alice.page.expect_download() as saved:
+        pdf.get_by_role("link", name="Download").click()
+    assert saved.value.suggested_filename == "plan.pdf"
+    assert Path(saved.value.path()).read_bytes() == b"%PDF-1.4 plan"
 
     # bob removes the text file; alice's count follows.
     rows.first.get_by_role("button", name="Remove notes.txt").click()

@@ -8,7 +8,7 @@
 // download links come from kanban.attachments.list, asked again only when a card's value
 // changes or its links would expire.
 import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
-import { $, findCard, icon, kanban, render, state, write } from "./board-state.js";
+import { $, findCard, icon, kanban, personLabel, render, state, write } from "./board-state.js";
 import { readAll } from "./board-sync.js";
 import { confirmDialog } from "./board-prompts.js";
 
@@ -88,29 +88,31 @@ function refresh(id) {
 }
 
 const text = (v) => (typeof v === "string" ? v : "");
+// As the SDK gives it (the REST list's names): an image has `image` ({width, height}) and a
+// thumbnailUrl, a blob: URL of this page that never expires; `url` is the signed download.
 function normalize(a) {
   return {
     id: text(a.id),
     name: text(a.name) || "file",
-    type: text(a.type),
+    type: text(a.contentType),
     size: Number.isFinite(a.size) ? a.size : 0,
-    by: text(a.by),
-    cover: a.cover === true,
+    by: text(a.uploadedBy),
+    at: text(a.uploadedAt),
+    image: Boolean(a.image),
     url: text(a.url),
     thumbnailUrl: text(a.thumbnailUrl),
   };
 }
 
-// The card's cover for its face: the newest image marked as the cover, else the newest
-// image. A card known to have one that is not listed yet is listed (drawn when it comes).
+// The card's cover for its face: its newest image. A card known to have one that is not
+// listed yet is listed (drawn when it comes).
 export function coverOf(id) {
   const entry = listed.get(id);
   if (!entry) {
     if ((held.get(id) || {}).images && !listing.has(id)) refresh(id);
     return null;
   }
-  const images = entry.items.filter((a) => a.thumbnailUrl);
-  const cover = images.filter((a) => a.cover).pop() || images.pop();
+  const cover = entry.items.filter((a) => a.image && a.thumbnailUrl).pop();
   return cover ? { url: cover.thumbnailUrl, name: cover.name } : null;
 }
 
@@ -203,6 +205,8 @@ function closeAttachments() {
   clearInterval(freshTimer);
 }
 
+const when = (at) => (Number.isNaN(Date.parse(at)) ? "" : new Date(at).toLocaleString());
+
 const SIZES = ["bytes", "KB", "MB", "GB"];
 export function formatSize(bytes) {
   let n = bytes;
@@ -227,7 +231,7 @@ function renderAttachments() {
         "li",
         { class: "attachment", "data-testid": "attachment-" + a.id },
         a.thumbnailUrl ? el("img", { class: "attachment-thumb", src: a.thumbnailUrl, alt: "" }) : icon("clip"),
-        el("span", { class: "attachment-name", text: a.name }),
+        el("span", { class: "attachment-name", title: a.by ? "Added by " + personLabel(a.by) + (a.at ? ", " + when(a.at) : "") : null, text: a.name }),
         el("span", { class: "attachment-size hint", text: formatSize(a.size) }),
         // A new tab leaves the sandbox, where the browser saves what the server sends.
         a.url ? el("a", { class: "button ghost small", href: a.url, target: "_blank", rel: "noopener", "data-testid": "download-" + a.id, text: "Download" }) : null,
