@@ -46,10 +46,13 @@ def drop_file(frame: Frame, target: Locator, name: str, type_: str, data: bytes)
         target.dispatch_event(event, {"dataTransfer": transfer})
 
 
-def cover_width(person: Person, card: str) -> int:
-    cover = person.plugin.get_by_test_id(f"cover-{card}")
-    expect(cover).to_be_visible()
-    return int(cover.evaluate("(img) => img.complete ? img.naturalWidth : 0"))
+def cover_painted(person: Person, card: str) -> None:
+    """The card's cover is on its face and its picture decoded (naturalWidth > 0)."""
+    expect(person.plugin.get_by_test_id(f"cover-{card}")).to_be_visible(timeout=10_000)
+    person.wait_for(
+        f"(() => {{ const img = document.querySelector('[data-testid=\"cover-{card}\"]');"
+        " return Boolean(img && img.complete && img.naturalWidth > 0); })()"
+    )
 
 
 def test_a_screenshot_dropped_on_a_card_is_its_cover_for_everyone(
@@ -62,18 +65,16 @@ def test_a_screenshot_dropped_on_a_card_is_its_cover_for_everyone(
     )
 
     for person in (bob, alice, carol):
-        expect(person.plugin.get_by_test_id("cover-c1")).to_be_visible(timeout=10_000)
-        person.wait_for(
-            "(() => { const img = document.querySelector('[data-testid=cover-c1]');"
-            " return img && img.complete && img.naturalWidth > 0; })()"
-        )
-        assert cover_width(person, "c1") > 0
+        cover_painted(person, "c1")
         expect(person.plugin.get_by_test_id("attachments-c1")).to_have_text("1")
     stored = project_kv_get(
         user=demo.people["alice"], project_id=demo.board.id, key="attachments:c1"
     )
     assert stored is not None
     assert [item["name"] for item in stored.value["attachments"]] == ["bug.png"]
+
+    # A board opened afterwards reads the cover with the cards.
+    cover_painted(open_board("alice"), "c1")
 
     # carol opens the card: the file is there to download, nothing to add or remove.
     carol.plugin.get_by_test_id("card-c1").dblclick()

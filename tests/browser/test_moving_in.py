@@ -7,34 +7,25 @@ get nothing from the file's link."""
 
 from __future__ import annotations
 
-import base64
-import io
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.access.memberships import membership_set
 from kanban.models import Project, Role
 from tests.browser.demo_board import Person
 from tests.browser.helpers import log_in_by_cookie
+from tests.browser.test_board_attachments import cover_painted, drop_file, screenshot_png
 from tests.factories import a_user
 from tests.kanban.imports.trello_export import TrelloExport
 from tests.kanban.jobs.conftest import run_worker
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-_DROP = """([b64]) => {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const data = new DataTransfer();
-  data.items.add(new File([bytes], "login-error.png", { type: "image/png" }));
-  return data;
-}"""
 
 
 def team_export() -> tuple[TrelloExport, dict[str, str]]:
@@ -88,12 +79,6 @@ def team_export() -> tuple[TrelloExport, dict[str, str]]:
     return export, cards
 
 
-def screenshot_png() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (400, 240), (200, 60, 60)).save(out, format="PNG")
-    return out.getvalue()
-
-
 def signed_in(user: Any, new_context: Callable[..., BrowserContext], server: LiveServer) -> Page:
     context = new_context(base_url=server.url)
     log_in_by_cookie(context, user, server.url)
@@ -107,14 +92,6 @@ def on_board(page: Page, board: Project) -> Person:
     person = Person(page)
     person.wait_for("window.boardDebug && boardDebug.state.loaded")
     return person
-
-
-def cover_painted(person: Person, card: str) -> None:
-    expect(person.plugin.get_by_test_id(f"cover-{card}")).to_be_visible(timeout=10_000)
-    person.wait_for(
-        f"(() => {{ const img = document.querySelector('[data-testid=\"cover-{card}\"]');"
-        " return Boolean(img && img.complete && img.naturalWidth > 0); })()"
-    )
 
 
 def test_a_team_moves_in_from_trello(
@@ -192,10 +169,9 @@ def test_a_team_moves_in_from_trello(
 
     # bob drags a screenshot from his desktop onto the login card.
     png = screenshot_png()
-    transfer = b.frame.evaluate_handle(_DROP, [base64.b64encode(png).decode()])
-    target = b.plugin.get_by_test_id(f"card-{login}")
-    for event in ("dragenter", "dragover", "drop"):
-        target.dispatch_event(event, {"dataTransfer": transfer})
+    drop_file(
+        b.frame, b.plugin.get_by_test_id(f"card-{login}"), "login-error.png", "image/png", png
+    )
     for person in (b, c, a):
         cover_painted(person, login)
 
@@ -209,7 +185,7 @@ def test_a_team_moves_in_from_trello(
         link.click()
     tab = opened.value
     tab.wait_for_load_state()
-    assert tab.evaluate("document.images.length && document.images[0].naturalWidth") == 400
+    assert tab.evaluate("document.images.length && document.images[0].naturalWidth") == 320
     carols = tab.context.request.get(tab.url)
     assert carols.status == 200 and carols.body() == png
 

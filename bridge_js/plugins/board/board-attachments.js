@@ -22,10 +22,16 @@ const THIS_PROJECT = null;
 
 // card -> {count, images}, from attachments:<card> as stored.
 const held = new Map();
+// card -> how many events changed its value, so a read that raced one does not undo it.
+const events = new Map();
 // card -> {items, at} as kanban.attachments.list gave them (items: [] when refused).
 const listed = new Map();
-// card -> {again}: a listing out; `again` when a change came meanwhile.
+// card -> {again}: a listing queued or out; `again` when a change came once it was out.
 const listing = new Map();
+// Cards waiting to be listed: a board opening with many covers asks a few at a time.
+const queue = [];
+const MAX_LISTING = 4;
+let out = 0;
 // card -> how many uploads are out.
 const uploading = new Map();
 let openId = null;
@@ -36,17 +42,33 @@ function summary(value) {
   return { count: items.length, images: items.filter((i) => i.image).length };
 }
 
+// Listings come one by one: the board is drawn once for those that came together.
+let drawTimer = null;
+function drawSoon() {
+  if (drawTimer !== null) return;
+  drawTimer = setTimeout(() => {
+    drawTimer = null;
+    render();
+    renderAttachments();
+  }, 20);
+}
+
 // --- reading ----------------------------------------------------------------------------------
 
 // Every card's value, after the board's first load and after a resync.
 export async function loadAttachments() {
   const ids = state.cards.map((c) => c.id);
+  const since = ids.map((id) => events.get(id) || 0);
   const values = await readAll(kanban.kv, ids.map((id) => PREFIX + id)).catch((err) => {
     reportError(err, "Reading the attachments");
-    return ids.map(() => undefined);
+    return null;
   });
-  held.clear();
-  ids.forEach((id, i) => values[i] !== undefined && held.set(id, summary(values[i])));
+  if (!values) return;
+  ids.forEach((id, i) => {
+    if ((events.get(id) || 0) !== since[i]) return; // an event since is as new or newer
+    if (values[i] === undefined) held.delete(id);
+    else held.set(id, summary(values[i]));
+  });
   for (const id of [...listed.keys()]) refresh(id);
   if (openId) refresh(openId);
   render();
@@ -56,6 +78,7 @@ export async function loadAttachments() {
 export async function onAttachmentChanges(changes) {
   for (const change of changes) {
     const id = change.key.slice(PREFIX.length);
+    events.set(id, (events.get(id) || 0) + 1);
     if (change.deleted === true) held.delete(id);
     else if ("value" in change) held.set(id, summary(change.value));
     else held.set(id, summary(await kanban.kv.getValue(change.key).catch(() => undefined)));
@@ -64,27 +87,36 @@ export async function onAttachmentChanges(changes) {
   render();
 }
 
-// Lists the card's attachments (again, once more, if a change comes while it is out).
+// Lists the card's attachments (once more if a change comes while it is out).
 function refresh(id) {
-  const out = listing.get(id);
-  if (out) return void (out.again = true);
-  const job = { again: false };
-  listing.set(id, job);
-  kanban.attachments
-    .list(THIS_PROJECT, id)
-    .then((items) => listed.set(id, { items: items.map(normalize), at: Date.now() }))
-    .catch((err) => {
-      listed.set(id, { items: [], at: Date.now() });
-      if (id === openId) reportError(err, "Listing the attachments");
-    })
-    .finally(() => {
-      listing.delete(id);
-      if (job.again) refresh(id);
-      else {
-        render();
-        renderAttachments();
-      }
-    });
+  const job = listing.get(id);
+  if (job) return void (job.again = job.started);
+  listing.set(id, { again: false, started: false });
+  queue.push(id);
+  pump();
+}
+
+function pump() {
+  while (out < MAX_LISTING && queue.length) {
+    const id = queue.shift();
+    const job = listing.get(id);
+    job.started = true;
+    out++;
+    kanban.attachments
+      .list(THIS_PROJECT, id)
+      .then((items) => listed.set(id, { items: items.map(normalize), at: Date.now() }))
+      .catch((err) => {
+        listed.set(id, { items: [], at: Date.now() });
+        if (id === openId) reportError(err, "Listing the attachments");
+      })
+      .finally(() => {
+        out--;
+        listing.delete(id);
+        if (job.again) refresh(id);
+        drawSoon();
+        pump();
+      });
+  }
 }
 
 const text = (v) => (typeof v === "string" ? v : "");
