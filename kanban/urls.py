@@ -6,7 +6,7 @@ from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.api.attachments import AttachmentDownloadView
-from kanban.web import dashboard, imports, inbox, invites, views
+from kanban.web import dashboard, imports, inbox, invites, preferences, views
 
 #: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
 board_patterns = [
@@ -15,6 +15,7 @@ board_patterns = [
     path("invites", invites.invite_new, name="board-invites"),
     path("invites/<int:invite_id>/revoke", invites.invite_end, name="board-invite-revoke"),
     path("archive", dashboard.board_archive, name="board-archive"),
+    path("color", dashboard.board_color_choose, name="board-color"),
     path("delete", dashboard.board_delete, name="board-delete"),
     path("leave", dashboard.board_leave, name="board-leave"),
 ]
@@ -37,6 +38,8 @@ urlpatterns = [
         name="notification-open",
     ),
     path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
+    path("inbox/list", inbox.inbox_list, name="inbox-list"),
+    path("preferences/color-scheme", preferences.color_scheme, name="color-scheme"),
     path("offers/<int:offer_id>/accept", inbox.offer_yes, name="offer-accept"),
     path("offers/<int:offer_id>/decline", inbox.offer_no, name="offer-decline"),
     path("healthz", views.healthz, name="healthz"),

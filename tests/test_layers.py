@@ -40,6 +40,7 @@ BOTTOM_UP: Final = (
         "kanban.api kanban.bridge kanban.mcp kanban.web kanban.admin kanban.management",
         "are the ways in: REST, the websocket bridge, MCP, pages, admin and the command line",
     ),
+    layer("kanban.templatetags", "draws what the pages share: dates, faces"),
     layer("kanban", "is the project shell that wires the ways in together"),
 )
 

@@ -6,7 +6,6 @@ Plain forms that work without JavaScript; each view parses, calls one service an
 from __future__ import annotations
 
 import functools
-import zlib
 from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
@@ -22,13 +21,15 @@ from kanban.access.memberships import Member, members_list
 from kanban.accounts.invites import MAX_DAYS, MAX_USES, invites_list
 from kanban.data.board.search import cards_search
 from kanban.data.demo import demo_is_loaded
-from kanban.data.members import member_leave, member_set, offers_mine, offers_of_board
-from kanban.data.notifications import notifications_list
+from kanban.data.members import member_leave, member_set, offers_of_board
 from kanban.models import Role
 from kanban.projects import boards
+from kanban.projects.appearance import BOARD_COLORS, board_color, project_color_set
 from kanban.projects.board_templates import TEMPLATE_LABELS, Template, board_create
 from kanban.projects.lifecycle import project_archive, project_delete_by_owner
 from kanban.projects.listing import Listed, Sort, projects_listed
+from kanban.web.avatars import avatar
+from kanban.web.inbox import inbox_context
 from kanban.web.views import board_not_found
 from storage.errors import ErrorCode, KanbanError
 
@@ -61,8 +62,6 @@ def refusals_rendered(view: Any) -> Any:
     return wrapped
 
 
-#: The newest notifications the dashboard lists (REST pages through all of them).
-INBOX_SHOWN = 20
 #: The cards a dashboard search shows (REST pages through all of them).
 CARDS_SHOWN = 20
 
@@ -71,17 +70,15 @@ TILE_AVATARS = 5
 
 
 def _avatar(member: Member) -> dict[str, Any]:
-    words = member.display_name.split()
-    initials = "".join(word[0] for word in words[:2]).upper() or member.username[:1].upper()
-    # A stable colour per person, so the same face looks the same on every tile.
-    hue = zlib.crc32(member.username.encode()) % 360
-    return {"member": member, "initials": initials, "hue": hue}
+    # kanban.web.avatars: the same face for the person on every page and in the Board.
+    return avatar(username=member.username, display_name=member.display_name, member=member)
 
 
 def _tile(item: Listed) -> dict[str, Any]:
     avatars = [_avatar(member) for member in item.members]
     return {
         "project": item.project,
+        "color": BOARD_COLORS[board_color(item.project)],
         "role": item.role,
         "avatars": avatars[:TILE_AVATARS],
         "more": max(0, len(avatars) - TILE_AVATARS),
@@ -136,9 +133,7 @@ def _dashboard(
         templates=[(value, *TEMPLATE_LABELS[value]) for value in Template],
         form=form,
         deleted=request.GET.get("deleted", ""),
-        inbox=notifications_list(user=request.user, limit=INBOX_SHOWN),
-        offers=offers_mine(user=request.user),
-        offer_gone=request.GET.get("offer") == "gone",
+        **inbox_context(request),
         left=request.GET.get("left", ""),
         **_card_search(request, context["query"]),
         **extra,
@@ -226,6 +221,7 @@ def _members_page(
     leave_error: str | None = None,
     invite_error: dict[str, Any] | None = None,
     invite_link: dict[str, str] | None = None,
+    color_error: str | None = None,
 ) -> HttpResponse:
     listed = members_list(user=request.user, project_id=project.id)
     mine = next((m.role for m in listed if m.user_id == request.user.pk), None)
@@ -252,9 +248,32 @@ def _members_page(
         "revoked": request.GET.get("revoked") == "1",
         "invite_limits": {"days": MAX_DAYS, "uses": MAX_USES},
         "invite_email": settings.KANBAN_EMAIL_ENABLED,
+        "colors": BOARD_COLORS,
+        "color": board_color(project),
+        "color_chosen": project.color,
+        "color_error": color_error,
+        "color_saved": request.GET.get("color") == "saved",
     }
-    refused = any(e is not None for e in (error, delete_error, invite_error, leave_error))
+    errors = (error, delete_error, invite_error, leave_error, color_error)
+    refused = any(e is not None for e in errors)
     return render(request, "kanban/members.html", context, status=400 if refused else 200)
+
+
+@login_required
+@require_POST
+@refusals_rendered
+def board_color_choose(request: HttpRequest, project_id: UUID) -> HttpResponse:
+    """An owner picks the board's colour for its tile (empty: its default again)."""
+    project = _board_or_404(request, project_id)
+    try:
+        project_color_set(
+            actor=request.user, project_id=project.id, color=request.POST.get("color", "")
+        )
+    except KanbanError as refused:
+        if refused.code != ErrorCode.INVALID_ARGUMENT:
+            raise _PageRefused(refused) from None
+        return _members_page(request, project, color_error=refused.message)
+    return redirect(reverse("board-members", args=[project.id]) + "?color=saved")
 
 
 @login_required

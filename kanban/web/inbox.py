@@ -9,23 +9,54 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
 
-from kanban.data.members import offer_accept, offer_decline
-from kanban.data.notifications import inbox_unread, notification_open, notifications_read
+from kanban.accounts.preferences import color_scheme_of
+from kanban.data.members import offer_accept, offer_decline, offers_mine
+from kanban.data.notifications import (
+    inbox_unread,
+    notification_open,
+    notifications_list,
+    notifications_read,
+)
 from storage.errors import KanbanError
 
 INBOX = "/#inbox"
 #: Where an offer that is no longer open sends its answer: the inbox, which says so.
 OFFER_GONE = "/?offer=gone#inbox"
+#: The newest notifications the dashboard lists (REST pages through all of them).
+INBOX_SHOWN = 20
 
 
 def inbox_count(request: HttpRequest) -> dict[str, Any]:
-    """Context processor: the top bar's unread count, for a signed-in person."""
+    """Context processor: what every page's top bar needs of a signed-in person: the
+    unread count and the colour scheme they chose (kanban.accounts.preferences)."""
     if not getattr(request.user, "is_authenticated", False):
         return {}
-    return {"inbox_unread": inbox_unread(user=request.user)}
+    return {
+        "inbox_unread": inbox_unread(user=request.user),
+        "color_scheme": color_scheme_of(user=request.user),
+    }
+
+
+def inbox_context(request: HttpRequest) -> dict[str, Any]:
+    """The dashboard's inbox list (``templates/kanban/includes/inbox.html``)."""
+    return {
+        "inbox": notifications_list(user=request.user, limit=INBOX_SHOWN),
+        "offers": offers_mine(user=request.user),
+        "offer_gone": request.GET.get("offer") == "gone",
+    }
+
+
+@login_required
+@require_GET
+@never_cache
+def inbox_list(request: HttpRequest) -> HttpResponse:
+    """The dashboard's inbox list alone: ``static/kanban/dashboard.js`` fetches it when the
+    inbox socket says the inbox changed, so the list is as current as the count."""
+    return render(request, "kanban/includes/inbox.html", inbox_context(request))
 
 
 @login_required

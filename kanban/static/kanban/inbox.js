@@ -1,5 +1,6 @@
 // The top bar's inbox count, kept current while the page is open: the server sends
-// {"unread": n} over /ws/inbox/ when it opens and whenever the person's inbox changes.
+// {"unread": n} over /ws/inbox/ when it opens and whenever the person's inbox changes;
+// each count is announced to the page as a "kanban:inbox" event.
 (function () {
   "use strict";
   const link = document.getElementById("inbox-count");
@@ -13,6 +14,8 @@
     link.setAttribute("aria-label", "Inbox, " + unread + " unread");
     badge.textContent = String(unread);
     badge.hidden = unread === 0;
+    // The dashboard's list (dashboard.js) draws itself again when the count moves.
+    document.dispatchEvent(new CustomEvent("kanban:inbox", { detail: { unread } }));
   }
 
   function connect() {
