@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.conf import settings
@@ -17,9 +18,12 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kanban.access.context import plugin_context
+from kanban.accounts.preferences import color_scheme_of
 from kanban.data import configurations
 from kanban.observability.metrics import REGISTRY, sample_db_pool
 from kanban.projects import boards
+from kanban.projects.appearance import BOARD_COLORS, board_color
+from kanban.web.avatars import avatar
 from kanban.web.security import (
     PLUGIN_SANDBOX,
     host_csp,
@@ -29,6 +33,9 @@ from kanban.web.security import (
     plugin_url,
 )
 from storage.errors import KanbanError
+
+#: How many members' faces the board's top bar shows before "+N".
+BAR_FACES = 4
 
 
 @require_GET
@@ -77,15 +84,25 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
         # URL pattern to a person just removed from the board).
         return board_not_found(request)
     active = configurations.configuration_active(user=request.user, project_id=project.id)
+    shared = plugin_context(user=request.user, project_id=project.id)
+    faces = [
+        avatar(username=member["username"], display_name=member["displayName"])
+        for member in shared["members"]
+    ]
     context = {
         "project": project,
+        "board_color": BOARD_COLORS[board_color(project)],
+        "faces": faces[:BAR_FACES],
+        "faces_more": max(0, len(faces) - BAR_FACES),
         "plugin_sandbox": PLUGIN_SANDBOX,
         "board_data": {
             "projectId": str(project.id),
             "name": project.name,
-            "pluginUrl": plugin_url(project.id, project.kanban_entry),
+            "pluginUrl": _with_scheme(
+                plugin_url(project.id, project.kanban_entry), color_scheme_of(user=request.user)
+            ),
             "configuration": active.for_bridge(),
-            "context": plugin_context(user=request.user, project_id=project.id),
+            "context": shared,
             "limits": {
                 "valueBytes": settings.KANBAN_MAX_VALUE_BYTES,
                 "documentBytes": settings.KANBAN_MAX_DOCUMENT_BYTES,
@@ -96,6 +113,13 @@ def board(request: HttpRequest, project_id: UUID) -> HttpResponse:
     response = render(request, "kanban/board.html", context)
     response["Content-Security-Policy"] = host_csp(request)
     return response
+
+
+def _with_scheme(url: str, scheme: str) -> str:
+    """The plugin page's address, telling it the colour scheme the person chose (``?colorScheme=
+    dark|light``; bridge_js/README.md): a cross-origin frame's prefers-color-scheme is the
+    device's, not the page's. No parameter while they follow the device."""
+    return url if scheme == "system" else f"{url}?{urlencode({'colorScheme': scheme})}"
 
 
 def board_not_found(request: HttpRequest) -> HttpResponse:

@@ -89,7 +89,8 @@ def test_switching_configurations_in_the_picker_changes_the_boards_view_without_
     expect(person.plugin.get_by_test_id("card-title")).to_have_count(5)
     expect(person.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-comfortable\b"))
 
-    picker = person.page.get_by_role("combobox", name="Configuration")
+    person.page.get_by_test_id("view-menu-button").click()  # the views: the bar's View menu
+    picker = person.page.get_by_role("combobox", name="Views")
     picker.select_option(label="Bolts")
     expect(person.plugin.locator("body")).to_have_class(re.compile(r"\bdensity-compact\b"))
     expect(person.plugin.get_by_test_id("filter-input")).to_have_value("bolt")
@@ -119,7 +120,8 @@ def test_a_configuration_switch_reads_nothing_and_a_late_save_does_not_cross_it(
     )
     log = FrameLog()
     person = open_board("alice", route=log.route)
-    picker = person.page.get_by_role("combobox", name="Configuration")
+    person.page.get_by_test_id("view-menu-button").click()  # the views: the bar's View menu
+    picker = person.page.get_by_role("combobox", name="Views")
     picker.select_option(label="Old")
     expect(person.plugin.get_by_test_id("filter-input")).to_have_value("bolt")
     person.plugin.get_by_test_id("filter-input").fill("bolts and nuts")  # saved after 400 ms
@@ -412,7 +414,7 @@ def test_on_a_390_pixel_phone_every_top_bar_control_is_on_screen(
     page = alice.page
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     controls = page.locator("header.top").locator("a, button, select")
-    assert controls.count() >= 7  # brand, picker, its four buttons, Admin?, Log out
+    assert controls.count() >= 7  # brand, views, their four actions, appearance, Log out
     for index in range(controls.count()):
         control = controls.nth(index)
         if not control.is_visible():

@@ -1,6 +1,7 @@
-"""A person switches named configurations in the board's picker, in Chromium against a real
-daphne worker: the sandboxed plugin (tests/browser/plugins/configuration_probe) sees each
-switch through the bridge without a page reload, and the choice survives a reload."""
+"""A person switches named configurations (the board's views, behind its View menu), in
+Chromium against a real daphne worker: the sandboxed plugin
+(tests/browser/plugins/configuration_probe) sees each switch through the bridge without a
+page reload, and the choice survives a reload."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def board(alice: User) -> Project:
 def open_board(page: Page, board: Project) -> FrameLocator:
     page.goto(f"/boards/{board.id}/")
     expect(page.locator("#bridge-status")).to_have_text("Live")
-    expect(page.get_by_role("combobox", name="Configuration")).to_be_enabled()
+    # The views are behind the bar's View menu, which names the active one.
+    page.get_by_test_id("view-menu-button").click()
+    expect(page.get_by_role("combobox", name="Views")).to_be_enabled()
     return page.frame_locator("#plugin-frame")
 
 
@@ -77,14 +80,14 @@ def test_alice_creates_and_switches_configurations_without_a_reload(
     )
     login(page, "alice", PASSWORD)
     plugin = open_board(page, board)
-    picker = page.get_by_role("combobox", name="Configuration")
+    picker = page.get_by_role("combobox", name="Views")
     expect_plugin_shows(plugin, id="default", name="Default")
     expect(picker.locator("option")).to_have_text(["Default", "Team"])
     mark_document(page)
 
     # New: a small dialog, Enter to confirm; the board switches to what it created.
-    page.get_by_role("button", name="New").click()
-    dialog = page.get_by_role("dialog", name="New configuration")
+    page.get_by_role("button", name="Save as new view").click()
+    dialog = page.get_by_role("dialog", name="Save as new view")
     expect(dialog).to_be_visible()
     expect(dialog.get_by_label("Name")).to_be_focused()
     dialog.get_by_label("Name").fill("Sprint 12")
@@ -126,18 +129,18 @@ def test_rename_duplicate_and_delete_from_the_keyboard(
 ) -> None:
     login(page, "alice", PASSWORD)
     plugin = open_board(page, board)
-    picker = page.get_by_role("combobox", name="Configuration")
-    rename = page.get_by_role("button", name="Rename")
-    delete = page.get_by_role("button", name="Delete")
+    picker = page.get_by_role("combobox", name="Views")
+    rename = page.get_by_role("button", name="Rename view")
+    delete = page.get_by_role("button", name="Delete view")
     # The built-in default cannot be renamed or deleted.
     expect(rename).to_be_disabled()
     expect(delete).to_be_disabled()
     mark_document(page)
 
-    # Tab order: the select, then New.
+    # Tab order: the select, then Save as new view.
     picker.focus()
     page.keyboard.press("Tab")
-    expect(page.get_by_role("button", name="New")).to_be_focused()
+    expect(page.get_by_role("button", name="Save as new view")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_role("dialog").get_by_label("Name")).to_be_focused()
     page.keyboard.type("Mine")
@@ -147,12 +150,12 @@ def test_rename_duplicate_and_delete_from_the_keyboard(
     # The dialog closes once the list is read again, a moment after the plugin has switched:
     # as a person would, wait for it (a key pressed before goes to the closing dialog).
     expect(page.get_by_role("dialog")).to_have_count(0)
-    expect(page.get_by_role("button", name="New")).to_be_focused()
+    expect(page.get_by_role("button", name="Save as new view")).to_be_focused()
 
     # Escape leaves a dialog without changing anything and gives focus back.
     rename.focus()
     page.keyboard.press("Enter")
-    dialog = page.get_by_role("dialog", name="Rename Mine")
+    dialog = page.get_by_role("dialog", name="Rename view Mine")
     expect(dialog.get_by_label("Name")).to_have_value("Mine")
     expect(dialog.get_by_label("Name")).to_be_focused()
     page.keyboard.type("Ignored")
@@ -187,7 +190,7 @@ def test_rename_duplicate_and_delete_from_the_keyboard(
 
     # Deleting the active one falls back to the default, in the plugin too.
     delete.click()
-    confirm = page.get_by_role("dialog", name="Delete configuration")
+    confirm = page.get_by_role("dialog", name="Delete view")
     expect(confirm).to_contain_text("Ours (copy)")
     expect(confirm.get_by_role("button", name="Cancel")).to_be_focused()
     confirm.get_by_role("button", name="Delete").click()

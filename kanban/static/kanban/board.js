@@ -54,6 +54,17 @@
     },
   });
   addEventListener("hashchange", () => host.setPage(page()));
+  // The person chose another colour scheme in the top bar: the plugin's page starts again
+  // with it in its address (?colorScheme=; none while following the device, whose
+  // prefers-color-scheme the frame has already).
+  document.addEventListener("kanban:color-scheme", (event) => {
+    if (iframe.hidden) return;
+    const url = new URL(iframe.src);
+    const { scheme } = /** @type {CustomEvent} */ (event).detail;
+    if (scheme === "system") url.searchParams.delete("colorScheme");
+    else url.searchParams.set("colorScheme", scheme);
+    if (url.href !== iframe.src) iframe.src = url.href;
+  });
   const picker = window.KanbanConfigurations.mount({
     root: document.getElementById("config-picker"),
     projectId: data.projectId,

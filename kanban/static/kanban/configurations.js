@@ -1,4 +1,4 @@
-// The board's configuration picker: the person's own named configurations of this board.
+// The board's View menu: the person's own named configurations of this board ("views").
 //
 // The selected entry is always the active configuration. Switching tells the server first
 // (so the choice survives a reload), then the plugin through the host relay, without a
@@ -6,7 +6,7 @@
 // back to Default, as the server does.
 //
 // window.KanbanConfigurations.mount({root, projectId, active, onSwitch}) wires the markup
-// in templates/kanban/board.html; onSwitch({id, name, values}) is called on every change
+// in templates/kanban/board.html (the menu's button names the active view); onSwitch({id, name, values}) is called on every change
 // of the active configuration (board.js passes host.setConfiguration).
 (function () {
   "use strict";
@@ -61,6 +61,8 @@
       base + encodeURIComponent(id || DEFAULT_IN_URL) + "/" + (action ? action + "/" : "");
 
     const select = root.querySelector("select");
+    const summary = root.querySelector("summary");
+    const currentName = root.querySelector(".view-current");
     const message = root.querySelector(".config-message");
     const buttons = {};
     for (const button of root.querySelectorAll("button[data-action]")) {
@@ -74,9 +76,13 @@
     let items = [{ ...current, active: true }];
     let loaded = false;
 
+    // A note under the bar; what went well fades after a while, a failure stays.
+    let fade = 0;
     const say = (text, kind) => {
+      clearTimeout(fade);
       message.textContent = text;
       message.dataset.kind = kind || "info";
+      if (kind !== "error") fade = setTimeout(() => (message.textContent = ""), 6000);
     };
 
     function render() {
@@ -89,6 +95,8 @@
           return option;
         }),
       );
+      currentName.textContent = current.name;
+      summary.setAttribute("aria-label", "View: " + current.name);
       select.disabled = !loaded;
       buttons.new.disabled = buttons.duplicate.disabled = !loaded;
       // The built-in default cannot be renamed or deleted.
@@ -116,7 +124,7 @@
         if (serverActive && serverActive.id !== current.id) apply(serverActive);
         else render();
       } catch (err) {
-        say("Configurations could not be loaded: " + err.message, "error");
+        say("Views could not be loaded: " + err.message, "error");
       }
     }
 
@@ -179,7 +187,8 @@
         // dialog before it arrives, and that new opening must keep its handler and focus.
         if (dialog.open) return;
         submitHandler = null;
-        const back = opener && opener.isConnected && !opener.disabled ? opener : select;
+        const usable = (el) => el && el.isConnected && !el.disabled && el.checkVisibility();
+        const back = usable(opener) ? opener : usable(select) ? select : summary;
         opener = null;
         back.focus();
       });
@@ -218,8 +227,8 @@
 
     buttons.new.addEventListener("click", () =>
       askName({
-        title: "New configuration",
-        action: "Create",
+        title: "Save as new view",
+        action: "Save",
         run: async (name) => {
           const created = await request("POST", base, { name });
           await switchTo(created.id);
@@ -230,7 +239,7 @@
 
     buttons.rename.addEventListener("click", () =>
       askName({
-        title: "Rename " + current.name,
+        title: "Rename view " + current.name,
         action: "Rename",
         value: current.name,
         run: async (name) => {
@@ -258,7 +267,7 @@
     buttons.delete.addEventListener("click", () => {
       const doomed = current;
       deleteDialog.querySelector("#config-delete-text").textContent =
-        "Delete \u201c" + doomed.name + "\u201d? The board switches back to Default.";
+        "Delete the view \u201c" + doomed.name + "\u201d? The board goes back to Default.";
       openDialog(deleteDialog, async () => {
         const result = await request("DELETE", urlOf(doomed.id));
         items = items.filter((item) => item.id !== doomed.id);
