@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from kanban.api import (
     attachments,
     board_archives,
+    card_transfers,
     configurations,
     entrypoints,
     invites,
@@ -92,6 +93,16 @@ urlpatterns = [
         project + "attachments/<str:attachment_id>",
         attachments.AttachmentView.as_view(),
         name="api-attachment",
+    ),
+    path(
+        project + "cards/<str:card>/copy",
+        card_transfers.CardCopyView.as_view(),
+        name="api-card-copy",
+    ),
+    path(
+        project + "cards/<str:card>/move",
+        card_transfers.CardMoveView.as_view(),
+        name="api-card-move",
     ),
     path(project + "invites/", invites.InviteListView.as_view(), name="api-invites"),
     path(project + "invites/<int:invite_id>", invites.InviteView.as_view(), name="api-invite"),

@@ -1,0 +1,97 @@
+"""REST endpoints that copy or move a card to another Board (``kanban.data.board.
+card_transfer``). Thin: parse, call the service, render."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kanban.accounts.tokens import access_token_scope
+from kanban.api.kv import ERRORS
+from kanban.api.provenance import WRITE_HEADERS, rest_provenance
+from kanban.data.board import card_transfer
+from kanban.models import ApiToken
+from storage.errors import invalid_argument
+
+TAGS = ["cards"]
+
+
+class TransferSerializer(serializers.Serializer[Any]):
+    targetProject = serializers.UUIDField(help_text="the Board the card goes to")
+    column = serializers.CharField(
+        required=False,
+        help_text="a column of the target (default: one of the same id there, else its first)",
+    )
+
+
+ANSWER = OpenApiResponse(
+    response=OpenApiTypes.OBJECT,
+    description='{"projectId","card","column","moved","comments","attachments","assignees"}: '
+    "the new card on the target",
+)
+
+
+def _target(request: Request) -> tuple[UUID, str | None]:
+    body = request.data if isinstance(request.data, dict) else {}
+    try:
+        target = UUID(str(body.get("targetProject")))
+    except ValueError:
+        raise invalid_argument("targetProject is a board's id", field="targetProject") from None
+    column = body.get("column")
+    if column is not None and not isinstance(column, str):
+        raise invalid_argument("column is a column id", field="column")
+    if isinstance(request.auth, ApiToken):
+        # The URL's project is checked by TokenScopePermission; the target is a second one.
+        access_token_scope(token=request.auth, project_id=target, write=True)
+    return target, column
+
+
+def _transfer(request: Request, project_id: UUID, card: str, *, move: bool) -> Response:
+    target, column = _target(request)
+    service = card_transfer.card_move if move else card_transfer.card_copy
+    done = service(
+        user=request.user,
+        project_id=project_id,
+        card=card,
+        target_project_id=target,
+        column=column,
+        provenance=rest_provenance(request),
+    )
+    return Response(done, status=201)
+
+
+class CardCopyView(APIView):
+    @extend_schema(
+        operation_id="cards_copy",
+        tags=TAGS,
+        parameters=WRITE_HEADERS,
+        request=TransferSerializer,
+        description="Copy the card to a Board you can write (this one too), with its comments, "
+        "checklist and attachments (files copied, counted in the target's quota). Needs read "
+        "on this board.",
+        responses={201: ANSWER, **ERRORS},
+    )
+    def post(self, request: Request, project_id: UUID, card: str) -> Response:
+        return _transfer(request, project_id, card, move=False)
+
+
+class CardMoveView(APIView):
+    @extend_schema(
+        operation_id="cards_move",
+        tags=TAGS,
+        parameters=WRITE_HEADERS,
+        request=TransferSerializer,
+        description="Move the card to another Board you can write, with its comments, checklist "
+        "and attachments: it leaves this board in the same commit (its files' bytes come back "
+        "to this board's quota). Needs read and write here: a guest cannot move a card.",
+        responses={201: ANSWER, **ERRORS},
+    )
+    def post(self, request: Request, project_id: UUID, card: str) -> Response:
+        return _transfer(request, project_id, card, move=True)
