@@ -49,7 +49,7 @@ from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import board_archive_marker, dataset_value, project_root
 from storage.usage import text_bytes
-from storage.writes import ExpectedSeq, SetValue, Write, set_value
+from storage.writes import ANY, ExpectedSeq, SetValue, Write, delete_value, set_value
 
 #: Values read back per round trip when a board is imported again.
 READ_CHUNK: Final = 500
@@ -94,6 +94,8 @@ class _Board:
     package: dict[str, Any]
     members: list[tuple[str, Role]]
     values: dict[str, dict[str, Any]]
+    #: Each value's kept versions before its current one, oldest first (``--history``).
+    history: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> ArchiveReport:
@@ -132,7 +134,9 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
         "import": "board-archive",
         "archivedBoard": board.id,
     }
-    writes = _writes(project_id, board, current=current, source=source)
+    # Kept versions come back only into a board the import makes: one it updates has its
+    # own history since.
+    writes = _writes(project_id, board, current=current, source=source, replay=project is None)
     _check_quota(writes, file_bytes=incoming.added)
     counts = {**_counts(board, files), "attachments": incoming.count}
     offered, not_here = _people(board, actor=actor, project=project)
@@ -214,6 +218,7 @@ def _check_board(raw: dict[str, Any], *, version: int) -> _Board:
     if not isinstance(values, dict) or set(values) != set(DOMAINS):
         raise invalid_argument(f"board.json: values holds {' and '.join(DOMAINS)}", field="values")
     checked: dict[str, dict[str, Any]] = {}
+    history: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for domain in DOMAINS:
         entries = values[domain]
         if not isinstance(entries, list) or not all(
@@ -231,6 +236,8 @@ def _check_board(raw: dict[str, Any], *, version: int) -> _Board:
             if domain == "kv" and version == 1 and is_attachments_key(item["key"]):
                 continue
             checked[domain][item["key"]] = item["value"]
+            if not is_attachments_key(item["key"]):  # their ids name files no longer there
+                history[(domain, item["key"])] = _check_history(item.get("history"), item["key"])
     return _Board(
         id=board_id,
         name=check_project_name(board.get("name")),
@@ -239,7 +246,27 @@ def _check_board(raw: dict[str, Any], *, version: int) -> _Board:
         package=board["package"],
         members=checked_members,
         values=checked,
+        history={name: versions for name, versions in history.items() if versions},
     )
+
+
+def _check_history(raw: object, key: str) -> list[dict[str, Any]]:
+    """A value's kept versions as the export lists them (newest first, the current value
+    among them), checked: the older ones, oldest first."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(
+        isinstance(version, dict)
+        and isinstance(version.get("deleted"), bool)
+        and (version["deleted"] or "value" in version)
+        and isinstance(version.get("source") or {}, dict)
+        for version in raw
+    ):
+        raise invalid_argument(
+            f"board.json: {key}'s history is a list of {{value, deleted, source, writtenAt}}",
+            field="values",
+        )
+    return list(reversed(raw[1:]))
 
 
 def _board_of(*, actor: Any, marker: engine.StoredValue | None) -> Project | None:
@@ -299,7 +326,11 @@ def _writes(
     *,
     current: dict[tuple[str, str], engine.StoredValue | None],
     source: dict[str, Any],
+    replay: bool = False,
 ) -> list[Write]:
+    """The import's writes: each value the archive holds; with ``replay``, a value the board
+    does not hold yet is preceded by its kept versions, so its Activity shows the edits
+    made before it was exported (who made them, and when, in each version's source)."""
     keep, limit = int(settings.KANBAN_HISTORY_REVISIONS), int(settings.KANBAN_MAX_VALUE_BYTES)
     writes: list[Write] = []
     for domain in DOMAINS:
@@ -307,6 +338,16 @@ def _writes(
             stored = current.get((domain, key))
             expected: ExpectedSeq = None if stored is None else stored.seq
             merged = _merged(key, value, current) if domain == "kv" else value
+            if replay and stored is None:
+                older = _replayed(
+                    dataset_value(project_id, domain, key),
+                    board.history.get((domain, key), []),
+                    source=source,
+                    keep=keep,
+                )
+                if older:
+                    writes += older
+                    expected = ANY
             try:
                 writes.append(
                     set_value(
@@ -320,6 +361,34 @@ def _writes(
                 )
             except KanbanError as error:
                 raise KanbanError(error.code, f"{key}: {error.message}", **error.details) from None
+    return writes
+
+
+def _replayed(
+    address: Any, versions: list[dict[str, Any]], *, source: dict[str, Any], keep: int
+) -> list[Write]:
+    """Writes that keep ``versions`` (oldest first) as the key's history, each under its
+    original source with the date it was written; the first one creates the key."""
+    writes: list[Write] = []
+    for version in versions[-(keep - 1) :] if keep > 1 else []:
+        replayed = {
+            **(version.get("source") or {}),
+            "replayedBy": source,
+            "writtenAt": version.get("writtenAt"),
+        }
+        if version["deleted"]:
+            if writes:  # a deletion before anything was written is nothing to keep
+                writes.append(delete_value(address, source=replayed, keep=keep))
+            continue
+        writes.append(
+            set_value(
+                address,
+                version["value"],
+                expected_seq=None if not writes else ANY,
+                source=replayed,
+                keep=keep,
+            )
+        )
     return writes
 
 
