@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from playwright.sync_api import BrowserContext, FloatRect, Page, ViewportSize, expect
+from playwright.sync_api import (
+    BrowserContext,
+    FloatRect,
+    Page,
+    ViewportSize,
+    expect,
+)
+from playwright.sync_api import (
+    Error as PlaywrightError,
+)
 
 from kanban.models import Project
 from kanban.projects.appearance import BOARD_COLORS, board_color
@@ -79,16 +88,23 @@ def background(page: Page) -> str:
 
 def plugin_prefers_dark(page: Page) -> bool:
     """The rule bridge_js/README.md gives plugin authors: the page's ?colorScheme= when the
-    person chose one, else the frame's prefers-color-scheme (the device's)."""
-    frame = page.frame(url=lambda url: "/plugins/" in url)
-    assert frame is not None
-    return bool(
-        frame.evaluate(
-            "(new URLSearchParams(location.search).get('colorScheme')"
-            " || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'))"
-            " === 'dark'"
-        )
+    person chose one, else the frame's prefers-color-scheme (the device's). Asked again
+    while the frame is between documents (a new choice reloads it)."""
+    rule = (
+        "(new URLSearchParams(location.search).get('colorScheme')"
+        " || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'))"
+        " === 'dark'"
     )
+    deadline = time.monotonic() + 10
+    while True:
+        frame = page.frame(url=lambda url: "/plugins/" in url)
+        try:
+            assert frame is not None
+            return bool(frame.evaluate(rule))
+        except (AssertionError, PlaywrightError):
+            if time.monotonic() > deadline:
+                raise
+            page.wait_for_timeout(50)
 
 
 def shoot(page: Page, name: str) -> None:
