@@ -155,6 +155,7 @@ def test_alice_saves_renames_and_switches_views_from_the_view_menu(
     dialog.get_by_label("Name").press("Enter")
     expect(menu).to_have_text("View: My cards")
     expect(views.locator("option")).to_have_text(["Default", "My cards"])
+    shoot(page, "host-view-menu")
 
     page.get_by_role("button", name="Rename view").click()
     rename = page.get_by_role("dialog", name="Rename view My cards")
