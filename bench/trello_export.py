@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from typing import Any
 
 COLOURS = ("green", "yellow", "orange", "red", "purple", "blue", "sky", "lime", "pink", "black")
@@ -18,7 +19,9 @@ def export_bytes(
     """``cards`` cards over ``lists`` lists, ``items`` checklist items and ``comments``
     ``commentCard`` actions spread over them (by three members), each card's description
     ``description_bytes`` long (the knob for the file's size)."""
-    ids = itertools.count(1)
+    # A board of its own each time: an import of the same Trello board would update the
+    # board an earlier run made (another person's, refused).
+    ids = itertools.count(int.from_bytes(os.urandom(8)) << 32)
 
     def new_id() -> str:
         return f"{next(ids):024x}"

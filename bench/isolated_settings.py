@@ -1,6 +1,7 @@
-"""The settings ``manage.py restore`` runs with in bench I2: the project's, the attachments'
-files in an empty folder of their own (``KANBAN_BENCH_ATTACHMENTS``), as on the fresh
-deployment a restore is made for (the project's folder holds the bench database's files)."""
+"""The settings of bench I2's deployments (the one backed up, the one restored into): the
+project's, with the attachments' files in a folder of their own (``KANBAN_BENCH_ATTACHMENTS``)
+beside a database of their own, so each is a whole deployment and nothing else (the project's
+folder holds the bench database's files)."""
 
 from __future__ import annotations
 
