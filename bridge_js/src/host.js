@@ -173,9 +173,11 @@ export function createHost(env) {
       const form = new FormData();
       form.append("card", request.key);
       if (request.alias) form.append("alias", request.alias);
-      form.append("file", file, name);
       let response, body;
       try {
+        // A copy of this page's: Chromium fails to send (ERR_ALPN_NEGOTIATION_FAILED) a
+        // Blob that came from the plugin's page as it is.
+        form.append("file", new Blob([await file.arrayBuffer()], { type: file.type }), name);
         response = await env.fetch(attachmentsUrl, {
           method: "POST",
           body: form,
