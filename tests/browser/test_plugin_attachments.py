@@ -13,11 +13,13 @@ it is sent, and nothing of it is written.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from PIL import Image
 from playwright.sync_api import BrowserContext, FrameLocator, Page, expect
 
@@ -38,8 +40,12 @@ TIMEOUT_MS = 15_000
 
 
 @pytest.fixture
-def probe() -> Project:
-    return project_import(path=PLUGINS / "attachments_probe")
+def probe() -> Iterator[Project]:
+    project = project_import(path=PLUGINS / "attachments_probe")
+    yield project
+    # The worker keeps files where the settings say (var/attachments), not in the test
+    # process's temporary folder: what this test attached goes with it.
+    shutil.rmtree(Path(settings.BASE_DIR) / "var" / "attachments" / str(project.id), True)
 
 
 @pytest.fixture
