@@ -20,7 +20,8 @@
   sent in the page, until the board's DOM has not changed for 300 ms (the time of its last
   change).
 - HEAP: the tab's JS heap (CDP ``JSHeapUsedSize`` of the host page and the plugin frame's
-  renderer) on the first viewer page after the changes.
+  renderer) on the first viewer page after the changes and a full collection (the heap
+  before it is in the note).
 
 Each change picks the top card of a column (and adds and moves put theirs on top), so a
 Board that draws only the visible part of a long column still has them in its DOM.
@@ -249,7 +250,8 @@ class SizeResult:
     outcomes: list[Outcome]
     sim: dict[str, list[float]]
     sim_missed: dict[str, int]
-    heap_mb: float | None
+    #: the first viewer's tab: used JS heap in MB, as it was and after a full collection
+    heap_mb: tuple[float, float] | None
     card_nodes: int
     u1: list[float] = field(default_factory=list)
     u1_nodes: int = 0
@@ -349,8 +351,7 @@ async def _size(
             finally:
                 await asyncio.to_thread(pool.close)
             sim, sim_missed = _sim_lags(report, outcomes)
-            metrics = await viewers[0].metrics()
-            heap = sum(m.get("JSHeapUsedSize", 0.0) for m in metrics) / 2**20 if metrics else None
+            heap = await viewers[0].heap_mb()
             nodes = await viewers[0].card_nodes()
             result = SizeResult(
                 board.cards,
@@ -515,11 +516,12 @@ def figures(result: SizeResult, *, largest: bool) -> list[Figure]:
         out.append(
             Figure(
                 f"HEAP {size}",
-                "the viewer tab's JS heap after the changes (CDP JSHeapUsedSize)",
+                "the viewer tab's JS heap after the changes and a full GC (CDP JSHeapUsedSize)",
                 "MB",
                 at_most(150) if big else None,
-                [result.heap_mb],
-                f"{result.card_nodes} card nodes in the DOM",
+                [result.heap_mb[1]],
+                f"before the collection {result.heap_mb[0]:.1f} MB;"
+                f" {result.card_nodes} card nodes in the DOM",
             )
         )
     if largest and result.u1:

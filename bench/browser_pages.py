@@ -247,6 +247,17 @@ class Viewer:
         for session in self.sessions:
             await session.send("Performance.enable")
 
+    async def heap_mb(self) -> tuple[float, float] | None:
+        """The tab's used JS heap in MB, as it is and after a full collection in each of its
+        renderers (what the Board keeps, not what it has not yet let go of)."""
+        if not self.sessions:
+            return None
+        before = sum(m.get("JSHeapUsedSize", 0.0) for m in await self.metrics())
+        for session in self.sessions:
+            await session.send("HeapProfiler.collectGarbage")
+        after = sum(m.get("JSHeapUsedSize", 0.0) for m in await self.metrics())
+        return before / 2**20, after / 2**20
+
     async def metrics(self) -> list[dict[str, float]]:
         got = []
         for session in self.sessions:
