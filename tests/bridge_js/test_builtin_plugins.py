@@ -499,7 +499,9 @@ def test_a_big_board_loads_in_a_few_requests_and_a_move_elsewhere_costs_no_read(
     board = stand.open()
     board.wait_for("boardDebug.state.cards.length === 1000")
     reads = [op for op in stand.world.ops() if op in ("get", "getMany")]
-    assert reads.count("getMany") <= 6 and reads.count("get") <= 4, reads
+    # Six batched reads for the cards and the board's own keys, and one per batch of
+    # 1,000 attachments:<card> values (a cover on a card's face needs its summary).
+    assert reads.count("getMany") <= 6 + 4 and reads.count("get") <= 4, reads
 
     before = len(stand.world.requests())
     stand.world.put(BOARD, "card:c7", a_card("c7", "done", ranks[7], title="Moved elsewhere"))
