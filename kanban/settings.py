@@ -511,6 +511,14 @@ KANBAN_NOTIFY_PER_MINUTE = env_int("KANBAN_NOTIFY_PER_MINUTE", 30, minimum=1)
 KANBAN_NOTIFY_PER_RECIPIENT_HOUR = env_int("KANBAN_NOTIFY_PER_RECIPIENT_HOUR", 100, minimum=1)
 # How long an inbox keeps a notification, read or not, before ``manage.py prune`` deletes it.
 KANBAN_NOTIFICATION_DAYS = env_int("KANBAN_NOTIFICATION_DAYS", 90, minimum=1)
+# Outgoing webhooks (kanban/webhooks): never to loopback, private, link-local, multicast or
+# reserved addresses unless this allows it (a receiver on the same machine or network).
+KANBAN_WEBHOOKS_ALLOW_PRIVATE = env_bool("KANBAN_WEBHOOKS_ALLOW_PRIVATE", default=False)
+# A failed delivery is tried again after base, 2x base, 4x base... seconds, at most this many
+# tries in all; a webhook is turned off after this many failed tries in a row.
+KANBAN_WEBHOOK_BACKOFF_SECONDS = env_float("KANBAN_WEBHOOK_BACKOFF_SECONDS", 30.0, minimum=0.0)
+KANBAN_WEBHOOK_ATTEMPTS = env_int("KANBAN_WEBHOOK_ATTEMPTS", 6, minimum=1)
+KANBAN_WEBHOOK_DISABLE_AFTER = env_int("KANBAN_WEBHOOK_DISABLE_AFTER", 15, minimum=1)
 KANBAN_DEMO_DATA = env_bool("KANBAN_DEMO_DATA", default=not PRODUCTION)
 # The esbuild that builds a TypeScript plugin (import_project, startplugin): this one only,
 # never one a package ships or one on PATH. The default is the pinned one `npm ci` installs
