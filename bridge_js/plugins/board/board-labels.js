@@ -31,11 +31,85 @@ export function normalizeLabelSet(value) {
 
 export const labelColour = (colours, label) => colours.get(fold(label)) || null;
 
+// --- changing the set (updaters for kv.updateValue: pure, may run more than once) ----------
+// A label's name is what cards carry, so it may not hold a comma (cards' labels are read as
+// a comma-joined list, board-core.js parseLabels) and is unique, case-blind, in the set.
+
+export const MAX_LABEL = 40;
+
+export class LabelProblem extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "LabelProblem";
+    this.code = code;
+  }
+}
+
+// The name as stored, or a LabelProblem saying why not.
+export function labelName(text) {
+  const name = String(text || "").trim().replace(/\s+/g, " ");
+  if (!name) throw new LabelProblem("invalid_argument", "A label needs a name.");
+  if (name.includes(",")) throw new LabelProblem("invalid_argument", "A label's name cannot hold a comma.");
+  if (name.length > MAX_LABEL) throw new LabelProblem("invalid_argument", "A label's name is at most " + MAX_LABEL + " characters.");
+  return name;
+}
+
+const entries = (value) =>
+  (Array.isArray(value) ? value : []).filter((e) => e && typeof e === "object" && typeof e.name === "string" && e.name.trim());
+
+// Adds {name, color}; a name already in the set (any case) is refused.
+export const addLabel = (name, color) => (current) => {
+  const list = entries(current);
+  if (!LABEL_COLOURS.includes(color)) throw new LabelProblem("invalid_argument", "Pick one of the palette's colours.");
+  if (list.some((e) => fold(e.name.trim()) === fold(name))) throw new LabelProblem("exists", "The board already has a label " + name + ".");
+  if (list.length >= MAX_SET) throw new LabelProblem("full", "A board holds at most " + MAX_SET + " labels.");
+  return [...list, { name, color }];
+};
+
+// Renames and recolours the label named `from` (any case); a new name another label has is
+// refused. Entries the page cannot read are kept as they are.
+export const editLabel = (from, { name, color }) => (current) => {
+  const list = Array.isArray(current) ? current : [];
+  const at = list.findIndex((e) => e && typeof e.name === "string" && fold(e.name.trim()) === fold(from));
+  if (at < 0) throw new LabelProblem("gone", "That label was removed meanwhile.");
+  if (!LABEL_COLOURS.includes(color)) throw new LabelProblem("invalid_argument", "Pick one of the palette's colours.");
+  if (fold(name) !== fold(from) && entries(list).some((e) => fold(e.name.trim()) === fold(name))) {
+    throw new LabelProblem("exists", "The board already has a label " + name + ".");
+  }
+  return list.map((e, i) => (i === at ? { ...e, name, color } : e));
+};
+
+// A card's labels with `from` (any case) renamed `to`, in place; null when it has none.
+export function renamedLabels(labels, from, to) {
+  if (!labels.some((l) => fold(l) === fold(from))) return null;
+  const out = [];
+  for (const label of labels) {
+    const next = fold(label) === fold(from) ? to : label;
+    if (!out.some((l) => fold(l) === fold(next))) out.push(next);
+  }
+  return out;
+}
+
+// The set in its stored order as [{name, color}], for a picker.
+export function labelSet(value) {
+  const seen = new Set();
+  const out = [];
+  for (const e of entries(value).slice(0, MAX_SET)) {
+    const key = fold(e.name.trim());
+    if (seen.has(key) || !LABEL_COLOURS.includes(e.color)) continue;
+    seen.add(key);
+    out.push({ name: e.name.trim(), color: e.color });
+  }
+  return out;
+}
+
 const trelloOf = (value) => (value && typeof value.trello === "object" && value.trello) || {};
 
-// Trello's start is a moment ("2024-03-01T09:00:00.000Z"); the Board shows days, in UTC as
-// the import writes due dates.
+// A card's own start day (the dialog's Dates), else Trello's start, a moment
+// ("2024-03-01T09:00:00.000Z"): the Board shows days, in UTC as the import writes due dates.
+// A card whose start was cleared holds `start: null`, which hides the import's too.
 export function startOf(value) {
+  if (value && "start" in value) return typeof value.start === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value.start) ? value.start : null;
   const start = trelloOf(value).start;
   return typeof start === "string" && /^\d{4}-\d{2}-\d{2}(T|$)/.test(start) ? start.slice(0, 10) : null;
 }

@@ -1,6 +1,17 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { customFieldsOf, labelColour, LABEL_COLOURS, normalizeLabelSet, startOf } from "../../plugins/board/board-labels.js";
+import {
+  addLabel,
+  customFieldsOf,
+  editLabel,
+  labelColour,
+  LABEL_COLOURS,
+  labelName,
+  labelSet,
+  normalizeLabelSet,
+  renamedLabels,
+  startOf,
+} from "../../plugins/board/board-labels.js";
 import { normalizeCard } from "../../plugins/board/board-core.js";
 
 describe("the board's label set", () => {
@@ -64,5 +75,45 @@ describe("what an import kept on a card", () => {
     const card = normalizeCard("a", { title: "T", trello: { start: "2024-03-01", customFields: [{ field: "Team", value: "Core" }] } });
     assert.equal(card.start, "2024-03-01");
     assert.deepEqual(card.customFields, [{ name: "Team", value: "Core" }]);
+  });
+});
+
+describe("changing the label set", () => {
+  const set = [{ name: "Bug", color: "red" }, { name: "Design", color: "purple" }];
+
+  test("a new label joins the set in the palette's colour; a name it has, in any case, is refused", () => {
+    assert.deepEqual(addLabel("Chore", "lime")(set), [...set, { name: "Chore", color: "lime" }]);
+    assert.deepEqual(addLabel("Chore", "lime")(undefined), [{ name: "Chore", color: "lime" }]);
+    assert.throws(() => addLabel("bug", "green")(set), { code: "exists" });
+    assert.throws(() => addLabel("Chore", "teal")(set), { code: "invalid_argument" });
+  });
+
+  test("a name is trimmed, and may not be empty, hold a comma or run long", () => {
+    assert.equal(labelName("  needs   review "), "needs review");
+    assert.throws(() => labelName("  "), { code: "invalid_argument" });
+    assert.throws(() => labelName("a,b"), { code: "invalid_argument" });
+    assert.throws(() => labelName("x".repeat(41)), { code: "invalid_argument" });
+  });
+
+  test("a label is renamed and recoloured where it stands; another's name is refused", () => {
+    assert.deepEqual(editLabel("bug", { name: "Defect", color: "orange" })(set), [{ name: "Defect", color: "orange" }, set[1]]);
+    assert.deepEqual(editLabel("Bug", { name: "BUG", color: "red" })(set)[0], { name: "BUG", color: "red" });
+    assert.throws(() => editLabel("Bug", { name: "design", color: "red" })(set), { code: "exists" });
+    assert.throws(() => editLabel("Chore", { name: "Chores", color: "red" })(set), { code: "gone" });
+  });
+
+  test("a card's labels follow a rename, without doubling one it already had", () => {
+    assert.deepEqual(renamedLabels(["ux", "bug"], "Bug", "Defect"), ["ux", "Defect"]);
+    assert.deepEqual(renamedLabels(["bug", "Defect"], "bug", "Defect"), ["Defect"]);
+    assert.equal(renamedLabels(["ux"], "bug", "Defect"), null);
+  });
+
+  test("the picker lists the set in its stored order, readable entries only", () => {
+    assert.deepEqual(labelSet([...set, { name: "bug", color: "green" }, { name: "X", color: "teal" }, null]), set);
+  });
+
+  test("a card's own start day wins over Trello's, and a cleared one hides it", () => {
+    assert.equal(startOf({ start: "2026-12-01", trello: { start: "2024-03-01T09:30:00.000Z" } }), "2026-12-01");
+    assert.equal(startOf({ start: null, trello: { start: "2024-03-01T09:30:00.000Z" } }), null);
   });
 });
