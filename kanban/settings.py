@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import dj_database_url
+import dj_email_url
 from django.core.exceptions import ImproperlyConfigured
 
 from storage import limits
@@ -153,6 +155,50 @@ def database_from_url(url: str) -> dict[str, Any]:
         },
         "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
     }
+
+
+CONSOLE_EMAIL_BACKEND: Final = "django.core.mail.backends.console.EmailBackend"
+#: What an EMAIL_URL may say after ``?``; anything else is a typo that would send nothing.
+EMAIL_URL_OPTIONS: Final = frozenset(
+    {"ssl", "tls", "timeout", "_server_email", "_default_from_email"}
+)
+
+
+def email_from_url(url: str) -> dict[str, Any]:
+    """``submission://user:password@host:587``, ``smtp://host:25``, ``smtp://host?ssl=true``,
+    ``console:``, ``file:///path``, parsed by dj-email-url, which guesses where it does not
+    know (an unknown scheme, option or yes-word is dropped in silence): here each is an
+    error that stops the process, naming what was wrong."""
+    parts = urlsplit(url)
+    if parts.scheme not in dj_email_url.SCHEMES:
+        known = ", ".join(sorted(dj_email_url.SCHEMES))
+        raise ImproperlyConfigured(f"EMAIL_URL: scheme {parts.scheme!r} is not one of {known}")
+    try:
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"EMAIL_URL: {error}") from None
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(query) - EMAIL_URL_OPTIONS)
+    if unknown:
+        known = ", ".join(sorted(EMAIL_URL_OPTIONS))
+        raise ImproperlyConfigured(f"EMAIL_URL: unknown option {unknown[0]!r} (known: {known})")
+    for flag in ("ssl", "tls"):
+        for value in query.get(flag, []):
+            if value.lower() not in _TRUE | _FALSE:
+                raise ImproperlyConfigured(f"EMAIL_URL: {flag}={value!r} is neither on nor off")
+    if any(value.lower() in _TRUE for value in query.get("ssl", [])) and any(
+        value.lower() in _TRUE for value in query.get("tls", [])
+    ):
+        raise ImproperlyConfigured("EMAIL_URL: ssl and tls are two ways to encrypt; pick one")
+    for value in query.get("timeout", []):
+        if not value.isdigit() or int(value) < 1:
+            raise ImproperlyConfigured(f"EMAIL_URL: timeout={value!r} is not whole seconds")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # smtps is on its way out there; still TLS here
+        parsed: dict[str, Any] = dj_email_url.parse(url)
+    if parts.scheme in {"smtp", "submission", "submit", "smtps"} and not parts.hostname:
+        raise ImproperlyConfigured("EMAIL_URL: an SMTP URL names its host")
+    return parsed
 
 
 # Anything but these two stops the process: "prod" meaning development (DEBUG on, the fixed
@@ -363,16 +409,38 @@ KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY = env_int(
 )
 # Peers whose X-Forwarded-For is believed (kanban/accounts/client_address.py); nobody else's is.
 KANBAN_TRUSTED_PROXIES = env_networks("KANBAN_TRUSTED_PROXIES", [])
-# Email, for sending invite links: off unless EMAIL_HOST is set (Django's own settings).
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "").strip()
-EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=True)
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "kanban@localhost")
-EMAIL_TIMEOUT = 10
-#: Whether invites may be sent by email: a mail server is configured (tests set it).
-KANBAN_EMAIL_ENABLED = bool(EMAIL_HOST)
+# Email (kanban/jobs/email.py): one URL, EMAIL_URL, parsed strictly (email_from_url). Every
+# mail Django sends is queued as a row and sent by the background worker through the backend
+# the URL names, retried; unset, that is the console (the worker's terminal).
+if os.environ.get("EMAIL_HOST"):
+    raise ImproperlyConfigured(
+        "EMAIL_HOST and its siblings are replaced by one EMAIL_URL, e.g. "
+        "submission://user:password@smtp.example.com:587"
+    )
+EMAIL_URL = os.environ.get("EMAIL_URL", "").strip()
+_email = email_from_url(EMAIL_URL) if EMAIL_URL else {"EMAIL_BACKEND": CONSOLE_EMAIL_BACKEND}
+#: What delivers a queued mail, in the worker; EMAIL_BACKEND only queues it.
+KANBAN_EMAIL_BACKEND: str = _email["EMAIL_BACKEND"]
+EMAIL_BACKEND = "kanban.jobs.email.QueuedEmailBackend"
+EMAIL_HOST = _email.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = _email.get("EMAIL_PORT") or 25
+EMAIL_HOST_USER = _email.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = _email.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = bool(_email.get("EMAIL_USE_TLS"))
+EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL"))
+EMAIL_FILE_PATH = _email.get("EMAIL_FILE_PATH") or str(BASE_DIR / "var" / "mail")
+# A mail server that hangs holds one worker, never a request; still not for long.
+EMAIL_TIMEOUT = _email.get("EMAIL_TIMEOUT") or 10
+DEFAULT_FROM_EMAIL = _email.get("DEFAULT_FROM_EMAIL") or os.environ.get(
+    "DEFAULT_FROM_EMAIL", "kanban@localhost"
+)
+SERVER_EMAIL = _email.get("SERVER_EMAIL") or DEFAULT_FROM_EMAIL
+#: Whether the product offers what needs mail (invite links by email, password reset): an
+#: operator named a way to send it, or this is development, where the console shows it.
+KANBAN_EMAIL_ENABLED = bool(EMAIL_URL) or not PRODUCTION
+#: Runs of one mail at most, and the wait before the first retry (doubling after each).
+KANBAN_EMAIL_ATTEMPTS = env_int("KANBAN_EMAIL_ATTEMPTS", 6, minimum=1)
+KANBAN_EMAIL_RETRY_SECONDS = env_float("KANBAN_EMAIL_RETRY_SECONDS", 30.0, minimum=0.0)
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
