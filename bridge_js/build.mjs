@@ -6,8 +6,11 @@
 // and dist/testing.mjs, the plugin test host (testing/host.mjs) with the SDK inside, one
 // ES module, minified with its names kept and its sources in an inline source map. The
 // bundles have no runtime dependency.
-//   node bridge_js/build.mjs          write dist/ and print raw and gzip sizes
-//   node bridge_js/build.mjs --check  exit 1 if dist/ differs from what would be written
+// Also plugins/board/vendor/markdown.js: markdown-it and DOMPurify (pinned devDependencies)
+// as one minified ES module the Board plugin imports as it is served, with the licences of
+// every package in it beside it in vendor/LICENSES.txt.
+//   node bridge_js/build.mjs          write dist/ and vendor/, print raw and gzip sizes
+//   node bridge_js/build.mjs --check  exit 1 if dist/ or vendor/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
 
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
@@ -18,6 +21,7 @@ import { dirname, join } from "node:path";
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const SRC = join(ROOT, "src");
 const DIST = join(ROOT, "dist");
+const VENDOR = join(ROOT, "plugins", "board", "vendor");
 
 // Each bundle is this entry module, run in one IIFE: it imports a factory from src/ and
 // calls it with the page's window.
@@ -124,10 +128,63 @@ async function testingModule(esbuild, terser) {
   return minified.code + "\n";
 }
 
+// The Board's markdown parser and sanitiser. Served as a plain ES module (a plugin has no
+// bundler at serve time), so they come as one committed file, rebuilt from the pinned
+// packages and checked like dist/. Minified by esbuild alone: terser would gain little on
+// third-party code and cost seconds in every check.
+const VENDOR_ENTRY =
+  'export { default as MarkdownIt } from "markdown-it";\nexport { default as DOMPurify } from "dompurify";\n';
+
+export async function buildVendor() {
+  const { esbuild } = await tools();
+  const result = await esbuild.build({
+    stdin: { contents: VENDOR_ENTRY, resolveDir: ROOT, sourcefile: "vendor-markdown.js" },
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: "esm",
+    target: TARGET,
+    platform: "browser",
+    minify: true,
+    charset: "utf8",
+    // The licences go whole into LICENSES.txt; the bundle names each package and points there.
+    legalComments: "none",
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+  });
+  const packages = new Map();
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match && !packages.has(match[1])) packages.set(match[1], packageInfo(match[1]));
+  }
+  const list = [...packages.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const banner =
+    "/* built by bridge_js/build.mjs from " +
+    list.map((p) => p.name + "@" + p.version + " " + p.license).join(", ") +
+    ";\n * do not edit. The licences' full texts: LICENSES.txt beside this file. */\n";
+  const licences = list
+    .map((p) => "=".repeat(78) + "\n" + p.name + "@" + p.version + " " + p.license + "\n" + "=".repeat(78) + "\n\n" + p.text.trim() + "\n")
+    .join("\n");
+  return { "markdown.js": banner + result.outputFiles[0].text, "LICENSES.txt": licences };
+}
+
+// A package's name, version, licence and the text of its licence file (DOMPurify is under
+// MPL-2.0 or Apache-2.0: its LICENSE file, Apache-2.0, is the one taken).
+function packageInfo(name) {
+  const folder = join(ROOT, "node_modules", name);
+  const meta = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
+  const file = readdirSync(folder)
+    .filter((f) => /^licen[cs]e/i.test(f))
+    .sort()[0];
+  if (!file) throw new Error(name + " ships no licence file");
+  return { name, version: meta.version, license: meta.license, text: readFileSync(join(folder, file), "utf8") };
+}
+
 async function main(argv) {
-  let files;
+  let files, vendor;
   try {
     files = await build();
+    vendor = await buildVendor();
   } catch (err) {
     if (err.code !== "BUILD_TOOLS_MISSING") throw err;
     console.error(err.message);
@@ -142,6 +199,11 @@ async function main(argv) {
       console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
       return 1;
     }
+    const staleVendor = Object.keys(vendor).filter((f) => differs(join(VENDOR, f), vendor[f]));
+    if (staleVendor.length) {
+      console.error(VENDOR + " is stale: " + staleVendor.join(", ") + "; run node bridge_js/build.mjs");
+      return 1;
+    }
     // dist/ is served under /static/bridge/ before static/bridge/: a file left there that
     // the build no longer writes would shadow the one served as written.
     const extra = existsSync(dist) ? readdirSync(dist).filter((f) => !(f in files)) : [];
@@ -149,14 +211,19 @@ async function main(argv) {
       console.error(dist + " has files the build does not write (not built: " + extra.join(", ") + "); remove them");
       return 1;
     }
-    console.log(dist + " is up to date");
+    console.log(dist + " and " + VENDOR + " are up to date");
     return 0;
   }
   mkdirSync(dist, { recursive: true });
-  for (const [f, text] of Object.entries(files)) {
-    writeFileSync(join(dist, f), text);
+  mkdirSync(VENDOR, { recursive: true });
+  const written = [
+    ...Object.entries(files).map(([f, text]) => [join(dist, f), f, text]),
+    ...Object.entries(vendor).map(([f, text]) => [join(VENDOR, f), "vendor/" + f, text]),
+  ];
+  for (const [path, f, text] of written) {
+    writeFileSync(path, text);
     const size = Buffer.byteLength(text);
-    console.log(f.padEnd(12) + String(size).padStart(7) + " B  " + gzipSync(text, { level: 9 }).length + " B gzip");
+    console.log(f.padEnd(20) + String(size).padStart(7) + " B  " + gzipSync(text, { level: 9 }).length + " B gzip");
   }
   return 0;
 }

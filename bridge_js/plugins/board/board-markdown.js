@@ -1,0 +1,135 @@
+// Markdown for descriptions and comments: markdownNode draws one text in a dialog,
+// plainExcerpt gives a card's face a line of plain text.
+//
+// markdownNode parses with markdown-it and sanitises with DOMPurify (vendor/markdown.js,
+// built from the pinned packages by bridge_js/build.mjs), each rule held twice over:
+// - no raw HTML: markdown-it escapes it (html: false), and DOMPurify keeps only the tags
+//   markdown makes, with no attribute but a link's href and title and a list's start;
+// - links are http, https or mailto only (anything else stays text), and open in a new tab
+//   with rel="noopener noreferrer": the page they open cannot reach or name this one;
+// - no images: `![alt](url)` shows as a link to the image. An image would load from any
+//   host as the card is read, telling that host who read it and when (a tracking pixel),
+//   and the plugin's CSP would block most of them anyway; a card's pictures are its
+//   attachments, which the board serves itself.
+//
+// plainExcerpt is for the card faces of a whole board: no parser, no DOM, no sanitiser,
+// only a light strip of markdown's marks over the text's start. Its output is text, for
+// textContent, never HTML.
+import { DOMPurify, MarkdownIt } from "./vendor/markdown.js";
+
+const SAFE_LINK = /^(?:https?:|mailto:)/i;
+
+const parser = new MarkdownIt("default", { html: false, linkify: true, breaks: true, typographer: false });
+parser.disable("image");
+// A bare "notes.md" or "www.example.com" stays text: only a scheme (https://, mailto:) makes a link.
+parser.linkify.set({ fuzzyLink: false });
+parser.validateLink = (url) => SAFE_LINK.test(url.trim());
+
+// The text as HTML, before the sanitiser (the node tests read it; the page uses markdownNode).
+export function markdownHtml(text) {
+  return parser.render(String(text ?? ""));
+}
+
+const PURIFY = {
+  ALLOWED_TAGS: [
+    "p", "br", "strong", "em", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a", "hr",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+  ],
+  ALLOWED_ATTR: ["href", "title", "start"],
+  ALLOWED_URI_REGEXP: SAFE_LINK,
+  RETURN_DOM_FRAGMENT: true,
+};
+
+// One sanitiser of our own (its hook is not everyone's), made at the first use: the node
+// tests import this module without a DOM.
+let purifier = null;
+function purify() {
+  if (purifier) return purifier;
+  purifier = DOMPurify(window);
+  purifier.addHook("afterSanitizeAttributes", (node) => {
+    if (node.nodeName !== "A") return;
+    if (node.hasAttribute("href")) {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener noreferrer");
+    }
+  });
+  return purifier;
+}
+
+// <div class="markdown"> holding the text drawn safely. `mentions`: usernames whose @name
+// is marked <span class="mention"> (outside code and links), as the notification names them.
+export function markdownNode(text, { mentions = [] } = {}) {
+  const node = document.createElement("div");
+  node.className = "markdown";
+  node.append(purify().sanitize(markdownHtml(text), PURIFY));
+  if (mentions.length) markMentions(node, new Set(mentions));
+  return node;
+}
+
+// The same @name rule as board-comments.js mentioned().
+const MENTION = /(^|[^\w.@+-])@([\w.@+-]+)/g;
+
+function markMentions(root, usernames) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode: (t) => (t.data.includes("@") && !t.parentElement.closest("a, code") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT),
+  });
+  const texts = [];
+  while (walker.nextNode()) texts.push(walker.currentNode);
+  for (const t of texts) {
+    const parts = [];
+    let last = 0;
+    for (const match of t.data.matchAll(MENTION)) {
+      const name = match[2].replace(/[.]+$/, "");
+      if (!usernames.has(name)) continue;
+      const at = match.index + match[1].length;
+      parts.push(t.data.slice(last, at));
+      const span = document.createElement("span");
+      span.className = "mention";
+      span.textContent = "@" + name;
+      parts.push(span);
+      last = at + 1 + name.length;
+    }
+    if (!parts.length) continue;
+    parts.push(t.data.slice(last));
+    t.replaceWith(...parts.filter((p) => p !== ""));
+  }
+}
+
+// --- excerpt ----------------------------------------------------------------------------------
+
+// Only the text's start is looked at: a face shows `max` characters, and a long
+// description costs no more than a short one.
+const WINDOW = (max) => max * 8 + 256;
+
+const LINE_MARKS = [
+  /^ {0,3}(?:```|~~~).*$/gm, // code fences (the code stays)
+  /^ {0,3}(?:[-*_] *){3,}$/gm, // rules
+  /^ {0,3}#{1,6}(?=\s|$)/gm, // headings
+  /^ {0,3}(?:> ?)+/gm, // quotes
+  /^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?/gm, // list items and task boxes
+  /^ {0,3}\|?(?: *:?-+:? *\|)+ *:?-*:? *$/gm, // a table's rule
+];
+const INLINE = [
+  [/!?\[([^\]\n]*)\]\([^)\n]*\)/g, "$1"], // links and images: their text
+  [/!?\[([^\]\n]*)\]\[[^\]\n]*\]/g, "$1"], // reference links
+  [/<((?:https?:|mailto:)[^>\s]+)>/g, "$1"], // autolinks
+  [/(\*\*|__|~~)(?=\S)([^\n]*?\S)\1/g, "$2"], // strong, strikethrough
+  [/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?!\w)/g, "$1$2"], // *em*
+  [/(^|[^\w])_(?=\S)([^_\n]*?\S)_(?!\w)/g, "$1$2"], // _em_, never snake_case
+  [/`+([^`\n]*)`+/g, "$1"], // code
+  [/\\([\\`*_{}[\]()#+\-.!|~>])/g, "$1"], // escapes
+  [/\|/g, " "], // table cells
+];
+
+// The text as one line of plain text, at most `max` characters: cut at a word, with "…".
+export function plainExcerpt(text, max = 140) {
+  let s = String(text ?? "");
+  if (s.length > WINDOW(max)) s = s.slice(0, WINDOW(max));
+  for (const mark of LINE_MARKS) s = s.replace(mark, "");
+  for (const [mark, by] of INLINE) s = s.replace(mark, by);
+  s = s.replace(/\s+/g, " ").trim();
+  if (s.length <= max) return s;
+  const cut = s.slice(0, max); // the ellipsis takes the place of the space cut at
+  const space = cut.lastIndexOf(" ");
+  return (space > max / 2 ? cut.slice(0, space) : cut.slice(0, max - 1)).replace(/[\s.,;:!?-]+$/, "") + "…";
+}
