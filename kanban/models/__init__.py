@@ -20,6 +20,7 @@ from kanban.models.projects import (
     RuleMode,
 )
 from kanban.models.tokens import ApiToken, TokenScope
+from kanban.models.webhooks import DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent
 
 __all__ = [
     "DEFAULT_KANBAN_ENTRY",
@@ -27,6 +28,7 @@ __all__ = [
     "ApiToken",
     "ColorScheme",
     "Configuration",
+    "DeliveryStatus",
     "ImportJob",
     "ImportUpload",
     "Invite",
@@ -42,4 +44,7 @@ __all__ = [
     "Role",
     "RuleMode",
     "TokenScope",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookEvent",
 ]

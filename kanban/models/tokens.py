@@ -11,8 +11,10 @@ from django.db import models
 
 
 class TokenScope(models.TextChoices):
-    READ = "read"
-    WRITE = "write"
+    READ = "read", "Read"
+    WRITE = "write", "Read and write"
+    #: Reads and writes over MCP only (an agent's token): REST refuses it.
+    MCP = "mcp", "MCP (agents)"
 
 
 class ApiToken(models.Model):
