@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kanban.models.configurations import Configuration
+from kanban.models.email import EmailStatus, OutgoingEmail
 from kanban.models.invites import Invite
 from kanban.models.jobs import ImportJob, ImportUpload, JobStatus
 from kanban.models.notifications import Notification
@@ -29,6 +30,7 @@ __all__ = [
     "ColorScheme",
     "Configuration",
     "DeliveryStatus",
+    "EmailStatus",
     "ImportJob",
     "ImportUpload",
     "Invite",
@@ -36,6 +38,7 @@ __all__ = [
     "Membership",
     "MembershipOffer",
     "Notification",
+    "OutgoingEmail",
     "PluginFile",
     "Preference",
     "Project",
