@@ -16,6 +16,7 @@
 // only a light strip of markdown's marks over the text's start. Its output is text, for
 // textContent, never HTML.
 import { DOMPurify, MarkdownIt } from "./vendor/markdown.js";
+import { MENTION, mentionName } from "./board-comments.js";
 
 const SAFE_LINK = /^(?:https?:|mailto:)/i;
 
@@ -66,9 +67,6 @@ export function markdownNode(text, { mentions = [] } = {}) {
   return node;
 }
 
-// The same @name rule as board-comments.js mentioned().
-const MENTION = /(^|[^\w.@+-])@([\w.@+-]+)/g;
-
 function markMentions(root, usernames) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
     acceptNode: (t) => (t.data.includes("@") && !t.parentElement.closest("a, code") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT),
@@ -79,7 +77,7 @@ function markMentions(root, usernames) {
     const parts = [];
     let last = 0;
     for (const match of t.data.matchAll(MENTION)) {
-      const name = match[2].replace(/[.]+$/, "");
+      const name = mentionName(match);
       if (!usernames.has(name)) continue;
       const at = match.index + match[1].length;
       parts.push(t.data.slice(last, at));
@@ -99,7 +97,7 @@ function markMentions(root, usernames) {
 
 // Only the text's start is looked at: a face shows `max` characters, and a long
 // description costs no more than a short one.
-const WINDOW = (max) => max * 8 + 256;
+const WINDOW = (max) => max * 4 + 128;
 
 const LINE_MARKS = [
   /^ {0,3}(?:```|~~~).*$/gm, // code fences (the code stays)
@@ -117,17 +115,40 @@ const INLINE = [
   [/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?!\w)/g, "$1$2"], // *em*
   [/(^|[^\w])_(?=\S)([^_\n]*?\S)_(?!\w)/g, "$1$2"], // _em_, never snake_case
   [/`+([^`\n]*)`+/g, "$1"], // code
-  [/\\([\\`*_{}[\]()#+\-.!|~>])/g, "$1"], // escapes
   [/\|/g, " "], // table cells
 ];
+// An escaped mark (\*) is held aside as a private-use character while the marks go.
+const ESCAPED = /\\([\\`*_{}[\]()#+\-.!|~>])/g;
+const HELD = /[\uE000-\uE07F]/g;
+const hold = (_, mark) => String.fromCharCode(0xe000 + mark.charCodeAt(0));
+const release = (c) => String.fromCharCode(c.charCodeAt(0) - 0xe000);
+
+// Faces are drawn again as a window scrolls and as cards change: the last texts' excerpts
+// are kept (a board's worth), each looked up by its text.
+const KEPT = 10_000;
+const kept = new Map();
 
 // The text as one line of plain text, at most `max` characters: cut at a word, with "…".
 export function plainExcerpt(text, max = 140) {
-  let s = String(text ?? "");
+  const source = String(text ?? "");
+  const key = max === 140 ? source : max + "\u0000" + source;
+  let excerpt = kept.get(key);
+  if (excerpt === undefined) {
+    if (kept.size >= KEPT) kept.clear();
+    excerpt = strip(source, max);
+    kept.set(key, excerpt);
+  }
+  return excerpt;
+}
+
+function strip(source, max) {
+  let s = source;
   if (s.length > WINDOW(max)) s = s.slice(0, WINDOW(max));
+  s = s.replace(ESCAPED, hold);
   for (const mark of LINE_MARKS) s = s.replace(mark, "");
   for (const [mark, by] of INLINE) s = s.replace(mark, by);
-  s = s.replace(/\s+/g, " ").trim();
+  // Only runs and other spaces are replaced: a lone space, the most of them, stays as it is.
+  s = s.replace(HELD, release).replace(/\s{2,}|[^\S ]/g, " ").trim();
   if (s.length <= max) return s;
   const cut = s.slice(0, max); // the ellipsis takes the place of the space cut at
   const space = cut.lastIndexOf(" ");
