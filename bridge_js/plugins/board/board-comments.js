@@ -76,23 +76,7 @@ export const deleteComment = (id, author, owner) => (current) => {
   return list.filter((_, j) => j !== i);
 };
 
-// --- text -------------------------------------------------------------------------------------
-
-// A comment as plain text and links, for the page to draw with text nodes and anchors
-// (never as HTML). A link is http(s) only; punctuation ending a sentence stays text.
-const LINK = /\bhttps?:\/\/[^\s<>"']+/g;
-export function segments(value) {
-  const out = [];
-  let last = 0;
-  for (const match of String(value).matchAll(LINK)) {
-    const url = match[0].replace(/[.,;:!?)\]]+$/, "");
-    if (match.index > last) out.push({ text: value.slice(last, match.index) });
-    out.push({ link: url });
-    last = match.index + url.length;
-  }
-  if (last < value.length) out.push({ text: value.slice(last) });
-  return out;
-}
+// --- @mentions ---------------------------------------------------------------------------------
 
 // The name being typed after an "@" just before the caret, or null.
 export function mentionAt(value, caret) {
@@ -116,8 +100,14 @@ export function completeMention(value, caret, username) {
   return { text: before.slice(0, start) + inserted + value.slice(caret), caret: start + inserted.length };
 }
 
+// An @name: what the notification and the drawn comment (board-markdown.js) both take as
+// a mention. Group 1 is what stands before the "@", group 2 the name (a sentence's final
+// dots are not part of it: mentionName).
+export const MENTION = /(^|[^\w.@+-])@([\w.@+-]+)/g;
+export const mentionName = (match) => match[2].replace(/[.]+$/, "");
+
 // The usernames among `usernames` that the text mentions as @name.
 export function mentioned(value, usernames) {
-  const names = new Set([...String(value).matchAll(/(?:^|[^\w.@+-])@([\w.@+-]+)/g)].map((m) => m[1].replace(/[.]+$/, "")));
+  const names = new Set([...String(value).matchAll(MENTION)].map(mentionName));
   return usernames.filter((u) => names.has(u));
 }

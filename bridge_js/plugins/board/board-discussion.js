@@ -5,6 +5,7 @@ import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit
 import { checklistProgress, KEYS, normalizeCard } from "./board-core.js";
 import { changeChecklist as checklistUpdater, patchCard } from "./board-changes.js";
 import * as Comments from "./board-comments.js";
+import { markdownNode } from "./board-markdown.js";
 import { $, findCard, kanban, me, members, newId, personLabel, render, state, write } from "./board-state.js";
 import { confirmDialog } from "./board-prompts.js";
 import { applyLocal, notify, settle, update } from "./board-actions.js";
@@ -121,6 +122,7 @@ function showComments(list) {
   $("comments-status").textContent = list.length ? "" : "No comments yet.";
   const mine = me();
   const owner = owns();
+  const usernames = members().map((m) => m.username);
   $("comments-list").replaceChildren(
     ...list.map((c) =>
       el(
@@ -130,7 +132,7 @@ function showComments(list) {
         " ",
         el("time", { datetime: c.at, text: Number.isNaN(Date.parse(c.at)) ? "" : new Date(c.at).toLocaleString() }),
         c.edited ? el("span", { class: "hint", text: " (edited)" }) : null,
-        el("p", { class: "comment-text" }, ...Comments.segments(c.text).map(segment)),
+        commentBody(c.text, usernames),
         c.author === mine && !state.readOnly
           ? el("button", { type: "button", class: "button small ghost", text: "Edit", onclick: () => editComment(c) })
           : null,
@@ -142,10 +144,13 @@ function showComments(list) {
   );
 }
 
-// Text stays text; a link opens in a new tab, with no way back to this page.
-function segment(part) {
-  if (part.text !== undefined) return document.createTextNode(part.text);
-  return el("a", { href: part.link, target: "_blank", rel: "noopener noreferrer", text: part.link });
+// The comment as markdown, drawn safely (board-markdown.js: no HTML, links open in a tab of
+// their own with no way back to this page), its members' @names marked. Its edit box gets
+// the text as typed.
+function commentBody(text, usernames) {
+  const body = markdownNode(text, { mentions: usernames });
+  body.classList.add("comment-body");
+  return body;
 }
 
 // A resync: what the open dialog shows may have missed changes.
