@@ -31,11 +31,13 @@ def main() -> None:
     from django.core.management import call_command
 
     django.setup()
+    from kanban.jobs.email import emails_resume
     from kanban.jobs.tasks import import_jobs_resume
 
     # serve's is the embedded default's one worker: a job still running was this worker's
-    # before it was stopped (serve killed, the machine went down).
+    # before it was stopped (serve killed, the machine went down); so is a mail being sent.
     import_jobs_resume()
+    emails_resume()
     threading.Thread(target=_stop_when_serve_ends, name="serve-watch", daemon=True).start()
     # No reloader: it would run the worker in a grandchild the pipe does not reach.
     call_command("db_worker", "--no-reload", "--no-startup-delay", verbosity=1)

@@ -1,15 +1,19 @@
 """Jobs run the Trello import service of kanban/imports/trello.py; an export as Trello
-writes one, small; and a real database worker, run by the test in its own process."""
+writes one, small; a real database worker, run by the test in its own process; and a real
+SMTP server process for the mail the worker sends."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django_tasks_db.management.commands.db_worker import Worker
 
 from kanban.jobs import tasks
+from tests.kanban.jobs.smtp import SmtpServer
 
 
 def trello_export(*, name: str = "Roadmap", cards: int = 3) -> bytes:
@@ -76,3 +80,21 @@ def no_retry_delay(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def count_of(report: dict[str, Any], what: str) -> int:
     return int(report["counts"][what])
+
+
+@pytest.fixture
+def smtp(tmp_path: Path, settings: Any) -> Iterator[SmtpServer]:
+    """A real SMTP server process on a free port, and this process's mail sent as the
+    deployment sends it: queued by the request, delivered over SMTP by the worker (pytest-
+    django had set the in-memory backend)."""
+    server = SmtpServer(tmp_path).start()
+    settings.EMAIL_BACKEND = "kanban.jobs.email.QueuedEmailBackend"
+    settings.KANBAN_EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_TIMEOUT = 5
+    settings.KANBAN_EMAIL_ENABLED = True
+    try:
+        yield server
+    finally:
+        server.stop()
