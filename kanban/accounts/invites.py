@@ -94,8 +94,10 @@ def invite_create(
 
 
 def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
-    """Sends the new link to ``to`` when the server has a mail server (``EMAIL_HOST``);
-    ``not_supported`` otherwise, ``unavailable`` when the mail server refuses it."""
+    """Sends the new link to ``to`` when the server sends email (``KANBAN_EMAIL_ENABLED``),
+    ``not_supported`` otherwise. The mail is queued (``EMAIL_BACKEND``, kanban/jobs/email.py)
+    and the worker delivers it, retrying; ``unavailable`` only from a backend that sends at
+    once and is refused."""
     if not settings.KANBAN_EMAIL_ENABLED:
         raise KanbanError(ErrorCode.NOT_SUPPORTED, "this server sends no email")
     try:
