@@ -1,5 +1,5 @@
-"""ASGI entry point: HTTP to Django (``/mcp/`` to the MCP SDK), websockets through origin
-and auth checks."""
+"""ASGI entry point: HTTP to Django (``/mcp`` and ``/mcp/`` to the MCP SDK), websockets
+through origin and auth checks."""
 
 from __future__ import annotations
 
@@ -25,13 +25,16 @@ from kanban.web.security import NotOnPluginHost  # noqa: E402
 # Channels routes ASGI apps with Django's path(), whose stubs expect views.
 http_routes = [
     # The plugin host serves no app route; Django's middleware says so for the rest.
+    # Both spellings: the MCP inspector and most clients' examples post to /mcp, and a
+    # redirect would not do (clients do not replay a POST's body across one).
+    path("mcp", NotOnPluginHost(mcp_endpoint)),  # type: ignore[arg-type]
     path("mcp/", NotOnPluginHost(mcp_endpoint)),  # type: ignore[arg-type]
     re_path(r"", django_asgi_app),  # type: ignore[arg-type]
 ]
 
 application = ProtocolTypeRouter(
     {
-        # /mcp/ is the MCP SDK's own ASGI app (behind its checks); the rest is Django.
+        # /mcp is the MCP SDK's own ASGI app (behind its checks); the rest is Django.
         "http": RequestBodyLimit(URLRouter(http_routes)),
         # Host must be allowed AND the Origin must be exactly the page's own origin.
         "websocket": AllowedHostsOriginValidator(

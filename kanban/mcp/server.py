@@ -1,5 +1,5 @@
-"""``/mcp/``: the Model Context Protocol over Streamable HTTP, for agents, served by the
-official SDK (``mcp``).
+"""``/mcp`` (and ``/mcp/``): the Model Context Protocol over Streamable HTTP, for agents,
+served by the official SDK (``mcp``).
 
 Stateless and JSON-only: each POST carries one JSON-RPC message answered in the response
 body, so any worker answers any call and nothing outlives a request. The SDK's session
@@ -10,9 +10,10 @@ it until the loop ends.
 In front of the SDK, this endpoint keeps the behaviour its clients already rely on
 (``McpEndpoint``): only POST (GET would hold a stream open; it answers 405), the Host and
 Origin checks every other way in makes (``kanban.access.origins``), the bearer token read by
-the parser REST uses, and the body parsed by the project's own JSON codec, with its depth
-limit and no NaN. Every request authenticates its token again: a token names one project
-and is revoked, or expires, between one call and the next.
+the parser REST uses, the body parsed by the project's own JSON codec, with its depth
+limit and no NaN, and the message checked to be a request, notification or response whose
+id is a string or an integer (``_invalid_request``). Every request authenticates its token
+again: a token names one project and is revoked, or expires, between one call and the next.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ UNAUTHORIZED: Final = -32001
 async def _list_tools(
     ctx: Any, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
+    if params is not None and params.cursor is not None:
+        # Every tool fits one page, which gives no cursor; the spec's pagination page says
+        # an invalid cursor SHOULD be -32602, never silently the first page again.
+        raise MCPError(INVALID_PARAMS, "tools/list has one page and gave no cursor")
     return types.ListToolsResult(
         tools=[
             types.Tool(
@@ -134,7 +139,7 @@ def _authenticate(header: bytes) -> ApiToken | None:
 
 
 class McpEndpoint:
-    """The ASGI app mounted at ``/mcp/``: checks, then the SDK."""
+    """The ASGI app mounted at ``/mcp`` and ``/mcp/``: checks, then the SDK."""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = {k.lower(): v for k, v in scope.get("headers") or []}
@@ -153,6 +158,8 @@ class McpEndpoint:
             token = None
         if token is None:
             message = "a valid bearer token is needed"
+            # No resource_metadata: tokens come from create_token, and no OAuth authorization
+            # server or RFC 9728 metadata document stands behind them to point a client at.
             challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
             return await _answer(send, 401, _error(UNAUTHORIZED, message), challenge)
         if token.project_id is None:
@@ -167,14 +174,37 @@ class McpEndpoint:
         if not isinstance(message_object, dict) or message_object.get("jsonrpc") != "2.0":
             message = "one JSON-RPC 2.0 message per request"
             return await _answer(send, 400, _error(INVALID_REQUEST, message))
+        problem = _invalid_request(message_object)
+        if problem is not None:
+            usable_id = message_object.get("id")
+            answer = _error(INVALID_REQUEST, problem, usable_id if _is_id(usable_id) else None)
+            return await _answer(send, 400, answer)
         manager = await _manager()
         await manager.handle_request(
             {**scope, TOKEN_SCOPE_KEY: token}, _replay(body, receive), send
         )
 
 
-def _error(code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+def _is_id(value: object) -> bool:
+    # JSON-RPC allows null ids but MCP does not, and a boolean is no integer here.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _invalid_request(message: dict[str, Any]) -> str | None:
+    """Why the message is no JSON-RPC request, notification or response MCP accepts; None
+    when it is one. Decided here because the SDK takes a bad id for a notification (202,
+    no answer) and a missing method for bad params, with its validator's dump."""
+    if "id" in message and not _is_id(message["id"]):
+        return "id must be a string or an integer"
+    if "method" in message:
+        return None if isinstance(message["method"], str) else "method must be a string"
+    if "id" in message and ("result" in message or "error" in message):
+        return None  # a response to a request of the server's: the SDK accepts it
+    return "a request names its method"
+
+
+def _error(code: int, message: str, request_id: str | int | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 async def _answer(
