@@ -11,5 +11,7 @@ class KanbanConfig(AppConfig):
 
     def ready(self) -> None:
         from kanban.bridge import wiring
+        from kanban.webhooks import events as webhook_events
 
         wiring.connect()
+        webhook_events.connect()

@@ -6,7 +6,7 @@ from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.api.attachments import AttachmentDownloadView
-from kanban.web import dashboard, imports, inbox, invites, preferences, views
+from kanban.web import dashboard, imports, inbox, invites, preferences, tokens, views, webhooks
 
 #: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
 board_patterns = [
@@ -18,6 +18,13 @@ board_patterns = [
     path("color", dashboard.board_color_choose, name="board-color"),
     path("delete", dashboard.board_delete, name="board-delete"),
     path("leave", dashboard.board_leave, name="board-leave"),
+    path("webhooks/", webhooks.webhooks_page, name="board-webhooks"),
+    path("webhooks/<int:webhook_id>/test", webhooks.webhook_test_page, name="board-webhook-test"),
+    path(
+        "webhooks/<int:webhook_id>/delete",
+        webhooks.webhook_delete_page,
+        name="board-webhook-delete",
+    ),
 ]
 
 urlpatterns = [
@@ -39,6 +46,12 @@ urlpatterns = [
     ),
     path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
     path("inbox/list", inbox.inbox_list, name="inbox-list"),
+    path("account/tokens", tokens.tokens_page, name="account-tokens"),
+    path(
+        "account/tokens/<int:token_id>/revoke",
+        tokens.token_revoke_page,
+        name="account-token-revoke",
+    ),
     path("preferences/color-scheme", preferences.color_scheme, name="color-scheme"),
     path("offers/<int:offer_id>/accept", inbox.offer_yes, name="offer-accept"),
     path("offers/<int:offer_id>/decline", inbox.offer_no, name="offer-decline"),

@@ -2,7 +2,11 @@
 
 A token acts as its user. A scoped one also names a project (its aliases included), may be
 read-only, and may expire; ``access_token_scope`` is the one check of that, used by REST and
-by MCP alike, on top of the user's own role.
+by MCP alike, on top of the user's own role. An ``mcp`` token reads and writes over MCP
+only: REST refuses it (``token_for_rest``), so an agent's token is no script's key.
+
+People make and revoke their own on their account page (``kanban.web.tokens``); staff in
+Django admin; operators with ``manage.py create_token``. All three call ``token_create``.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ def check_duration(text: object) -> timedelta:
 
 def check_scope(scope: object) -> TokenScope:
     if not isinstance(scope, str) or scope not in TokenScope.values:
-        raise invalid_argument(f"scope must be read or write, not {scope!r}", field="scope")
+        raise invalid_argument(f"scope must be read, write or mcp, not {scope!r}", field="scope")
     return TokenScope(scope)
 
 
@@ -127,6 +131,15 @@ def token_from_authorization(header: bytes | str) -> ApiToken | None:
     return token
 
 
+def token_for_rest(token: ApiToken) -> ApiToken:
+    """The token, when REST takes it: an ``mcp`` token is for MCP only."""
+    if token.scope == TokenScope.MCP:
+        raise KanbanError(
+            ErrorCode.FORBIDDEN, "this token is for MCP only; make a read or write one"
+        )
+    return token
+
+
 def access_token_scope(*, token: ApiToken, project_id: UUID | None, write: bool) -> None:
     """Refuse what the token's scope leaves out: another project than its own (``not_found``,
     as for a project the user cannot see; ``project_id`` None is a call naming no project,
@@ -148,3 +161,27 @@ def token_revoke_plaintext(*, plaintext: str) -> bool:
             revoked_at=timezone.now()
         )
     )
+
+
+def tokens_of(*, user: Any) -> list[ApiToken]:
+    """A person's tokens that still work or could (expired ones too, so they see why one
+    stopped); revoked ones are gone from the list."""
+    return list(
+        ApiToken.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("project")
+    )
+
+
+def token_revoke_own(*, user: Any, token_id: object) -> ApiToken:
+    """Revoke one of ``user``'s own tokens; the next request with it is refused, on every
+    worker (each request looks its token up again)."""
+    token = None
+    if isinstance(token_id, int) or (
+        isinstance(token_id, str) and token_id.isdigit() and len(token_id) <= 18
+    ):
+        token = ApiToken.objects.filter(
+            pk=int(token_id), user_id=user.pk, revoked_at__isnull=True
+        ).first()
+    if token is None:
+        raise KanbanError(ErrorCode.NOT_FOUND, "no such token of yours")
+    token_revoke(token=token)
+    return token

@@ -6,7 +6,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
-from kanban.accounts.tokens import token_from_authorization
+from kanban.accounts.tokens import token_for_rest, token_from_authorization
 from kanban.models import ApiToken
 
 
@@ -15,7 +15,7 @@ class BearerTokenAuthentication(BaseAuthentication):
 
     def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
         token = token_from_authorization(get_authorization_header(request))
-        return None if token is None else (token.user, token)
+        return None if token is None else (token.user, token_for_rest(token))
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
@@ -28,4 +28,8 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
     name = "bearerToken"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "`manage.py create_token`"}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A personal access token (account page, or `manage.py create_token`)",
+        }

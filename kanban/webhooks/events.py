@@ -1,0 +1,154 @@
+"""The one place webhook events come from: committed changes, heard after commit.
+
+Cards and comments are the Board's KV values (``kanban.data.board.layout``), written by the
+page over the bridge, by REST, by MCP and by imports alike; so the events are derived from
+storage's committed writes (``add_kv_listener``), comparing each value with the version it
+replaced (kept history), not from any one write path. Members joining and leaving come from
+the membership rows, sent on commit as well. A board without a webhook that is on costs one
+query per committed batch that touches its cards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
+from kanban.data.board.layout import CARD_PREFIX, normalize_card
+from kanban.models import Membership, Webhook, WebhookEvent
+from kanban.webhooks.service import webhook_event_send
+from storage.kv import Dataset, KvChange, add_kv_listener, kv_get, kv_history
+
+#: What a ``card.changed`` names when it differs (a comment count is ``card.commented``'s).
+CHANGED_FIELDS: Final = ("title", "description", "assignees", "labels", "due", "checklist")
+
+Derived = tuple[WebhookEvent, dict[str, Any]]
+
+
+def _board_change(change: KvChange) -> bool:
+    dataset = change.dataset
+    return (
+        dataset.domain == "kv"
+        and dataset.conversation_id is None
+        and change.key.startswith((CARD_PREFIX, COMMENTS_PREFIX))
+    )
+
+
+def _from_kv(changes: Sequence[KvChange]) -> None:
+    relevant = [change for change in changes if _board_change(change)]
+    if not relevant:
+        return
+    projects = {change.dataset.project_id for change in relevant}
+    hooked = set(
+        Webhook.objects.filter(project_id__in=projects, active=True).values_list(
+            "project_id", flat=True
+        )
+    )
+    for change in relevant:
+        if change.dataset.project_id not in hooked:
+            continue
+        actor, before, after = _versions(change)
+        for event, data in _derive(change, before, after):
+            webhook_event_send(
+                project_id=change.dataset.project_id, event=event, data=data, actor=actor
+            )
+
+
+def _versions(change: KvChange) -> tuple[str | None, Any, Any]:
+    """Who wrote the change, the value it replaced and the value it wrote."""
+    seq = int(change.revision)
+    versions = kv_history(dataset=change.dataset, key=change.key, before=str(seq + 1), limit=2)
+    written = next((v for v in versions if v.seq == seq), None)
+    replaced = next((v for v in versions if v.seq < seq), None)
+    actor = (written.source or {}).get("user") if written is not None else None
+    before = None if replaced is None or replaced.deleted else replaced.value
+    if change.deleted:
+        after = None
+    elif change.text is not None:
+        after = json.loads(change.text)
+    else:
+        after = None if written is None else written.value
+    return actor if isinstance(actor, str) else None, before, after
+
+
+def _derive(change: KvChange, before: Any, after: Any) -> Iterator[Derived]:
+    if change.key.startswith(CARD_PREFIX):
+        yield from card_events(change.key[len(CARD_PREFIX) :], before, after)
+    else:
+        card_id = change.key[len(COMMENTS_PREFIX) :]
+        yield from comment_events(_card_of(change.dataset, card_id), before, after)
+
+
+def card_events(card_id: str, before: Any, after: Any) -> Iterator[Derived]:
+    """A card's events between two stored values: added, moved (its column or its place in
+    it), archived, changed (naming the fields). A card deleted for good sends none."""
+    old, new = normalize_card(card_id, before), normalize_card(card_id, after)
+    if new is None:
+        return
+    if old is None:
+        yield WebhookEvent.CARD_ADDED, {"card": new}
+        return
+    if (old["column"], old["rank"]) != (new["column"], new["rank"]):
+        yield (
+            WebhookEvent.CARD_MOVED,
+            {"card": new, "from": {"column": old["column"]}, "to": {"column": new["column"]}},
+        )
+    if new["archived"] and not old["archived"]:
+        yield WebhookEvent.CARD_ARCHIVED, {"card": new}
+    changed = [name for name in CHANGED_FIELDS if old[name] != new[name]]
+    if old["archived"] and not new["archived"]:
+        changed.append("archived")  # restored
+    if changed:
+        yield WebhookEvent.CARD_CHANGED, {"card": new, "changed": changed}
+
+
+def comment_events(card: dict[str, Any], before: Any, after: Any) -> Iterator[Derived]:
+    """One ``card.commented`` per comment that was not there before (edits send none)."""
+    seen = {comment["id"] for comment in normalize_comments(before)}
+    for comment in normalize_comments(after):
+        if comment["id"] not in seen:
+            yield WebhookEvent.CARD_COMMENTED, {"card": card, "comment": comment}
+
+
+def _card_of(dataset: Dataset, card_id: str) -> dict[str, Any]:
+    entry = kv_get(dataset=dataset, key=CARD_PREFIX + card_id)
+    card = normalize_card(card_id, None if entry is None else entry.value)
+    return {"id": card_id, "title": card["title"]} if card else {"id": card_id}
+
+
+def _member(membership: Membership) -> dict[str, Any]:
+    user = membership.user
+    return {
+        "member": {
+            "username": user.get_username(),
+            "name": user.get_full_name() or user.get_username(),
+            "role": membership.role,
+        }
+    }
+
+
+def _member_saved(sender: Any, instance: Membership, created: bool, **kwargs: Any) -> None:
+    if created:
+        data, project_id = _member(instance), instance.project_id
+        transaction.on_commit(
+            lambda: webhook_event_send(
+                project_id=project_id, event=WebhookEvent.MEMBER_JOINED, data=data
+            )
+        )
+
+
+def _member_deleted(sender: Any, instance: Membership, **kwargs: Any) -> None:
+    data, project_id = _member(instance), instance.project_id
+    transaction.on_commit(
+        lambda: webhook_event_send(project_id=project_id, event=WebhookEvent.MEMBER_LEFT, data=data)
+    )
+
+
+def connect() -> None:
+    """Called once, from ``KanbanConfig.ready``."""
+    add_kv_listener(_from_kv)
+    post_save.connect(_member_saved, sender=Membership, dispatch_uid="kanban.webhooks.joined")
+    post_delete.connect(_member_deleted, sender=Membership, dispatch_uid="kanban.webhooks.left")
