@@ -19,8 +19,10 @@
 //   board-state.js     the state and helpers every part reads; imports no other part
 //   board-sync.js      reads and change events        board-actions.js  writes and undo
 //   board-prompts.js   two-answer prompts             board-dialogs.js  card, column, archive
-//   board-discussion.js  checklist and comments       board-render.js   drawing
-//   board-input.js     keyboard, drag and the toolbar
+//   board-discussion.js  checklist and comments       board-render.js   drawing, by patching
+//   board-view.js      what shows: grouping, filter cache, windowing (pure, tested in node)
+//   board-card.js      one card's face                board-quick-add.js  "+ Add card" in place
+//   board-input.js     keyboard, drag, shortcuts and the toolbar
 //   board-labels.js    label colours, start dates, custom fields (pure, tested in node)
 //   board-details.js   the dialog's read-only imported details
 //   board-attachments.js  files on cards: uploads, covers, the dialog's list
@@ -40,11 +42,11 @@ import {
 } from "./board-sync.js";
 import { openLinkedCard, wireDialogs } from "./board-dialogs.js";
 import { onCommentChanges, reloadComments, wireDiscussion } from "./board-discussion.js";
-import { renderBoard } from "./board-render.js";
+import { renderBoard, revealCard } from "./board-render.js";
 import { syncToolbar, wireToolbar } from "./board-input.js";
 import { isAttachmentKey, loadAttachments, onAttachmentChanges, wireAttachments } from "./board-attachments.js";
 
-drawWith({ render: renderBoard, redraw: redrawBoard });
+drawWith({ render: renderBoard, redraw: redrawBoard, reveal: revealCard });
 
 let unwatchBoard = () => {};
 let unwatchStock = () => {};

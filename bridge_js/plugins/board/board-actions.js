@@ -167,14 +167,15 @@ export function moveByKeyboard(card, direction) {
   moveCard(card.id, target.column, target.beforeId);
 }
 
-export async function createCard(fields) {
+// `focus: false` leaves the focus where it is (the quick add's field, ready for the next).
+export async function createCard(fields, { focus = true } = {}) {
   const id = newId();
   const list = columnCards(fields.column);
   const rank = rankForPlacement(list, null);
   const card = { id, ...storedChanges(fields), rank };
   const mark = applyLocal(id, normalizeCard(id, card));
   render();
-  focusCard(id);
+  if (focus) focusCard(id);
   announce("Added " + card.title + ".");
   // The card first, then the index: a reader never finds an id without its card.
   await write("Adding the card", () =>

@@ -31,6 +31,19 @@ export function createStore() {
   // key -> how many events changed it: a write can tell whether one came while it was out.
   const events = new Map();
   const indexed = () => normalizeIndex(values.get(KEYS.cards));
+  // key -> {raw, card}: a card is normalized again only when its stored value changed, so
+  // an unchanged card is the same object from one board() to the next and the page can
+  // keep its drawing (board-render.js compares cards by identity).
+  const normalized = new Map();
+  const cardOf = (id) => {
+    const key = KEYS.card(id);
+    const raw = values.get(key);
+    const hit = normalized.get(key);
+    if (hit && hit.raw === raw) return hit.card;
+    const card = normalizeCard(id, raw);
+    normalized.set(key, { raw, card });
+    return card;
+  };
   return {
     has: (key) => values.has(key),
     get: (key) => values.get(key),
@@ -39,7 +52,10 @@ export function createStore() {
       values.delete(key); // re-inserted last: the newest unindexed card is kept longest
       values.set(key, value);
     },
-    clear: () => values.clear(),
+    clear() {
+      values.clear();
+      normalized.clear();
+    },
     // A watch event's changes of the board's keys; the keys it named without a value.
     apply(changes) {
       const unread = [];
@@ -58,10 +74,13 @@ export function createStore() {
       const ids = indexed();
       const inIndex = new Set(ids.map(KEYS.card));
       const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
-      for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) values.delete(key);
+      for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) {
+        values.delete(key);
+        normalized.delete(key);
+      }
       return {
         columns: normalizeColumns(values.get(KEYS.columns)) || [],
-        cards: ids.map((id) => normalizeCard(id, values.get(KEYS.card(id)))).filter(Boolean),
+        cards: ids.map(cardOf).filter(Boolean),
         labels: normalizeLabelSet(values.get(KEYS.labels)),
       };
     },

@@ -12,7 +12,7 @@ export const KEYS = Object.freeze({
 
 export const DEFAULT_COLUMNS = Object.freeze([
   Object.freeze({ id: "todo", title: "To do", wip: 0 }),
-  Object.freeze({ id: "doing", title: "Doing", wip: 3 }),
+  Object.freeze({ id: "doing", title: "Doing", wip: 0 }),
   Object.freeze({ id: "done", title: "Done", wip: 0 }),
 ]);
 

@@ -5,6 +5,7 @@ import { $, boardEl, findCard, focusCard, render, state, visibleCards } from "./
 import { setView } from "./board-sync.js";
 import { archiveCard, moveByKeyboard, moveCard, moveColumn, undoLatest } from "./board-actions.js";
 import { openCardDialog, openColumnDialog } from "./board-dialogs.js";
+import { startAdding } from "./board-quick-add.js";
 
 // A column moves by its grip: Alt+Left/Right, or dragged onto another column's header.
 export function columnGrip(column) {
@@ -168,11 +169,57 @@ export function wireToolbar() {
     syncToolbar();
   });
   $("add-column").addEventListener("click", () => openColumnDialog(null));
-  document.addEventListener("keydown", (event) => {
-    const typing = event.target.closest && event.target.closest("input, textarea, select, dialog");
-    if (typing || !(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== "z" || event.shiftKey) return;
+  document.addEventListener("keydown", onShortcut);
+}
+
+// The board's keys, as Trello's: `n` a new card, `/` the filter, `?` this list; Ctrl or
+// Command+Z undoes. None of them fires while typing or in a dialog.
+export const SHORTCUTS = Object.freeze([
+  ["n", "Add a card to the first open column"],
+  ["/", "Filter the cards"],
+  ["?", "Show these shortcuts"],
+  ["← ↑ → ↓", "Move between cards"],
+  ["Alt + arrows", "Move the focused card"],
+  ["Enter", "Open the focused card"],
+  ["Delete", "Archive the focused card"],
+  ["Ctrl + Z", "Undo"],
+]);
+
+function onShortcut(event) {
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, dialog, [contenteditable]")) return;
+  if ((event.ctrlKey || event.metaKey) && !event.shiftKey && event.key.toLowerCase() === "z") {
     event.preventDefault();
     undoLatest();
-  });
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "/") {
+    event.preventDefault();
+    $("toolbar").classList.add("open");
+    $("filter-text").focus();
+  } else if (event.key === "?") {
+    event.preventDefault();
+    showShortcuts();
+  } else if (event.key === "n" && !state.readOnly) {
+    const column = state.columns.find((c) => !state.view.collapsed.includes(c.id));
+    if (column && startAdding(column.id)) event.preventDefault();
+  }
+}
+
+let shortcutsDialog = null;
+function showShortcuts() {
+  if (!shortcutsDialog) {
+    const rows = SHORTCUTS.map(([keys, what]) => el("div", { class: "shortcut" }, el("dt", {}, el("kbd", { text: keys })), el("dd", { text: what })));
+    shortcutsDialog = el(
+      "dialog",
+      { id: "shortcuts-dialog", class: "dialog dialog-small", "data-testid": "shortcuts-dialog", "aria-labelledby": "shortcuts-title" },
+      el("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }),
+      el("dl", { class: "shortcuts" }, ...rows),
+      el("div", { class: "dialog-actions" }, button("shortcuts-close", { class: "button", text: "Close", onclick: () => shortcutsDialog.close() })),
+    );
+    document.body.append(shortcutsDialog);
+  }
+  shortcutsDialog.showModal();
 }
 

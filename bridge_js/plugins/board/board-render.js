@@ -1,33 +1,34 @@
-// Drawing the board from the state: columns, cards, stock lines and the toolbar's lists.
-import { button, el, redraw } from "../../static/bridge/plugin-kit.js";
-import {
-  checklistProgress,
-  distinct,
-  dueState,
-  isFiltering,
-  matchesFilter,
-  ME,
-  wipState,
-} from "./board-core.js";
-import {
-  $,
-  boardEl,
-  columnCards,
-  hue,
-  icon,
-  initials,
-  me,
-  personLabel,
-  state,
-  today,
-} from "./board-state.js";
-import { labelColour } from "./board-labels.js";
-import { attachmentCount, coverOf, uploadsOut, wireFileDrop } from "./board-attachments.js";
+// Drawing the board from the state, by patching what is on the page: a column's node and a
+// card's node are made once and kept while what they show is unchanged (a card is the same
+// object until its stored value changes: board-changes.js createStore), so one change
+// elsewhere rebuilds one card, rewrites one count and moves nodes, never the board. A long
+// column draws only the cards near its visible part (board-view.js windowOf).
+import { button, el } from "../../static/bridge/plugin-kit.js";
+import { distinct, isFiltering, ME, wipState } from "./board-core.js";
+import { $, boardEl, groupedCards, kanban, me, personLabel, state, today } from "./board-state.js";
+import { createFilterCache, ESTIMATED_HEIGHT, offsetOf, WINDOW_FROM, windowOf } from "./board-view.js";
+import { cardExtras, renderCard } from "./board-card.js";
 import { setView } from "./board-sync.js";
-import { archiveCard, moveColumn, useOne } from "./board-actions.js";
-import { openCardDialog, openColumnDialog, renderArchive } from "./board-dialogs.js";
+import { moveColumn } from "./board-actions.js";
+import { openColumnDialog, renderArchive } from "./board-dialogs.js";
 import { renderChecklist } from "./board-discussion.js";
-import { columnGrip, onCardKey, wireDrag, wireDropTarget } from "./board-input.js";
+import { columnGrip, wireDropTarget } from "./board-input.js";
+import { quickAdd } from "./board-quick-add.js";
+
+const filters = createFilterCache();
+// column id -> its nodes and what they show; card id -> its slot and what it was drawn from.
+const columnViews = new Map();
+const cardViews = new Map();
+// card id -> its slot's height as last laid out, for the spacers of a windowed column.
+const heights = new Map();
+const resizes = new ResizeObserver((entries) => {
+  for (const entry of entries) {
+    const id = entry.target.dataset.slotFor;
+    const box = entry.borderBoxSize && entry.borderBoxSize[0];
+    if (id && box && box.blockSize > 0) heights.set(id, box.blockSize);
+  }
+});
+let gapPx = null;
 
 // `label(value)` is what an option shows (a member's name for their username).
 function fillSelect(select, first, values, selected, label = (v) => v) {
@@ -41,6 +42,37 @@ function fillSelect(select, first, values, selected, label = (v) => v) {
   select.value = selected || "";
 }
 
+// The filters' choices come from every card: worked out again only for a new set of cards.
+let choicesOf = null;
+let choices = { labels: [], people: [] };
+function renderFilters() {
+  if (choicesOf !== state.cards) {
+    choicesOf = state.cards;
+    choices = {
+      labels: distinct(state.cards.flatMap((c) => c.labels)),
+      people: distinct(state.cards.flatMap((c) => c.assignees)),
+    };
+  }
+  fillSelect($("filter-label"), "All labels", choices.labels, state.view.filter.label);
+  const label = (v) => (v === ME ? "Assigned to me" : personLabel(v));
+  fillSelect($("filter-assignee"), "Everyone", [ME, ...choices.people], state.view.filter.assignee, label);
+  const filtering = isFiltering(state.view.filter);
+  $("filter-clear").hidden = !filtering;
+  $("toolbar-toggle").textContent = filtering ? "Filters (on)" : "Filters";
+}
+
+// What every card face depends on besides its card: one string, so a change of any of it
+// (a member renamed, a label recoloured, midnight) draws the faces again and nothing else does.
+function drawingContext() {
+  const people = (kanban.getContext().members || []).map((m) => [m.username, m.displayName]);
+  const day = today();
+  return {
+    day,
+    me: me(),
+    faces: JSON.stringify([state.readOnly, day, [...state.labels], people, state.inventoryProblem]),
+  };
+}
+
 export function renderBoard() {
   if (!state.loaded) return;
   renderArchive();
@@ -50,43 +82,98 @@ export function renderBoard() {
     return;
   }
   state.renders++;
-  const scrollLeft = boardEl.scrollLeft;
-  const listScroll = new Map([...boardEl.querySelectorAll("[data-list-for]")].map((n) => [n.dataset.listFor, n.scrollTop]));
-
   document.body.classList.toggle("read-only", state.readOnly);
-  fillSelect($("filter-label"), "All labels", distinct(state.cards.flatMap((c) => c.labels)), state.view.filter.label);
-  const people = distinct(state.cards.flatMap((c) => c.assignees));
-  const label = (v) => (v === ME ? "Assigned to me" : personLabel(v));
-  fillSelect($("filter-assignee"), "Everyone", [ME, ...people], state.view.filter.assignee, label);
-  $("filter-clear").hidden = !isFiltering(state.view.filter);
-  $("toolbar-toggle").textContent = isFiltering(state.view.filter) ? "Filters (on)" : "Filters";
-
-  redraw(boardEl, () => {
-    if (!state.columns.length) {
-      boardEl.replaceChildren(
-        el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
-      );
-    } else {
-      boardEl.replaceChildren(...state.columns.map(renderColumn));
+  renderFilters();
+  const focused = focusedKey();
+  if (!state.columns.length) {
+    columnViews.clear();
+    boardEl.replaceChildren(
+      el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
+    );
+  } else {
+    const groups = groupedCards();
+    const context = drawingContext();
+    // Every windowed column's scroll position is read before anything changes, so the page
+    // is laid out once for the whole drawing, not once a column.
+    const geometry = new Map();
+    for (const [id, view] of columnViews) {
+      if (view.windowed) geometry.set(id, { top: view.list.scrollTop, height: view.list.clientHeight });
     }
-    boardEl.setAttribute("aria-busy", "false");
-    boardEl.scrollLeft = scrollLeft;
-    for (const [id, top] of listScroll) {
-      const list = boardEl.querySelector('[data-list-for="' + CSS.escape(id) + '"]');
-      if (list) list.scrollTop = top;
-    }
-  });
+    const live = new Set(state.columns.map((c) => c.id));
+    for (const id of columnViews.keys()) if (!live.has(id)) columnViews.delete(id);
+    const sections = state.columns.map((column) => {
+      const view = columnViews.get(column.id) || newColumnView(column.id);
+      drawColumn(view, column, groups.get(column.id) || [], context, geometry.get(column.id));
+      return view.section;
+    });
+    placeChildren(boardEl, sections);
+    forgetGoneCards();
+  }
+  boardEl.setAttribute("aria-busy", "false");
+  refocus(focused);
 }
 
-function renderColumn(column) {
-  const all = columnCards(column.id);
-  const day = today();
-  const shown = all.filter((c) => matchesFilter(c, state.view.filter, day, me()));
+// --- columns ----------------------------------------------------------------------------------
+
+function newColumnView(id) {
+  const list = el("ol", { class: "cards", "data-list-for": id });
+  const view = {
+    id,
+    section: el("section", { "data-testid": "column-" + id, "data-column-id": id, "aria-labelledby": "title-" + id }),
+    header: null,
+    headerSignature: "",
+    warning: el("p", { class: "wip-warning", role: "alert", "data-testid": "wip-warning-" + id }),
+    list,
+    top: el("li", { class: "card-spacer", "aria-hidden": "true" }),
+    bottom: el("li", { class: "card-spacer", "aria-hidden": "true" }),
+    empty: el("li", { class: "empty-column" }),
+    footer: null,
+    footerReadOnly: null,
+    shown: [],
+    heights: [],
+    range: { start: 0, end: 0, before: 0, after: 0 },
+    windowed: false,
+    scrollQueued: false,
+  };
+  list.addEventListener("scroll", () => scheduleWindow(view), { passive: true });
+  wireDropTarget(list, id);
+  columnViews.set(id, view);
+  return view;
+}
+
+function drawColumn(view, column, all, context, geometry) {
+  const shown = filters.shown(all, state.view.filter, context.day, context.me);
   const wip = wipState(column, all.length);
   const collapsed = state.view.collapsed.includes(column.id);
   const filtering = isFiltering(state.view.filter);
+  view.shown = shown;
+  view.section.className = "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : "");
   const countText = (filtering ? shown.length + " of " : "") + all.length + (wip.limit ? " / " + wip.limit : "");
+  const signature = JSON.stringify([column.title, collapsed, state.readOnly, countText, wip.over, wip.full]);
+  if (signature !== view.headerSignature) {
+    view.headerSignature = signature;
+    view.header = columnHeader(column, { all: all.length, wip, collapsed, countText });
+  }
+  view.list.setAttribute("aria-label", column.title + " cards");
+  view.warning.textContent = "WIP limit " + wip.limit + " exceeded: " + all.length + " cards";
+  view.empty.textContent = filtering && all.length ? "No cards match the filter." : "No cards.";
+  if (view.footerReadOnly !== state.readOnly) {
+    view.footerReadOnly = state.readOnly;
+    view.footer = state.readOnly ? null : quickAdd(column.id, () => columnTitle(column.id));
+  }
+  const parts = [view.header];
+  if (wip.over) parts.push(view.warning);
+  if (!collapsed) {
+    drawCards(view, context, geometry);
+    parts.push(view.list);
+    if (view.footer) parts.push(view.footer);
+  }
+  placeChildren(view.section, parts);
+}
 
+const columnTitle = (id) => (state.columns.find((c) => c.id === id) || { title: id }).title;
+
+function columnHeader(column, { all, wip, collapsed, countText }) {
   const header = el(
     "header",
     { class: "column-header" },
@@ -105,7 +192,7 @@ function renderColumn(column) {
     el("h2", { class: "column-title", id: "title-" + column.id, text: column.title }),
     el("span", {
       class: "count" + (wip.over ? " count-over" : wip.full ? " count-full" : ""),
-      "aria-label": all.length + " cards" + (wip.limit ? ", limit " + wip.limit : ""),
+      "aria-label": all + " cards" + (wip.limit ? ", limit " + wip.limit : ""),
       text: countText,
     }),
     state.readOnly
@@ -117,7 +204,6 @@ function renderColumn(column) {
           onclick: () => openColumnDialog(column.id),
         }),
   );
-
   header.addEventListener("dragover", (event) => {
     if (state.draggingColumn && state.draggingColumn !== column.id) event.preventDefault();
   });
@@ -128,200 +214,154 @@ function renderColumn(column) {
     state.draggingColumn = null;
     moveColumn(dragged, column.id);
   });
-
-  const section = el("section", {
-    class: "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : ""),
-    "data-testid": "column-" + column.id,
-    "data-column-id": column.id,
-    "aria-labelledby": "title-" + column.id,
-  });
-  section.append(header);
-  if (wip.over) {
-    section.append(
-      el("p", {
-        class: "wip-warning",
-        role: "alert",
-        "data-testid": "wip-warning-" + column.id,
-        text: "WIP limit " + wip.limit + " exceeded: " + all.length + " cards",
-      }),
-    );
-  }
-  if (collapsed) return section;
-
-  const list = el("ol", { class: "cards", "data-list-for": column.id, "aria-label": column.title + " cards" });
-  for (const card of shown) list.append(el("li", { class: "card-slot" }, renderCard(card)));
-  if (!shown.length) {
-    list.append(el("li", { class: "empty-column", text: filtering && all.length ? "No cards match the filter." : "No cards." }));
-  }
-  wireDropTarget(list, column.id);
-  section.append(list);
-  if (!state.readOnly) {
-    section.append(
-      button("add-" + column.id, {
-        class: "add-card editing-only",
-        "data-testid": "add-card-" + column.id,
-        text: "+ Add card",
-        onclick: () => openCardDialog({ column: column.id }),
-      }),
-    );
-  }
-  return section;
+  return header;
 }
 
-function renderCard(card) {
-  const due = dueState(card.due, today());
-  const node = el("article", {
-    class: "card",
-    tabindex: "0",
-    draggable: state.readOnly ? "false" : "true",
-    "data-testid": "card-" + card.id,
-    "data-card-id": card.id,
-    "data-focus-key": "card-" + card.id,
-    "aria-label": card.title,
-    "aria-describedby": "keyboard-help",
-  });
-  const cover = coverOf(card.id);
-  if (cover) node.append(el("img", { class: "card-cover", "data-testid": "cover-" + card.id, src: cover.url, alt: "", title: cover.name }));
-  node.append(el("h3", { class: "card-title", "data-testid": "card-title", text: card.title }));
-  if (card.description) node.append(el("p", { class: "card-description", text: card.description }));
-  if (card.labels.length) {
-    const chips = el("ul", { class: "labels", "aria-label": "Labels" });
-    for (const label of card.labels) {
-      chips.append(labelChip(label));
-    }
-    node.append(chips);
-  }
-  const meta = el("div", { class: "card-meta" });
-  if (card.assignees.length) meta.append(renderAssignees(card));
-  if (card.start) {
-    meta.append(el("span", { class: "start", "data-testid": "start-" + card.id, title: "Start date", text: "Starts " + card.start }));
-  }
-  if (card.due) {
-    meta.append(
-      el("span", {
-        class: "due due-" + due,
-        "data-testid": "due-" + card.id,
-        title: due === "overdue" ? "Overdue" : "Due date",
-        text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
-      }),
-    );
-  }
-  const { done, total } = checklistProgress(card);
-  if (total) {
-    meta.append(
-      el("span", {
-        class: "progress" + (done === total ? " progress-done" : ""),
-        "data-testid": "checklist-" + card.id,
-        title: "Checklist",
-        "aria-label": "Checklist " + done + " of " + total + " done",
-      }, icon("check"), done + "/" + total),
-    );
-  }
-  if (card.commentCount) {
-    meta.append(
-      el("span", {
-        class: "comment-count",
-        "data-testid": "comments-" + card.id,
-        title: "Comments",
-        "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
-      }, icon("comment"), String(card.commentCount)),
-    );
-  }
-  const files = attachmentCount(card.id);
-  if (files || uploadsOut(card.id)) {
-    meta.append(
-      el("span", {
-        class: "attachment-count" + (uploadsOut(card.id) ? " uploading" : ""),
-        "data-testid": "attachments-" + card.id,
-        title: uploadsOut(card.id) ? "Uploading…" : "Attachments",
-        "aria-label": files + (files === 1 ? " attachment" : " attachments"),
-      }, icon("clip"), String(files)),
-    );
-  }
-  if (meta.childNodes.length) node.append(meta);
-  if (card.item) node.append(renderStock(card));
-  if (!state.readOnly) {
-    node.append(
-      el(
-        "div",
-        { class: "card-actions editing-only" },
-        button("edit-" + card.id, {
-          class: "icon-button",
-          "aria-label": "Edit " + card.title,
-          onclick: () => openCardDialog({ id: card.id }),
-        }, icon("edit")),
-        button("archive-" + card.id, {
-          class: "icon-button",
-          "aria-label": "Archive " + card.title,
-          onclick: () => archiveCard(card.id),
-        }, icon("trash")),
-      ),
-    );
-  }
-  node.addEventListener("keydown", (event) => onCardKey(event, card));
-  node.addEventListener("dblclick", () => openCardDialog({ id: card.id }));
-  wireDrag(node, card);
-  wireFileDrop(node, card.id);
-  return node;
+// --- cards --------------------------------------------------------------------------------------
+
+function gap(list) {
+  if (gapPx === null && list.isConnected) gapPx = parseFloat(getComputedStyle(list).rowGap) || 0;
+  return gapPx || 0;
 }
 
-// In the board's colour for it (board:labels), else in the one its name hashes to.
-export function labelChip(label) {
-  const colour = labelColour(state.labels, label);
-  const chip = el("li", { class: "label" + (colour ? " label-" + colour : ""), "data-color": colour || "", text: label });
-  if (!colour) chip.style.setProperty("--hue", String(hue(label)));
-  return chip;
+// The column's cards near what it shows; `geometry` is its scroll position read before the
+// drawing began (none for a column drawn for the first time, or when it scrolled).
+function drawCards(view, context, geometry) {
+  const { shown, list } = view;
+  view.windowed = shown.length >= WINDOW_FROM;
+  list.classList.toggle("windowed", view.windowed);
+  let range = { start: 0, end: shown.length, before: 0, after: 0 };
+  const space = gap(list);
+  if (view.windowed) {
+    view.heights = shown.map((card) => heights.get(card.id) || ESTIMATED_HEIGHT);
+    const at = geometry || { top: list.scrollTop, height: list.clientHeight };
+    range = windowOf({ heights: view.heights, gap: space, top: at.top, height: at.height });
+    // First drawn before the page laid it out: drawn again once it knows its height.
+    if (!geometry) scheduleWindow(view);
+  }
+  view.range = range;
+  const nodes = [];
+  if (range.before > 0) nodes.push(view.top);
+  view.top.style.height = Math.max(0, range.before - space) + "px";
+  for (let i = range.start; i < range.end; i++) nodes.push(slotOf(shown[i], context));
+  // A card being dragged keeps its node, drawn or not: the drag ends on it.
+  const dragged = state.dragging && cardViews.get(state.dragging);
+  if (dragged && !nodes.includes(dragged.slot) && shown.some((c) => c.id === state.dragging)) {
+    dragged.slot.hidden = true;
+    nodes.push(dragged.slot);
+  }
+  if (!shown.length) nodes.push(view.empty);
+  if (range.after > 0) nodes.push(view.bottom);
+  view.bottom.style.height = Math.max(0, range.after - space) + "px";
+  placeChildren(list, nodes);
 }
 
-// One avatar a person; the name beside it when there is only one.
-function renderAssignees(card) {
-  const names = card.assignees.map(personLabel);
-  const box = el("span", { class: "assignee", title: "Assigned to " + names.join(", "), "data-testid": "assignee-" + card.id });
-  card.assignees.forEach((username, i) => {
-    const avatar = el("span", { class: "avatar", "aria-hidden": "true", "data-testid": "avatar-" + username, text: initials(names[i]) });
-    avatar.style.setProperty("--hue", String(hue(username)));
-    box.append(avatar);
-  });
-  box.append(el("span", { class: names.length > 1 ? "sr-only" : null, text: names.join(", ") }));
-  return box;
+function stockOf(card) {
+  if (!card.item) return "";
+  return JSON.stringify(state.stock.get(card.item) || null);
 }
 
-function renderStock(card) {
-  const stock = state.inventoryProblem ? { status: "unavailable", code: state.inventoryProblem } : state.stock.get(card.item);
-  const box = el("div", { class: "stock" });
-  let text;
-  let kind = "";
-  if (!stock) text = "Stock: …";
-  else if (stock.status === "ok") {
-    text = stock.name + ": " + stock.count + " in stock";
-    kind = stock.count === 0 ? " stock-empty" : "";
-  } else if (stock.status === "missing") {
-    text = "Item " + card.item + " is not in the inventory";
-    kind = " stock-unavailable";
+function slotOf(card, context) {
+  const extras = cardExtras(card.id) + "|" + stockOf(card);
+  let view = cardViews.get(card.id);
+  if (view && view.card === card && view.extras === extras && view.faces === context.faces) {
+    view.slot.hidden = false;
+    return view.slot;
+  }
+  const node = renderCard(card);
+  if (view) {
+    view.slot.replaceChildren(node);
   } else {
-    text = "Inventory unavailable";
-    kind = " stock-unavailable";
+    view = { slot: el("li", { class: "card-slot", "data-slot-for": card.id }) };
+    view.slot.append(node);
+    resizes.observe(view.slot);
+    cardViews.set(card.id, view);
   }
-  box.append(
-    el("span", {
-      class: "stock-badge" + kind,
-      "data-testid": "stock-" + card.id,
-      title: stock && stock.code ? "inventory: " + stock.code : "",
-      text,
-    }),
-  );
-  if (stock && stock.status === "ok" && !state.readOnly) {
-    box.append(
-      button("use-" + card.id, {
-        class: "button small",
-        "data-testid": "use-one-" + card.id,
-        "aria-label": "Use one " + stock.name,
-        disabled: stock.count <= 0,
-        text: "Use one",
-        onclick: () => useOne(card),
-      }),
-    );
-  }
-  return box;
+  Object.assign(view, { card, extras, faces: context.faces });
+  view.slot.hidden = false;
+  return view.slot;
 }
 
+// Cards that left the board (deleted, or no longer in the index) give their nodes up.
+function forgetGoneCards() {
+  if (cardViews.size <= state.cards.length) return;
+  const live = new Set(state.cards.map((c) => c.id));
+  for (const [id, view] of cardViews) {
+    if (live.has(id)) continue;
+    resizes.unobserve(view.slot);
+    view.slot.remove();
+    cardViews.delete(id);
+    heights.delete(id);
+  }
+}
+
+// A scrolled column draws its new window at the next frame, alone.
+function scheduleWindow(view) {
+  if (view.scrollQueued) return;
+  view.scrollQueued = true;
+  requestAnimationFrame(() => {
+    view.scrollQueued = false;
+    if (!view.windowed || !view.section.isConnected || !state.loaded) return;
+    const focused = focusedKey();
+    drawCards(view, drawingContext(), null);
+    refocus(focused);
+  });
+}
+
+// A card's node on the page, drawn first if its column's window had left it out: keyboard
+// moves and links to a card reach cards the window does not hold.
+export function revealCard(id) {
+  for (const view of columnViews.values()) {
+    if (!view.windowed) continue;
+    const index = view.shown.findIndex((c) => c.id === id);
+    if (index < 0) continue;
+    if (index >= view.range.start + 2 && index < view.range.end - 2) return;
+    const offset = offsetOf(view.heights, gap(view.list), index);
+    view.list.scrollTop = Math.max(0, offset - view.list.clientHeight / 3);
+    drawCards(view, drawingContext(), { top: view.list.scrollTop, height: view.list.clientHeight });
+    return;
+  }
+}
+
+// --- nodes ---------------------------------------------------------------------------------------
+
+// Makes `parent`'s children exactly `nodes`, moving as few as it can: a node that only
+// moved further down is passed over and placed when its turn comes, so a card moved from
+// the top of a column to its bottom is one move, not one for every card it passed.
+function placeChildren(parent, nodes) {
+  const wanted = new Set(nodes);
+  let at = parent.firstChild;
+  for (const node of nodes) {
+    while (at && !wanted.has(at)) {
+      const next = at.nextSibling;
+      at.remove();
+      at = next;
+    }
+    if (at === node) {
+      at = at.nextSibling;
+    } else if (at && at.nextSibling === node) {
+      at = node.nextSibling;
+    } else {
+      parent.insertBefore(node, at);
+    }
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}
+
+// Moving a focused node blurs it: the focus goes back to what had it (by data-focus-key).
+function focusedKey() {
+  const focused = document.activeElement;
+  return focused && boardEl.contains(focused) ? focused.getAttribute("data-focus-key") : null;
+}
+
+function refocus(key) {
+  if (!key) return;
+  const focused = document.activeElement;
+  if (focused && focused.getAttribute("data-focus-key") === key) return;
+  const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(key) + '"]');
+  if (again) again.focus({ preventScroll: true });
+}

@@ -4,7 +4,8 @@
 // them in (drawWith), so a part that changes the state asks for a drawing here instead of
 // importing the drawing, which imports it back.
 import { createWriteMode } from "../../static/bridge/plugin-kit.js";
-import { cardsInColumn, defaultView, localDate, matchesFilter, newId as idFrom } from "./board-core.js";
+import { defaultView, localDate, matchesFilter, newId as idFrom } from "./board-core.js";
+import { createGrouping } from "./board-view.js";
 
 // The SDK is the classic script index.html runs before the page's modules.
 export const kanban = window.steamHarnessKanban;
@@ -78,6 +79,7 @@ window.boardDebug = Object.freeze({
 const ICONS = {
   edit: ["M4 20h4L18.5 9.5a2.1 2.1 0 0 0-4-4L4 16z", "M13.5 6.5l4 4"],
   check: ["M4 12l5 5L20 6"],
+  text: ["M4 6h16", "M4 12h16", "M4 18h10"],
   comment: ["M4 5h16v11H9l-5 4z"],
   clip: ["M20 11.5l-8.3 8.3a5 5 0 0 1-7.1-7.1l8.3-8.3a3.3 3.3 0 0 1 4.7 4.7l-8.3 8.3a1.7 1.7 0 0 1-2.4-2.4l7.6-7.6"],
   trash: ["M4 7h16", "M10 11v6", "M14 11v6", "M5 7l1 12a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2l1-12", "M9 7V4h6v3"],
@@ -135,8 +137,12 @@ export function findCard(id) {
   return state.cards.find((c) => c.id === id) || null;
 }
 
+// The open cards of every column in board order, grouped again only for new cards or columns.
+const grouping = createGrouping();
+export const groupedCards = () => grouping(state.cards, state.columns);
+
 export function columnCards(columnId) {
-  return cardsInColumn(state.cards, state.columns, columnId);
+  return (groupedCards().get(columnId) || []).slice();
 }
 
 export function visibleCards(columnId) {
@@ -146,6 +152,7 @@ export function visibleCards(columnId) {
 
 export function focusCard(id) {
   requestAnimationFrame(() => {
+    drawing.reveal(id);
     const node = boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]');
     if (node) node.focus();
   });
@@ -153,13 +160,14 @@ export function focusCard(id) {
 
 // --- drawing, and what the user may do -------------------------------------------------------
 
-const drawing = { render() {}, redraw() {} };
+const drawing = { render() {}, redraw() {}, reveal() {} };
 // The whole page from the state (board-render.js).
 export const render = () => drawing.render();
 // The columns and cards again from what the page holds, then drawn (board-sync.js).
 export const redraw = () => drawing.redraw();
-export function drawWith({ render, redraw }) {
-  Object.assign(drawing, { render, redraw });
+// Draws a card a long column's window left out, so it can be focused (board-render.js).
+export function drawWith({ render, redraw, reveal }) {
+  Object.assign(drawing, { render, redraw, reveal });
 }
 
 // A guest's board starts read-only (getContext) and unlocks live when they are made a

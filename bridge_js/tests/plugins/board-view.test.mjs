@@ -1,0 +1,110 @@
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { KEYS } from "../../plugins/board/board-core.js";
+import { createStore } from "../../plugins/board/board-changes.js";
+import { WINDOW_FROM, createFilterCache, createGrouping, groupByColumn, offsetOf, windowOf } from "../../plugins/board/board-view.js";
+
+const COLUMNS = [
+  { id: "todo", title: "To do", wip: 0 },
+  { id: "done", title: "Done", wip: 0 },
+];
+const card = (id, column, rank, extra = {}) => ({ id, column, rank, title: id, description: "", assignees: [], labels: [], ...extra });
+
+describe("the store hands unchanged cards back as the same objects", () => {
+  test("a change of one card gives a new object for it alone", () => {
+    const store = createStore();
+    store.set(KEYS.columns, COLUMNS);
+    store.set(KEYS.cards, ["a", "b"]);
+    store.set(KEYS.card("a"), card("a", "todo", "h"));
+    store.set(KEYS.card("b"), card("b", "todo", "p"));
+    const before = store.board().cards;
+    store.apply([{ key: KEYS.card("b"), value: card("b", "done", "p") }]);
+    const after = store.board().cards;
+    assert.equal(after[0], before[0], "a is untouched: the page keeps its node");
+    assert.notEqual(after[1], before[1]);
+    assert.equal(after[1].column, "done");
+  });
+
+  test("a resync forgets what it had normalized", () => {
+    const store = createStore();
+    const value = card("a", "todo", "h");
+    store.set(KEYS.cards, ["a"]);
+    store.set(KEYS.card("a"), value);
+    const first = store.board().cards[0];
+    store.clear();
+    store.set(KEYS.cards, ["a"]);
+    store.set(KEYS.card("a"), value);
+    assert.notEqual(store.board().cards[0], first);
+  });
+});
+
+describe("grouping", () => {
+  test("columns in board order; archived cards out; a card of a gone column in the first", () => {
+    const cards = [card("x", "done", "b"), card("y", "todo", "c"), card("z", "gone", "a"), card("w", "todo", "a", { archived: true })];
+    const groups = groupByColumn(cards, COLUMNS);
+    assert.deepEqual(groups.get("todo").map((c) => c.id), ["z", "y"]);
+    assert.deepEqual(groups.get("done").map((c) => c.id), ["x"]);
+  });
+
+  test("worked out again only for a new array of cards or columns", () => {
+    const grouping = createGrouping();
+    const cards = [card("a", "todo", "h")];
+    const first = grouping(cards, COLUMNS);
+    assert.equal(grouping(cards, COLUMNS), first);
+    assert.notEqual(grouping([...cards], COLUMNS), first);
+  });
+});
+
+describe("the filter cache", () => {
+  test("asks each card once per filter, and a new card object again", () => {
+    const cache = createFilterCache();
+    const a = card("a", "todo", "h", { title: "Fix login" });
+    const b = card("b", "todo", "p", { title: "Write docs" });
+    const filter = { text: "login", label: "", assignee: "", due: "" };
+    assert.deepEqual(cache.shown([a, b], filter, "2026-12-05", "alice").map((c) => c.id), ["a"]);
+    const b2 = { ...b, title: "Login page" };
+    assert.deepEqual(cache.shown([a, b2], filter, "2026-12-05", "alice").map((c) => c.id), ["a", "b"]);
+    assert.deepEqual(cache.shown([a, b2], { ...filter, text: "docs" }, "2026-12-05", "alice").map((c) => c.id), []);
+  });
+
+  test("no filter shows the column as it is", () => {
+    const cards = [card("a", "todo", "h")];
+    assert.equal(createFilterCache().shown(cards, { text: "" }, "2026-12-05", "alice"), cards);
+  });
+});
+
+describe("windowing", () => {
+  const heights = (n, h = 80) => Array.from({ length: n }, () => h);
+
+  test("a short column draws every card", () => {
+    assert.deepEqual(windowOf({ heights: heights(WINDOW_FROM - 1), gap: 8, top: 5000, height: 600 }), {
+      start: 0,
+      end: WINDOW_FROM - 1,
+      before: 0,
+      after: 0,
+    });
+  });
+
+  test("a long column draws what shows and a margin, spacers standing for the rest", () => {
+    const all = heights(5000);
+    const w = windowOf({ heights: all, gap: 8, top: 88 * 1000, height: 704, margin: 880 });
+    assert.equal(w.start, 990);
+    assert.equal(w.end, 1018);
+    assert.equal(w.before, 990 * 88);
+    assert.equal(w.after, (5000 - 1018) * 88);
+    assert.equal(w.before + (w.end - w.start) * 88 + w.after, 5000 * 88, "nothing lost or counted twice");
+  });
+
+  test("the top of a long column starts at its first card, and the bottom ends at its last", () => {
+    const all = heights(400, 50);
+    assert.equal(windowOf({ heights: all, gap: 0, top: 0, height: 500, margin: 100 }).start, 0);
+    const end = windowOf({ heights: all, gap: 0, top: 400 * 50 - 500, height: 500, margin: 100 });
+    assert.equal(end.end, 400);
+    assert.equal(end.after, 0);
+  });
+
+  test("offsetOf agrees with the spacer before a card", () => {
+    const all = [10, 20, 30, 40, ...heights(200, 5)];
+    assert.equal(offsetOf(all, 2, 3), 10 + 20 + 30 + 3 * 2);
+  });
+});
