@@ -139,6 +139,58 @@ def test_alice_mentions_bob_who_sees_it_live_ticks_her_checklist_and_carol_only_
     expect(bob.page.get_by_test_id("inbox-count")).to_have_attribute("data-unread", "0")
 
 
+def test_a_comment_in_markdown_draws_safely_and_its_edit_gets_the_text_as_typed(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice = open_board("alice")
+    dialog = open_card(alice, "c1")
+    typed = (
+        "**Ready** for review, @bob:\n"
+        "- [the spec](https://example.com/spec)\n"
+        "- [click me](javascript:window.pwned=1)\n\n"
+        '<img src=x onerror="window.pwned=2">\n\n'
+        "![pixel](https://example.com/pixel.png)"
+    )
+    dialog.get_by_test_id("comment-input").fill(typed)
+    dialog.get_by_test_id("comment-post").click()
+
+    comment = dialog.locator("#comments-list > li.comment")
+    expect(comment).to_have_count(1)
+    body = comment.locator(".markdown")
+    expect(body.locator("strong")).to_have_text("Ready")
+    expect(body.locator("ul > li")).to_have_count(2)
+    expect(body.locator(".mention")).to_have_text("@bob")
+    # Raw HTML is text; a javascript: link is text; an image is a link to it, never loaded.
+    expect(body).to_contain_text('<img src=x onerror="window.pwned=2">')
+    expect(body).to_contain_text("[click me](javascript:window.pwned=1)")
+    expect(body.locator("img")).to_have_count(0)
+    links = body.locator("a")
+    expect(links).to_have_count(2)
+    assert [links.nth(i).get_attribute("href") for i in range(2)] == [
+        "https://example.com/spec",
+        "https://example.com/pixel.png",
+    ]
+    for i in range(2):
+        expect(links.nth(i)).to_have_attribute("target", "_blank")
+        expect(links.nth(i)).to_have_attribute("rel", "noopener noreferrer")
+    body.get_by_text("[click me]", exact=False).click()
+    alice.page.wait_for_timeout(200)
+    assert alice.frame.evaluate("() => window.pwned === undefined")
+    alice.wait_for("boardDebug.state.pending === 0")
+    [kept] = stored(demo, "comments:c1")
+    assert kept["text"] == typed
+
+    # Her edit box gets the text as she typed it; what she saves is drawn again.
+    comment.get_by_role("button", name="Edit").click()
+    box = comment.get_by_label("Edit comment")
+    expect(box).to_have_value(typed)
+    box.fill("_Edited_: see `notes.md`")
+    comment.get_by_role("button", name="Save").click()
+    expect(comment.locator(".markdown em")).to_have_text("Edited")
+    expect(comment.locator(".markdown code")).to_have_text("notes.md")
+    expect(comment.locator("a")).to_have_count(0)
+
+
 def test_a_link_to_a_card_opens_its_dialog_and_copy_link_gives_that_link(
     demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
 ) -> None:
