@@ -1,0 +1,146 @@
+"""Webhook events come from committed changes, in one place: a card's stored value compared
+with the one it replaced (added, moved, archived, changed), a comment list's new comments,
+and memberships made or ended. Each becomes a delivery for every webhook that hears it, once
+the change commits; a rolled-back change sends nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from kanban.access.memberships import membership_set
+from kanban.data.kv import Provenance, project_kv_set
+from kanban.models import Project, WebhookDelivery
+from kanban.webhooks.events import card_events, comment_events
+from kanban.webhooks.service import webhook_create
+from tests.factories import a_project
+
+PERSON = Provenance(via="bridge", page="/boards/x/")
+CARD = {"id": "c1", "title": "Ship it", "column": "todo", "rank": "m", "labels": []}
+
+
+def events_of(before: Any, after: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [(str(event), data) for event, data in card_events("c1", before, after)]
+
+
+def test_a_new_card_is_added() -> None:
+    ((event, data),) = events_of(None, CARD)
+    assert event == "card.added" and data["card"]["title"] == "Ship it"
+
+
+def test_a_card_in_another_column_is_moved() -> None:
+    ((event, data),) = events_of(CARD, {**CARD, "column": "done"})
+    assert event == "card.moved"
+    assert data["from"] == {"column": "todo"} and data["to"] == {"column": "done"}
+
+
+def test_an_archived_card_is_archived_and_a_restored_one_changed() -> None:
+    assert [e for e, _ in events_of(CARD, {**CARD, "archived": True})] == ["card.archived"]
+    ((event, data),) = events_of({**CARD, "archived": True}, CARD)
+    assert event == "card.changed" and data["changed"] == ["archived"]
+
+
+def test_a_changed_card_names_its_fields() -> None:
+    ((event, data),) = events_of(CARD, {**CARD, "title": "Ship it now", "labels": ["Bug"]})
+    assert event == "card.changed" and data["changed"] == ["title", "labels"]
+
+
+def test_a_comment_count_or_a_deletion_sends_nothing() -> None:
+    assert events_of(CARD, {**CARD, "commentCount": 3}) == []
+    assert events_of(CARD, {"id": "c1", "deleted": True}) == []
+
+
+def test_only_new_comments_are_sent() -> None:
+    old = [{"id": "k1", "author": "bob", "text": "first", "at": "2026-12-01T10:00:00Z"}]
+    new = [*old, {"id": "k2", "author": "alice", "text": "second", "at": "2026-12-01T11:00:00Z"}]
+    edited = [{**old[0], "text": "first, edited"}]
+
+    ((event, data),) = comment_events({"id": "c1"}, old, new)
+    assert str(event) == "card.commented" and data["comment"]["id"] == "k2"
+    assert list(comment_events({"id": "c1"}, old, edited)) == []
+
+
+@pytest.fixture
+def board(alice: Any, bob: Any) -> Project:
+    return a_project(name="Roadmap", owner=alice, members={bob: "developer"})
+
+
+def hook(alice: Any, board: Project, events: list[str]) -> None:
+    webhook_create(actor=alice, project_id=board.id, url="https://93.184.216.34/", events=events)
+
+
+def sent() -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (delivery.event, json.loads(delivery.body))
+        for delivery in WebhookDelivery.objects.order_by("created_at")
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_card_written_by_anyone_is_sent_to_the_webhooks_that_hear_it(
+    alice: Any, bob: Any, board: Project
+) -> None:
+    hook(alice, board, ["card.added", "card.moved"])
+    hook(alice, board, ["card.changed"])
+
+    def write(value: Any) -> None:
+        project_kv_set(user=bob, project_id=board.id, key="card:c1", value=value, provenance=PERSON)
+
+    write(CARD)
+    write({**CARD, "column": "done"})
+    write({**CARD, "column": "done", "title": "Shipped"})
+
+    assert [event for event, _ in sent()] == ["card.added", "card.moved", "card.changed"]
+    (*_, (_, changed)) = sent()
+    assert changed["actor"] == "bob" and changed["data"]["changed"] == ["title"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_write_sends_nothing(alice: Any, bob: Any, board: Project) -> None:
+    hook(alice, board, ["card.added"])
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+        raise RuntimeError("rolled back")
+
+    assert sent() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comment_is_sent_with_its_card(alice: Any, bob: Any, board: Project) -> None:
+    hook(alice, board, ["card.commented"])
+    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+    comment = {"id": "k1", "author": "bob", "text": "Looks good", "at": "2026-12-05T08:00:00Z"}
+
+    project_kv_set(
+        user=bob, project_id=board.id, key="comments:c1", value=[comment], provenance=PERSON
+    )
+
+    ((event, payload),) = sent()
+    assert event == "card.commented"
+    assert payload["data"]["card"] == {"id": "c1", "title": "Ship it"}
+    assert payload["data"]["comment"]["text"] == "Looks good"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_members_joining_and_leaving_are_sent(alice: Any, charlie: Any, board: Project) -> None:
+    hook(alice, board, ["member.joined", "member.left"])
+
+    membership_set(user=charlie, project=board, role="guest")
+    membership_set(user=charlie, project=board, role="developer")  # a role change: no event
+    membership_set(user=charlie, project=board, role=None)
+
+    assert [(event, payload["data"]["member"]["username"]) for event, payload in sent()] == [
+        ("member.joined", "charlie"),
+        ("member.left", "charlie"),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_board_without_webhooks_sends_nothing(bob: Any, board: Project) -> None:
+    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+
+    assert not WebhookDelivery.objects.exists()
