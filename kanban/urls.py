@@ -6,7 +6,18 @@ from django.urls import include, path
 
 from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.api.attachments import AttachmentDownloadView
-from kanban.web import dashboard, imports, inbox, invites, preferences, tokens, views, webhooks
+from kanban.web import (
+    dashboard,
+    health,
+    imports,
+    inbox,
+    invites,
+    password_reset,
+    preferences,
+    tokens,
+    views,
+    webhooks,
+)
 
 #: The pages and forms of one board, under ``boards/<uuid:project_id>/``.
 board_patterns = [
@@ -55,7 +66,8 @@ urlpatterns = [
     path("preferences/color-scheme", preferences.color_scheme, name="color-scheme"),
     path("offers/<int:offer_id>/accept", inbox.offer_yes, name="offer-accept"),
     path("offers/<int:offer_id>/decline", inbox.offer_no, name="offer-decline"),
-    path("healthz", views.healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),
@@ -63,6 +75,11 @@ urlpatterns = [
         "accounts/login/",
         LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
         name="login",
+    ),
+    path(
+        "accounts/password_reset/",
+        password_reset.PasswordResetRequest.as_view(),
+        name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

@@ -106,13 +106,17 @@ def _locked(counters: dict[str, int], now: float) -> bool:
 
 def _admit(attempt: Attempt) -> bool:
     """Count the attempt against each of its counters, or refuse it when one is full."""
+    return _admit_counted(attempt.counters)
+
+
+def _admit_counted(counters: dict[str, int]) -> bool:
     now = time.time()
     with transaction.atomic():
         engine.lock_namespace(FAILED_SIGN_INS)  # every worker's attempts, one at a time
-        if _locked(attempt.counters, now):
+        if _locked(counters, now):
             return False
         writes = []
-        for counter in attempt.counters:
+        for counter in counters:
             count, since = _count(counter, now)
             writes.append(set_value(failed_sign_ins(counter), {"count": count + 1, "since": since}))
         engine.commit(writes)
@@ -169,6 +173,31 @@ class ThrottledAuthenticationForm(AuthenticationForm):
                 code="rate_limited",
             )
         return super().get_invalid_login_error()
+
+
+# Password reset requests ----------------------------------------------------------------
+
+#: Reset mails one mailbox may be sent within the sign-in window: enough for a lost first
+#: mail, too few to flood someone's inbox through this form.
+RESET_MAILS_PER_MAILBOX = 3
+
+
+def password_reset_admit(*, request: HttpRequest | None, email: str) -> None:
+    """Counts one "forgot password" request, like a sign-in attempt (the same counters,
+    window and lock across workers): at most ``RESET_MAILS_PER_MAILBOX`` for one mailbox and
+    ``KANBAN_LOGIN_MAX_FAILURES`` from one address within ``KANBAN_LOGIN_WINDOW``; past
+    either, ``rate_limited`` and no mail. Counted whether or not an account has that
+    address, so the answer tells nobody which addresses are known."""
+    counters = {f"reset:{_digest(email.strip().casefold())}": RESET_MAILS_PER_MAILBOX}
+    address = client_address(request) if request is not None else None
+    if address:
+        counters[f"reset-address:{address}"] = int(settings.KANBAN_LOGIN_MAX_FAILURES)
+    if not _admit_counted(counters):
+        minutes = max(1, int(settings.KANBAN_LOGIN_WINDOW) // 60)
+        raise KanbanError(
+            ErrorCode.RATE_LIMITED,
+            f"Too many password reset requests. Try again in {minutes} minutes.",
+        )
 
 
 # Sign-ups through invite links ----------------------------------------------------------
