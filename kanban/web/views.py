@@ -8,8 +8,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
@@ -36,18 +35,6 @@ from storage.errors import KanbanError
 
 #: How many members' faces the board's top bar shows before "+N".
 BAR_FACES = 4
-
-
-@require_GET
-@never_cache
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness plus a database round trip, for load balancers and compose healthchecks."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception:
-        return JsonResponse({"status": "unavailable", "database": "down"}, status=503)
-    return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
 @require_GET
