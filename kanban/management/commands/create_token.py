@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.accounts.tokens import check_duration, token_create
+from kanban.models import TokenScope
 from storage.errors import KanbanError
 
 
@@ -14,14 +15,15 @@ class Command(BaseCommand):
     help = (
         "Create an API token for USERNAME and print it (the token alone, last, for scripts). "
         "--project scopes it to one project and its aliases (what an MCP client needs), "
-        "--scope read makes it read-only, --expires 1h ends it after that long."
+        "--scope read makes it read-only, --scope mcp usable at the MCP endpoint only, "
+        "--expires 1h ends it after that long. People make their own on /account/tokens."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="a label shown in the admin")
         parser.add_argument("--project", type=UUID, help="the one project it reaches")
-        parser.add_argument("--scope", default="write", choices=("read", "write"))
+        parser.add_argument("--scope", default="write", choices=TokenScope.values)
         parser.add_argument("--expires", help="a lifetime: 30m, 1h, 7d (default: none)")
 
     def handle(self, *args: Any, **options: Any) -> None:
