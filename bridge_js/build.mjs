@@ -12,6 +12,7 @@
 //   node bridge_js/build.mjs          write dist/ and vendor/, print raw and gzip sizes
 //   node bridge_js/build.mjs --check  exit 1 if dist/ or vendor/ differs from what would be written
 //   --out DIR                         use DIR instead of dist/ (tests)
+//   --vendor DIR                      use DIR instead of plugins/board/vendor/ (tests)
 
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { gzipSync } from "node:zlib";
@@ -190,8 +191,9 @@ async function main(argv) {
     console.error(err.message);
     return 2;
   }
-  const at = argv.indexOf("--out");
-  const dist = at >= 0 ? argv[at + 1] : DIST;
+  const option = (name, otherwise) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : otherwise);
+  const dist = option("--out", DIST);
+  const vendorDir = option("--vendor", VENDOR);
   const differs = (path, text) => !existsSync(path) || readFileSync(path, "utf8") !== text;
   if (argv.includes("--check")) {
     const stale = Object.keys(files).filter((f) => differs(join(dist, f), files[f]));
@@ -199,9 +201,14 @@ async function main(argv) {
       console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
       return 1;
     }
-    const staleVendor = Object.keys(vendor).filter((f) => differs(join(VENDOR, f), vendor[f]));
+    const staleVendor = Object.keys(vendor).filter((f) => differs(join(vendorDir, f), vendor[f]));
     if (staleVendor.length) {
-      console.error(VENDOR + " is stale: " + staleVendor.join(", ") + "; run node bridge_js/build.mjs");
+      console.error(vendorDir + " is stale: " + staleVendor.join(", ") + "; run node bridge_js/build.mjs");
+      return 1;
+    }
+    const extraVendor = existsSync(vendorDir) ? readdirSync(vendorDir).filter((f) => !(f in vendor)) : [];
+    if (extraVendor.length) {
+      console.error(vendorDir + " has files the build does not write (" + extraVendor.join(", ") + "); remove them");
       return 1;
     }
     // dist/ is served under /static/bridge/ before static/bridge/: a file left there that
@@ -211,14 +218,14 @@ async function main(argv) {
       console.error(dist + " has files the build does not write (not built: " + extra.join(", ") + "); remove them");
       return 1;
     }
-    console.log(dist + " and " + VENDOR + " are up to date");
+    console.log(dist + " and " + vendorDir + " are up to date");
     return 0;
   }
   mkdirSync(dist, { recursive: true });
-  mkdirSync(VENDOR, { recursive: true });
+  mkdirSync(vendorDir, { recursive: true });
   const written = [
     ...Object.entries(files).map(([f, text]) => [join(dist, f), f, text]),
-    ...Object.entries(vendor).map(([f, text]) => [join(VENDOR, f), "vendor/" + f, text]),
+    ...Object.entries(vendor).map(([f, text]) => [join(vendorDir, f), "vendor/" + f, text]),
   ];
   for (const [path, f, text] of written) {
     writeFileSync(path, text);
