@@ -15,12 +15,15 @@ export const ENTRYPOINTS = spec.entrypoints;
 // SDK method name -> rule, as KNOWLEDGE; `blobs` are value fields holding a Blob (never
 // JSON), and a `via: "host"` op is the board host's to serve over HTTP, never the socket's.
 export const ATTACHMENTS = spec.attachments;
+// SDK method name -> rule: the Board's card transfers (copy or move to another Board).
+export const CARDS = spec.cards;
 
 // op -> {key: "required" | "optional", value: "required" | [fields of its object], ...}
 export const OP_RULES = /* @__PURE__ */ (() => {
   const rules = { ...spec.ops };
   for (const rule of Object.values(spec.knowledge)) rules[rule.op] = rule;
   for (const rule of Object.values(spec.attachments)) rules[rule.op] = rule;
+  for (const rule of Object.values(spec.cards)) rules[rule.op] = rule;
   return rules;
 })();
 

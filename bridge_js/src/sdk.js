@@ -243,6 +243,11 @@ export function createKanban(env) {
     remove: (alias, card, id) => attached("delete", alias, card, { id }),
   };
 
+  // The Board's cards to another Board the person can write (copy, move: value
+  // {targetProject, column}), with their comments, checklist and attachments.
+  const cards = { targets: () => pub(call({ op: "cards.targets" })) };
+  for (const m of ["copy", "move"]) cards[m] = (key, value) => pub(call({ op: "cards." + m, key, value }));
+
   // The page's uncaught errors go to the host, which shows them: a plugin that fails to
   // start would otherwise leave its page blank, its console unseen.
   const failures = [];
@@ -286,5 +291,6 @@ export function createKanban(env) {
     notify: (notice) => pub(call({ op: "notify", value: notice })),
     onInvalidated: (listener) => listen(invalidListeners, listener),
     attachments,
+    cards,
   };
 }

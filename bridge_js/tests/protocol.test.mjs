@@ -22,11 +22,15 @@ test("everything comes from protocol.json, which the server reads too", () => {
   assert.deepEqual(protocol.LIMITS, spec.limits);
   assert.deepEqual(protocol.KNOWLEDGE, spec.knowledge);
   assert.deepEqual(protocol.ATTACHMENTS, spec.attachments);
+  assert.deepEqual(protocol.CARDS, spec.cards);
   assert.deepEqual(protocol.CODES, spec.errors);
 });
 
-test("the ops are the eight KV ops, the configuration's, notify, the seven knowledge ops and the three attachment ops", () => {
+test("the ops are the eight KV ops, the configuration's, notify, the seven knowledge ops, the three attachment ops and the Board's three card ops", () => {
   assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
+    "cards.targets",
+    "cards.copy",
+    "cards.move",
     "attachments.upload",
     "attachments.list",
     "attachments.delete",

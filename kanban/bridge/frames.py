@@ -33,7 +33,7 @@ MAX_REQUEST_ID: Final = 2**53 - 1
 #: Each op and the arguments it takes, from the protocol spec: "required", "optional",
 #: "keys" (a required list of keys, a batched read's), or for ``value`` the fields of the
 #: object it holds (an object op takes ``value`` optionally).
-#: The Knowledge, entrypoint and attachment ops are listed by their SDK method, each naming
+#: The Knowledge, entrypoint, attachment and card ops are listed by their SDK method, each naming
 #: its op.
 OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     **SPEC["ops"],
@@ -42,12 +42,15 @@ OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     # An upload (``via: host``) is the board host's, over HTTP: its bytes never cross the
     # socket, which knows no such op.
     **{rule["op"]: rule for rule in SPEC["attachments"].values() if rule.get("via") != "host"},
+    **{rule["op"]: rule for rule in SPEC["cards"].values()},
 }
 
 OPS: Final = frozenset(OP_ARGUMENTS)
 KNOWLEDGE_OPS: Final = frozenset(rule["op"] for rule in SPEC["knowledge"].values())
 ENTRYPOINT_OPS: Final = frozenset(rule["op"] for rule in SPEC["entrypoints"].values())
 ATTACHMENT_OPS: Final = frozenset(OPS & {rule["op"] for rule in SPEC["attachments"].values()})
+#: The Board's card transfers (``card_calls``).
+CARD_OPS: Final = frozenset(rule["op"] for rule in SPEC["cards"].values())
 _ENVELOPE: Final = frozenset({"v", "id", "op"})
 _ARGUMENTS: Final = frozenset(SPEC["fields"]) - _ENVELOPE
 #: Which arguments each op takes; a present argument outside its set is refused.

@@ -13,9 +13,9 @@ from uuid import UUID
 
 from kanban.access.context import plugin_context
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
-from kanban.bridge import attachment_calls, knowledge_calls
+from kanban.bridge import attachment_calls, card_calls, knowledge_calls
 from kanban.bridge.auth import session_user_of
-from kanban.bridge.frames import ATTACHMENT_OPS, KNOWLEDGE_OPS, Request
+from kanban.bridge.frames import ATTACHMENT_OPS, CARD_OPS, KNOWLEDGE_OPS, Request
 from kanban.bridge.hub import ReadRules
 from kanban.bridge.threads import in_thread
 from kanban.data import entrypoints, notifications
@@ -104,6 +104,8 @@ def bridge_call(*, user: Any, consumer_id: UUID, page: str, request: Request) ->
         return attachment_calls.attachment_call(
             user=user, consumer_id=consumer_id, page=page, request=request
         )
+    if request.op in CARD_OPS:
+        return card_calls.card_call(user=user, consumer_id=consumer_id, page=page, request=request)
     if request.op == "notify":
         if request.alias is not None:
             raise invalid_argument("a plugin notifies members of its own board", field="alias")

@@ -254,6 +254,36 @@ export interface Configuration {
 
 export type BridgeStatus = "connecting" | "open" | "reconnecting" | "closed";
 
+/** A Board a card may be copied or moved to: one the person can write (`current`: this one). */
+export interface KanbanCardTarget {
+  readonly id: string;
+  readonly name: string;
+  readonly current: boolean;
+  readonly columns: ReadonlyArray<{ readonly id: string; readonly title: string }>;
+}
+
+/** What a copy or move made on the target, as REST's `POST .../cards/{card}/copy|move`. */
+export interface KanbanCardTransfer {
+  readonly projectId: string;
+  readonly card: string;
+  readonly column: string;
+  readonly moved: boolean;
+  readonly comments: number;
+  readonly attachments: number;
+  readonly assignees: ReadonlyArray<string>;
+}
+
+/** The built-in Board's cards (this project's only; another plugin's project answers
+ * invalid_argument). A copy needs read here and write on the target, a move write on both
+ * (a guest cannot move); the card goes with its comments, checklist and attachments, at the
+ * end of `column` (default: a column of the same id there, else the first). */
+export interface KanbanCards {
+  /** The Boards this person can write, this one among them when they can, by name. */
+  targets(): Promise<ReadonlyArray<KanbanCardTarget>>;
+  copy(card: string, target: { targetProject: string; column?: string }): Promise<KanbanCardTransfer>;
+  move(card: string, target: { targetProject: string; column?: string }): Promise<KanbanCardTransfer>;
+}
+
 /** A file attached to a card, as the REST list shows it (`/api/v1/projects/{id}/attachments/`). */
 export interface Attachment {
   readonly id: string;
@@ -334,6 +364,8 @@ export interface SteamHarnessKanban extends KanbanEntrypoints {
   }>;
   /** Extension: files attached to cards, here or in a related project. */
   readonly attachments: KanbanAttachments;
+  /** Extension: the built-in Board's cards, copied or moved to another Board. */
+  readonly cards: KanbanCards;
 }
 
 declare global {
