@@ -53,7 +53,11 @@ def health(server: LiveServer) -> dict[str, Any]:
 
 
 def test_a_worker_answers_healthz_on_the_test_database(live_server: LiveServer) -> None:
-    assert health(live_server) == {"status": "ok", "database": connections["default"].vendor}
+    assert health(live_server) == {
+        "status": "ok",
+        "database": connections["default"].vendor,
+        "redis": "ok" if settings.REDIS_URL else "unused",
+    }
     assert live_server.running
     assert live_server.url == f"http://127.0.0.1:{live_server.port}"
     assert live_server.ws_url == f"ws://127.0.0.1:{live_server.port}"
