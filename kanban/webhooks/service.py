@@ -23,6 +23,9 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 MAX_WEBHOOKS: Final = 10
 #: Deliveries the page shows per webhook (newest first).
 LOG_SHOWN: Final = 20
+#: Deliveries kept per webhook: a new one deletes the oldest past this, so the log stays
+#: small however busy the board.
+LOG_KEPT: Final = 200
 #: The events an owner may pick (``ping`` is the test's own).
 SUBSCRIBABLE: Final = tuple(event for event in WebhookEvent if event != WebhookEvent.PING)
 
@@ -147,8 +150,16 @@ def _deliveries(
         )
         delivery.save(force_insert=True)
         made.append(delivery)
+        _forget_old(hook)
         transaction.on_commit(functools.partial(webhook_deliver_task.enqueue, str(delivery.id)))
     return made
+
+
+def _forget_old(hook: Webhook) -> None:
+    newest = WebhookDelivery.objects.filter(webhook=hook).order_by("-created_at")
+    oldest_kept = list(newest.values_list("created_at", flat=True)[LOG_KEPT - 1 : LOG_KEPT])
+    if oldest_kept:
+        WebhookDelivery.objects.filter(webhook=hook, created_at__lt=oldest_kept[0]).delete()
 
 
 def deliveries_pending() -> int:

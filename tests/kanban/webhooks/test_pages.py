@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from kanban.models import Project, Webhook, WebhookDelivery
+from kanban.webhooks.service import webhook_test
 from tests.factories import a_project
 
 pytestmark = pytest.mark.django_db
@@ -78,3 +79,18 @@ def test_another_boards_webhook_is_not_found(alice: Any, board: Project) -> None
 
     assert signed_in(alice).post(f"/boards/{board.id}/webhooks/{hook.id}/delete").status_code == 404
     assert Webhook.objects.filter(pk=hook.pk).exists()
+
+
+def test_the_log_keeps_the_newest_deliveries(
+    alice: Any, board: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kanban.webhooks.service.LOG_KEPT", 3)
+    signed_in(alice).post(
+        f"/boards/{board.id}/webhooks/", {"url": "https://93.184.216.34/", "events": ["card.added"]}
+    )
+    hook = Webhook.objects.get()
+
+    for _ in range(5):
+        webhook_test(actor=alice, project_id=board.id, webhook_id=hook.id)
+
+    assert WebhookDelivery.objects.filter(webhook=hook).count() == 3
