@@ -6,6 +6,7 @@ the other; a guest who reads both and writes neither; and a link that opens the 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from django.conf import settings
 from playwright.sync_api import FrameLocator, expect
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
-from kanban.data.notifications import notification_send
+from kanban.data.notifications import notification_send, notifications_list
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.factories import a_board, board_data
 from tests.live import LiveServer
@@ -179,6 +180,15 @@ def test_a_comment_in_markdown_draws_safely_and_its_edit_gets_the_text_as_typed(
     alice.wait_for("boardDebug.state.pending === 0")
     [kept] = stored(demo, "comments:c1")
     assert kept["text"] == typed
+    # Bob's inbox says it in words, without markdown's marks (sent once the comment is kept).
+    deadline = time.monotonic() + 10
+    while not (inbox := notifications_list(user=demo.people["bob"])["notifications"]):
+        assert time.monotonic() < deadline, "no notification reached bob"
+        alice.page.wait_for_timeout(100)
+    assert [n["text"] for n in inbox] == [
+        "mentioned you on “Write the onboarding guide”: Ready for review, @bob: the spec"
+        ' click me <img src=x onerror="window.pwned=2"> pixel'
+    ]
 
     # Her edit box gets the text as she typed it; what she saves is drawn again.
     comment.get_by_role("button", name="Edit").click()

@@ -5,7 +5,7 @@ import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit
 import { checklistProgress, KEYS, normalizeCard } from "./board-core.js";
 import { changeChecklist as checklistUpdater, patchCard } from "./board-changes.js";
 import * as Comments from "./board-comments.js";
-import { markdownNode } from "./board-markdown.js";
+import { markdownNode, plainExcerpt } from "./board-markdown.js";
 import { $, findCard, kanban, me, members, newId, personLabel, render, state, write } from "./board-state.js";
 import { confirmDialog } from "./board-prompts.js";
 import { applyLocal, notify, settle, update } from "./board-actions.js";
@@ -202,7 +202,8 @@ function postComment() {
   const mentioned = Comments.mentioned(text, members().map((m) => m.username));
   const comment = { id: newId(), author: me(), text, at: new Date().toISOString() };
   writeComments("Posting the comment", Comments.addComment(comment)).then((posted) => {
-    if (posted && card) notify(mentioned, "mentioned you on “" + card.title + "”: " + text, card.id);
+    // The inbox and its mail show text: the comment's words without markdown's marks.
+    if (posted && card) notify(mentioned, "mentioned you on “" + card.title + "”: " + plainExcerpt(text, 300), card.id);
   });
 }
 
