@@ -137,8 +137,9 @@ def trello_import(
     if not dry_run:
         with transaction.atomic():
             if project is None:
+                # Its columns are the export's lists, written below with the rest.
                 project = board_create(
-                    user=actor, name=_board_name(export), template=Template.BOARD
+                    user=actor, name=_board_name(export), template=Template.BOARD, columns=False
                 )
                 writes = _writes(
                     project_id=project.id,

@@ -225,8 +225,21 @@ def _knowledge(action: str, call: Call) -> Any:
     )
 
 
+#: The board_cards arguments where null means something ("no due date"); elsewhere a null
+#: is a client's way of leaving an argument out, and is left out. Read from the schema.
+_BOARD_NULLABLE: Final = frozenset(
+    name
+    for name, schema in BOARD_CARDS["inputSchema"]["properties"].items()
+    if "null" in (schema.get("type") or [])
+)
+
+
 def _board(action: str, call: Call) -> Any:
-    arguments = {name: value for name, value in call.arguments.items() if value is not None}
+    arguments = {
+        name: value
+        for name, value in call.arguments.items()
+        if value is not None or name in _BOARD_NULLABLE
+    }
     return board_cards.board_action(
         action=action,
         user=call.token.user,

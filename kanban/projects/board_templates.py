@@ -31,6 +31,7 @@ from kanban.projects.packages import (
 )
 from kanban.projects.plugin_workflow import skeleton_files
 from storage.errors import ErrorCode, KanbanError, invalid_argument
+from storage.kv import Dataset, kv_set
 
 PLUGINS: Final = Path(settings.BASE_DIR) / "bridge_js" / "plugins"
 
@@ -49,6 +50,19 @@ TEMPLATE_LABELS: Final[dict[Template, tuple[str, str]]] = {
 }
 
 
+#: The Board plugin's columns key (``kanban.data.board.layout`` reads it from here).
+BOARD_COLUMNS_KEY: Final = "board:columns"
+#: The columns a Board starts with: the server's one copy of the page's DEFAULT_COLUMNS
+#: (bridge_js/plugins/board/board-core.js), which the page writes on opening a board that
+#: has none. Written when the board is made, so that an agent or a REST client can add a
+#: card before anyone opens it; no WIP limit, which is a team's own choice.
+DEFAULT_COLUMNS: Final = (
+    {"id": "todo", "title": "To do", "wip": 0},
+    {"id": "doing", "title": "Doing", "wip": 0},
+    {"id": "done", "title": "Done", "wip": 0},
+)
+
+
 def check_template(template: object) -> Template:
     if not isinstance(template, str) or template not in Template.__members__.values():
         choices = ", ".join(Template)
@@ -58,10 +72,12 @@ def check_template(template: object) -> Template:
     return Template(template)
 
 
-def board_create(*, user: Any, name: object, template: object) -> Project:
-    """A new kanban project named ``name`` from ``template``, owned by ``user``. Raises
-    ``invalid_argument`` (writing nothing) for a bad name or an unknown template, and
-    ``too_large`` for a person who owns ``KANBAN_MAX_BOARDS_PER_USER`` projects already."""
+def board_create(*, user: Any, name: object, template: object, columns: bool = True) -> Project:
+    """A new kanban project named ``name`` from ``template``, owned by ``user``; a Board
+    with its ``DEFAULT_COLUMNS``, unless ``columns`` is False (an import that writes its own
+    in the same transaction). Raises ``invalid_argument`` (writing nothing) for a bad name
+    or an unknown template, and ``too_large`` for a person who owns
+    ``KANBAN_MAX_BOARDS_PER_USER`` projects already."""
     checked_name, checked_template = check_project_name(name), check_template(template)
     project_id = uuid.uuid4()
     package_json, entry, files = _template_package(checked_template, checked_name, project_id)
@@ -74,7 +90,20 @@ def board_create(*, user: Any, name: object, template: object) -> Project:
         project.save(update_fields=["package_json"])
         plugin_files_replace(project=project, files=files)
         membership_set(user=user, project=project, role=Role.OWNER)
+        if checked_template == Template.BOARD and columns:
+            _default_columns_write(user=user, project=project)
     return project
+
+
+def _default_columns_write(*, user: Any, project: Project) -> None:
+    source = {"user": user.get_username(), "userId": user.pk, "via": "template"}
+    kv_set(
+        dataset=Dataset(project.id),
+        key=BOARD_COLUMNS_KEY,
+        value=[dict(column) for column in DEFAULT_COLUMNS],
+        source=source,
+        expected_revision=None,
+    )
 
 
 def check_board_quota(*, user: Any) -> None:

@@ -60,7 +60,9 @@ def test_alice_creates_a_board_from_the_board_template_and_is_its_only_owner(
     assert created["name"] == project.name == "Launch plan"
     assert created["role"] == "owner" and created["type"] == "kanban"
     assert created["members"] == [{"username": "alice", "displayName": "alice", "role": "owner"}]
-    assert created["lastChange"] is None and created["archived"] is False
+    assert created["archived"] is False
+    # A Board is made with its columns: its first change, by the person who made it.
+    assert created["lastChange"]["username"] == "alice"
     # Its own plugin files, its own id in its package, and no relationships yet.
     paths = set(PluginFile.objects.filter(project=project).values_list("path", flat=True))
     assert {"index.html", "app.js", "board-core.js"} <= paths
@@ -163,7 +165,7 @@ def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
     assert [p["name"] for p in by_change] == ["New plan", "Old plan", "Quiet"]
     assert by_change[0]["lastChange"]["username"] == "bob"
     assert by_change[1]["lastChange"]["username"] == "alice"
-    assert by_change[2]["lastChange"] is None
+    assert by_change[2]["lastChange"]["username"] == "alice", "made, with its columns"
     assert [p["name"] for p in alice.get(PROJECTS, {"q": "PLAN"}).json()["projects"]] == [
         "New plan",
         "Old plan",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import secrets
 from collections.abc import Callable, Mapping
@@ -56,6 +57,8 @@ class Board:
     columns: list[dict[str, Any]]
     index: Entry | None
     cards: list[tuple[dict[str, Any], str]]
+    #: False: the board has no columns yet and ``columns`` are the defaults it would get.
+    columns_stored: bool = True
 
     def position(self, card: dict[str, Any]) -> int:
         """Where the Board shows the card: its column, or the first one if that is gone."""
@@ -128,8 +131,22 @@ class Call:
                 card = None if item is None else layout.normalize_card(card_id, item.value)
                 if card is not None and item is not None:
                     cards.append((card, item.revision))
-        columns = layout.normalize_columns(None if columns_entry is None else columns_entry.value)
-        return Board(columns=columns, index=index, cards=cards)
+        # A board without columns shows the page's defaults, as the page would on opening it.
+        columns = (
+            [dict(column) for column in layout.DEFAULT_COLUMNS]
+            if columns_entry is None
+            else layout.normalize_columns(columns_entry.value)
+        )
+        return Board(
+            columns=columns, index=index, cards=cards, columns_stored=columns_entry is not None
+        )
+
+    def write_default_columns(self) -> None:
+        """What the page does on opening a board that has no columns (a Board project made
+        before ``board_create`` wrote them, or by a package import): the defaults, only
+        where none exist; columns written meanwhile stand."""
+        with contextlib.suppress(Raced):
+            self.set(layout.COLUMNS_KEY, [dict(c) for c in layout.DEFAULT_COLUMNS], None)
 
     def read_card(self, card_id: str) -> tuple[dict[str, Any], Entry]:
         entry = self.get(layout.card_key(card_id))
@@ -301,6 +318,10 @@ def _add(call: Call) -> Any:
     _check_members(call, fields)
     board = call.read_board()
     column = call.column(board)
+    if not board.columns_stored:  # checked first: a refused add writes nothing
+        call.write_default_columns()
+        board = call.read_board()
+        column = call.column(board)
     ranks = [rank for rank, _ in board.column_order(column)]
     card_id = _new_id()
     value = {
@@ -425,6 +446,9 @@ def _move(call: Call) -> Any:
         if neighbour is not None and neighbour not in ids:
             raise invalid_argument(f"{neighbour!r} is not a card of {column!r}", field="before")
         at = len(ids) if neighbour is None else ids.index(neighbour) + (after is not None)
+        if not board.columns_stored:
+            call.write_default_columns()
+            raise Raced  # read again, with the columns that stand now
         rank = rank_for_placement([r for r, _ in cards], at)
         stored = {**entry.value, "column": column, "rank": rank}
         result["revision"] = call.set(layout.card_key(card_id), stored, entry.revision)

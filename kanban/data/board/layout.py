@@ -18,13 +18,17 @@ before anything is written.
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
 from kanban.data.board.ranks import DEFAULT_RANK, is_rank
+from kanban.projects.board_templates import BOARD_COLUMNS_KEY
+from kanban.projects.board_templates import DEFAULT_COLUMNS as DEFAULT_COLUMNS
 from storage.errors import invalid_argument
 
-COLUMNS_KEY: Final = "board:columns"
+#: A Board's columns: DEFAULT_COLUMNS from the moment it is made (``board_create``).
+COLUMNS_KEY: Final = BOARD_COLUMNS_KEY
 INDEX_KEY: Final = "board:cards"
 #: Read by the page as it is (a colour outside the palette is not shown), so a write of it
 #: needs no check here; imports write it (kanban/imports/trello_labels.py).
@@ -56,7 +60,7 @@ MAX_LABEL: Final = 40
 MAX_ASSIGNEES: Final = 10
 MAX_CHECKLIST: Final = page_constant("board-core.js", "MAX_CHECKLIST")
 _ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
 EDITABLE: Final = ("title", "description", "labels", "assignees", "due")
 
@@ -67,6 +71,18 @@ def card_key(card_id: str) -> str:
 
 def is_id(value: object) -> bool:
     return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
+def is_date(value: object) -> bool:
+    """A day as YYYY-MM-DD that the calendar has (2027-02-30 and 2027-13-45 it has not):
+    the one check of a card's dates, on what an agent gives and on what a read shows."""
+    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _text(value: object, limit: int) -> str:
@@ -143,9 +159,7 @@ def normalize_card(card_id: str, value: object) -> dict[str, Any] | None:
         "description": _text(value.get("description"), MAX_DESCRIPTION),
         "assignees": assignees,
         "labels": _labels(value.get("labels")),
-        "due": value["due"]
-        if isinstance(value.get("due"), str) and _DATE.fullmatch(value["due"])
-        else None,
+        "due": value["due"] if is_date(value.get("due")) else None,
         "column": value["column"] if isinstance(value.get("column"), str) else "",
         "rank": value["rank"] if is_rank(value.get("rank")) else DEFAULT_RANK,
         "item": value["item"][:200]
@@ -211,7 +225,7 @@ def check_fields(arguments: dict[str, Any]) -> dict[str, Any]:
         fields["assignees"] = list(dict.fromkeys(names))
     if "due" in arguments:
         due = arguments["due"]
-        if due is not None and not (isinstance(due, str) and _DATE.fullmatch(due)):
-            raise invalid_argument("due is a date YYYY-MM-DD or null", field="due")
+        if due is not None and not is_date(due):
+            raise invalid_argument("due is a day YYYY-MM-DD that exists, or null", field="due")
         fields["due"] = due
     return fields

@@ -123,6 +123,9 @@ def test_add_puts_the_card_then_its_id_on_the_index_recording_the_agent(
         ({"title": "x", "column": "nowhere"}, "column"),
         ({"title": "x", "column": "todo", "assignees": ["mallory"]}, "assignees"),
         ({"title": "x", "column": "todo", "due": "tomorrow"}, "due"),
+        ({"title": "x", "column": "todo", "due": "2027-13-45"}, "due"),
+        ({"title": "x", "column": "todo", "due": "2027-02-30"}, "due"),
+        ({"title": "x", "column": "todo", "due": "2027-1-05"}, "due"),
         ({"title": "x", "column": "todo", "labels": ["a" * 41]}, "labels"),
         ({"title": "x" * 201, "column": "todo"}, "title"),
     ],
@@ -231,6 +234,34 @@ def test_update_changes_only_the_fields_given_and_names_a_field_changed_meanwhil
     assert again["title"] == "Agent's title"
     assert refused(demo, "update", id="c1").code == "invalid_argument"
     assert refused(demo, "update", id="nope", title="x").code == "not_found"
+
+
+def test_update_sets_and_clears_the_due_date_and_refuses_a_day_that_does_not_exist(
+    demo: dict[str, Any],
+) -> None:
+    dated = act(demo, "update", id="c1", due="2028-02-29")
+    assert dated["due"] == "2028-02-29", "a leap day exists"
+    for impossible in ("2027-02-29", "2027-13-45", "2027-04-31", "0000-01-01"):
+        error = refused(demo, "update", id="c1", due=impossible)
+        assert (error.code, error.details["field"]) == ("invalid_argument", "due"), impossible
+    cleared = act(demo, "update", id="c1", due=None, revision=dated["revision"])
+    assert cleared["due"] is None and act(demo, "get", id="c1")["due"] is None
+
+
+def test_a_stored_day_that_does_not_exist_reads_as_no_due_date(demo: dict[str, Any]) -> None:
+    """Anyone who may write can store anything under card:<id>; a read shows what the
+    Board would, and never hands an agent a date it would refuse."""
+    board, alice = demo["board"], demo["alice"]
+    entry = project_kv_get(user=alice, project_id=board.id, key="card:c1")
+    assert entry is not None
+    project_kv_set(
+        user=alice,
+        project_id=board.id,
+        key="card:c1",
+        value={**entry.value, "due": "2027-02-30"},
+        provenance=PERSON,
+    )
+    assert act(demo, "get", id="c1")["due"] is None
 
 
 def test_move_places_a_card_before_or_after_another_and_never_rewrites_others(

@@ -405,3 +405,35 @@ async def test_an_agent_cannot_rewrite_the_owners_comment_on_a_board(
         )
         assert not failed
     assert (await stored_value(board, "comments:c1")).value == [said, mine]
+
+
+async def test_an_agent_dates_a_card_on_a_board_nobody_opened_then_clears_the_date_with_null(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    alice, bob = await sync_to_async(
+        lambda: (User.objects.get(username="alice"), User.objects.get(username="bob"))
+    )()
+    board = await sync_to_async(a_board)(owner=alice, members={bob: "developer"})
+    token = await token_for("bob", "--project", str(board.id))
+    async with connect(live_server, token) as client:
+        failed, card = await call(
+            client, "board_cards", action="add", title="Ship", column="todo", due="2027-01-31"
+        )
+        assert not failed and card["due"] == "2027-01-31", card
+        failed, cleared = await call(
+            client,
+            "board_cards",
+            action="update",
+            id=card["id"],
+            revision=card["revision"],
+            due=None,
+            title=None,  # a client that sends every field: null where it means "not this one"
+        )
+        assert not failed and cleared["due"] is None and cleared["title"] == "Ship", cleared
+        for impossible in ("2027-13-45", "2027-02-30"):
+            failed, refused = await call(
+                client, "board_cards", action="add", title="x", column="todo", due=impossible
+            )
+            assert failed and (refused["code"], refused["field"]) == ("invalid_argument", "due")
+        failed, listed = await call(client, "board_cards", action="list")
+        assert [c["id"] for c in listed["cards"]] == [card["id"]], "nothing else was stored"
