@@ -33,11 +33,13 @@ def main() -> None:
     django.setup()
     from kanban.jobs.email import emails_resume
     from kanban.jobs.tasks import import_jobs_resume
+    from kanban.webhooks.delivery import webhook_deliveries_resume
 
     # serve's is the embedded default's one worker: a job still running was this worker's
     # before it was stopped (serve killed, the machine went down); so is a mail being sent.
     import_jobs_resume()
     emails_resume()
+    webhook_deliveries_resume()
     threading.Thread(target=_stop_when_serve_ends, name="serve-watch", daemon=True).start()
     # No reloader: it would run the worker in a grandchild the pipe does not reach.
     call_command("db_worker", "--no-reload", "--no-startup-delay", verbosity=1)

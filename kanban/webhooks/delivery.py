@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task
+from django_tasks_db.models import DBTaskResult
 
 from kanban.data.notifications import NOTIFIED, Notified
 from kanban.models import (
@@ -199,3 +200,19 @@ def _turn_off_if_failing(webhook_id: int) -> None:
         for user_id in owners
     )
     NOTIFIED.send_on_commit(Notified(frozenset(owners)))
+
+
+def webhook_deliveries_resume() -> int:
+    """Tries a worker was running when it stopped without ending them (killed, the machine
+    went down) are queued again; answers how many. Only where no other worker may be running
+    one: the embedded default's worker calls it as it starts, beside the imports' own."""
+    interrupted = RuntimeError("the worker stopped while running this task")
+    queued = 0
+    running = DBTaskResult.objects.running().filter(task_path=webhook_deliver_task.module_path)
+    for result in running:
+        result.set_failed(interrupted)
+        args = (result.args_kwargs or {}).get("args") or []
+        if args and isinstance(args[0], str):
+            webhook_deliver_task.enqueue(args[0])
+            queued += 1
+    return queued

@@ -164,3 +164,24 @@ def wait_until(condition: Any, timeout: float = 5) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+@pytest.mark.usefixtures("allow_private")
+def test_a_try_the_worker_was_running_when_it_stopped_is_queued_again(
+    demo: dict[str, Any], receiver: Receiver
+) -> None:
+    from django_tasks_db.models import DBTaskResult
+
+    from kanban.webhooks.delivery import webhook_deliveries_resume
+    from tests.kanban.jobs.conftest import run_worker
+
+    add_webhook(demo, receiver.url)
+    move_a_card(demo)
+    # As a worker killed mid-try leaves it:
+    DBTaskResult.objects.filter(status="READY").update(status="RUNNING")
+
+    assert webhook_deliveries_resume() == 1
+    run_worker()
+
+    assert len(receiver.wait_for(1, timeout=5)) == 1
+    assert WebhookDelivery.objects.get().status == DeliveryStatus.SUCCEEDED
