@@ -23,6 +23,7 @@ from kanban.access.relationships import declarations_of, relationship_declare, r
 from kanban.data.configurations import configuration_active, configuration_create
 from kanban.data.demo import STOCK
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.web.avatars import avatar_hue
 from tests.browser.demo_board import Demo, FrameLog, Person, demo, open_board
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer
@@ -200,6 +201,14 @@ def open_card(person: Person, card_id: str) -> FrameLocator:
     return person.plugin
 
 
+def write_description(dialog: FrameLocator, text: str) -> None:
+    """The dialog shows a description rendered; Edit turns it into its text."""
+    edit = dialog.get_by_test_id("card-description-edit")
+    if edit.is_visible():
+        edit.click()
+    dialog.get_by_test_id("card-description-input").fill(text)
+
+
 def test_alice_and_bob_edit_different_fields_of_one_open_card_and_both_edits_survive(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
@@ -212,7 +221,7 @@ def test_alice_and_bob_edit_different_fields_of_one_open_card_and_both_edits_sur
 
     # Bob's dialog still shows the old title; he changes only the description.
     expect(bobs_dialog.locator("#card-title-input")).to_have_value("Write the onboarding guide")
-    bobs_dialog.locator("#card-description-input").fill("Cover the bridge first.")
+    write_description(bobs_dialog, "Cover the bridge first.")
     bobs_dialog.get_by_test_id("card-save").click()
 
     for person in (alice, bob):
@@ -239,7 +248,7 @@ def test_when_alice_and_bob_change_the_same_title_bob_is_asked_which_to_keep(
     bob.wait_for("boardDebug.state.cards.find((c) => c.id === 'c1').title === \"Alice's title\"")
 
     bobs_dialog.locator("#card-title-input").fill("Bob's title")
-    bobs_dialog.locator("#card-description-input").fill("Bob's notes")
+    write_description(bobs_dialog, "Bob's notes")
     bobs_dialog.get_by_test_id("card-save").click()
     conflict = bob.plugin.get_by_test_id("conflict-dialog")
     expect(conflict).to_be_visible()
@@ -290,9 +299,14 @@ def test_carol_the_guest_sees_the_board_without_editing_controls_and_cannot_chan
     expect(dialog).to_be_visible()
     expect(dialog.locator("#card-title-input")).to_be_disabled()
     expect(dialog.get_by_test_id("card-save")).to_be_hidden()
-    expect(dialog.locator("#card-delete")).to_be_hidden()
+    expect(dialog.get_by_test_id("card-archive")).to_be_hidden()
     expect(dialog.get_by_test_id("comment-input")).to_be_hidden()
     expect(dialog.get_by_test_id("checklist-new")).to_be_hidden()
+    # No pickers, moves or "+" buttons: what the card has shows, nothing opens to change it.
+    for control in ("card-members-button", "card-labels-button", "card-move-button"):
+        expect(dialog.get_by_test_id(control)).to_be_hidden()
+    expect(dialog.locator(".badge-add")).to_have_count(0)
+    expect(dialog.get_by_test_id("card-description-edit")).to_be_hidden()
     dialog.locator("#card-cancel").click()
     expect(dialog).to_be_hidden()
 
@@ -460,12 +474,25 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
     expect(alice.plugin.get_by_test_id("assignee-c3")).to_contain_text("Dana from the agency")
 
     dialog = open_card(alice, "c1")
-    people = dialog.get_by_test_id("card-assignees")
-    assert people.locator("label").all_inner_texts() == ["Alice Martin", "Bob Okafor", "Carol Diaz"]
+    # The members picker: each member's avatar and name, ticked when on the card.
+    dialog.get_by_test_id("card-members-button").click()
+    people = dialog.get_by_test_id("members-picker")
+    names = people.locator(".pick-name")
+    assert names.all_inner_texts() == ["Alice Martin", "Bob Okafor", "Carol Diaz"]
+    assert people.locator(".avatar").all_inner_texts() == ["AM", "BO", "CD"]
     expect(dialog.get_by_test_id("assign-alice")).to_be_checked()
     dialog.get_by_test_id("assign-alice").uncheck()
     dialog.get_by_test_id("assign-bob").check()
     dialog.get_by_test_id("assign-carol").check()
+    # Esc closes the picker alone, the focus back on its button; the dialog shows the faces.
+    dialog.get_by_test_id("assign-carol").press("Escape")
+    expect(people).to_have_count(0)
+    expect(dialog.get_by_test_id("card-members-button")).to_be_focused()
+    expect(dialog.get_by_test_id("card-members").locator(".avatar")).to_have_count(2)
+    # One colour per person: the same hue as the card face and the host pages give bob.
+    assert dialog.get_by_test_id("member-bob").evaluate(
+        "(node) => node.style.getPropertyValue('--hue')"
+    ) == str(avatar_hue("bob"))
     dialog.get_by_test_id("card-save").click()
     face = alice.plugin.get_by_test_id("assignee-c1")
     expect(face.locator(".avatar")).to_have_count(2)
@@ -475,8 +502,10 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
     assert (card["assignees"], card["assignee"]) == (["bob", "carol"], "bob")
 
     dialog = open_card(alice, "c3")
+    dialog.get_by_test_id("card-members-button").click()
     expect(dialog.get_by_test_id("assign-Dana from the agency")).to_be_checked()
-    assert "Dana from the agency (not a member)" in people.locator("label").all_inner_texts()
+    assert "Dana from the agency (not a member)" in names.all_inner_texts()
+    dialog.get_by_test_id("card-members-button").press("Escape")
 
     # Carol's view: "Assigned to me" shows c1, which she now shares with Bob.
     dialog.locator("#card-cancel").click()

@@ -1,6 +1,7 @@
 // What changes the Board's stored values, pure like board-core.js: the page's store of them
 // (applied from watch events), the updaters its writes run (updateValue may call one more
-// than once), the merge of concurrent edits of one card, and a card's activity.
+// than once) and the merge of concurrent edits of one card (a card's activity is
+// board-history.js's).
 import { Refused } from "../../static/bridge/plugin-kit.js";
 import {
   DEFAULT_COLUMNS,
@@ -110,15 +111,19 @@ export const patchCard = (patch) => (current) => {
 // this user chose, is a conflict: the save stops and names it, so nobody's edit is lost
 // without them being told.
 
-const EDITABLE = Object.freeze(["title", "description", "assignees", "labels", "due", "item", "column"]);
+const EDITABLE = Object.freeze(["title", "description", "assignees", "labels", "start", "due", "item", "column"]);
+// Every field a dialog's save or a restore may write (a conflict names them).
 export const FIELD_NAMES = Object.freeze({
   title: "Title",
   description: "Description",
-  assignees: "Assignees",
+  assignees: "Members",
   labels: "Labels",
+  start: "Start date",
   due: "Due date",
   item: "Inventory item",
   column: "Column",
+  checklist: "Checklist",
+  archived: "Archived",
 });
 
 const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -129,42 +134,6 @@ export function changedFields(base, fields) {
     if (name in fields && !sameValue(base[name], fields[name])) changes[name] = fields[name];
   }
   return changes;
-}
-
-// A card's activity from its kept versions (kv.getHistory, newest first): who wrote each,
-// through what, when, and which fields it changed from the version before it. The oldest
-// version of a page that is not the whole history changed what we cannot tell.
-const ACTIVITY_NAMES = Object.freeze({ ...FIELD_NAMES, rank: "Position", archived: "Archived", checklist: "Checklist", commentCount: "Comments" });
-const VIA = Object.freeze({ bridge: "the board", api: "REST", mcp: "MCP", admin: "admin", cli: "the command line" });
-
-export function cardActivity(id, entries, complete) {
-  const cardAt = (entry) => (entry && !entry.deleted ? normalizeCard(id, entry.value) : null);
-  return entries.map((entry, index) => {
-    const older = entries[index + 1];
-    const card = cardAt(entry);
-    const before = cardAt(older);
-    let what;
-    if (!card) what = "deleted it";
-    else if (older ? !before : complete) what = "created it";
-    else if (!older) what = "changed it";
-    else {
-      const fields = Object.keys(ACTIVITY_NAMES).filter((f) => !sameValue(before[f], card[f]));
-      what = fields.length ? "changed " + fields.map((f) => ACTIVITY_NAMES[f].toLowerCase()).join(", ") : "saved it unchanged";
-    }
-    const source = entry.source && typeof entry.source === "object" ? entry.source : {};
-    return Object.freeze({
-      revision: String(entry.revision),
-      at: typeof entry.writtenAt === "string" ? entry.writtenAt : "",
-      who: typeof source.user === "string" ? source.user : "someone",
-      via: VIA[source.via] || String(source.via || "?"),
-      // An agent: the MCP server, or a write that names its run or conversation.
-      agent: source.via === "mcp" || Boolean(source.runId || source.conversationId),
-      restoredFrom: source.restoredFrom ? String(source.restoredFrom) : null,
-      what,
-      card,
-      latest: index === 0,
-    });
-  });
 }
 
 export class Conflict extends Refused {

@@ -1,35 +1,21 @@
-// The dialogs: a card's, a column's, the archive, and the two-answer prompts.
-// The versions the card dialog's Activity shows (the server keeps up to 50 a key).
+// The dialogs: a card's (two panes: the card on the left, what to do with it on the right,
+// each button opening a popover: board-pickers.js, board-transfers.js, board-activity.js),
+// a column's and the archive.
 import { el, toast } from "../../static/bridge/plugin-kit.js";
-import { archivedCards, columnOf, KEYS, parseLabels, rankForPlacement } from "./board-core.js";
-import { addColumn, cardActivity, changedFields, patchColumn, removeColumn } from "./board-changes.js";
-import {
-  $,
-  columnCards,
-  findCard,
-  INVENTORY_DOWN,
-  kanban,
-  memberNamed,
-  members,
-  newId,
-  personLabel,
-  state,
-} from "./board-state.js";
+import { archivedCards, columnOf, rankForPlacement } from "./board-core.js";
+import { addColumn, changedFields, patchColumn, removeColumn } from "./board-changes.js";
+import { $, columnCards, findCard, INVENTORY_DOWN, kanban, newId, state } from "./board-state.js";
 import { readInventoryItems } from "./board-sync.js";
 import { confirmDialog } from "./board-prompts.js";
-import {
-  archiveCard,
-  createCard,
-  deleteForever,
-  editCard,
-  restoreCard,
-  saveColumns,
-} from "./board-actions.js";
+import { archiveCard, createCard, deleteForever, editCard, restoreCard, saveColumns } from "./board-actions.js";
 import { addChecklistItem, closeDiscussion, openDiscussion } from "./board-discussion.js";
 import { showDetails } from "./board-details.js";
 import { openAttachments } from "./board-attachments.js";
-
-const ACTIVITY_LIMIT = 20;
+import { markdownNode } from "./board-markdown.js";
+import { closePopover, popoverOpen, wirePopover } from "./board-popover.js";
+import { openDates, openLabels, openMembers, renderBadges } from "./board-pickers.js";
+import { showActivity } from "./board-activity.js";
+import { openCopy, openMove, targets as copyTargets } from "./board-transfers.js";
 
 export function renderArchive() {
   const archived = archivedCards(state.cards);
@@ -49,8 +35,9 @@ export function renderArchive() {
   );
 }
 
-// {id, base} of the card in the dialog (base: the card as the dialog opened it), or
-// {column} for a new one.
+// {id, base, draft} of the card in the dialog (base: the card as the dialog opened it;
+// draft: what its pickers changed, {assignees, labels, start, due, column}), or {column,
+// draft} for a new one.
 let editing = null;
 let returnFocus = null;
 
@@ -58,26 +45,43 @@ let returnFocus = null;
 export async function openCardDialog(target) {
   const card = target.id ? findCard(target.id) : null;
   if (state.readOnly && !card) return;
-  editing = card ? { ...target, base: card } : target;
+  const column = card ? columnOf(card, state.columns) : target.column;
+  const draft = {
+    assignees: card ? [...card.assignees] : [],
+    labels: card ? [...card.labels] : [],
+    start: card ? card.start : null,
+    due: card ? card.due : null,
+    column,
+  };
+  editing = card ? { ...target, base: card, draft } : { ...target, draft };
   returnFocus = document.activeElement;
-  $("card-dialog-title").textContent = state.readOnly ? "Card" : card ? "Edit card" : "New card";
-  for (const field of $("card-dialog").querySelectorAll(".card-fields input, .card-fields textarea, .card-fields select")) {
-    field.disabled = state.readOnly;
-  }
+  const readOnly = state.readOnly;
+  $("card-dialog").classList.toggle("read-only", readOnly);
+  $("card-dialog-title").textContent = readOnly ? "Card" : card ? "Edit card" : "New card";
   $("card-title-input").value = card ? card.title : "";
+  $("card-title-input").disabled = readOnly;
   $("card-description-input").value = card ? card.description : "";
-  fillAssignees(card ? card.assignees : []);
-  $("card-due-input").value = card && card.due ? card.due : "";
-  $("card-labels-input").value = card ? card.labels.join(", ") : "";
+  $("card-description-input").hidden = Boolean(card && card.description) || readOnly;
+  showDescription();
+  drawDraft();
   $("card-dialog-error").hidden = true;
-  $("card-delete").hidden = !card || state.readOnly;
-  $("card-save").hidden = state.readOnly;
-  $("card-cancel").textContent = state.readOnly ? "Close" : "Cancel";
+  $("card-archive").hidden = !card || readOnly;
+  $("card-move-button").hidden = readOnly;
+  // A copy is written by the server onto a board the person can write, from one they read.
+  $("card-copy-button").hidden = !card || !kanban.cards || readOnly;
+  // A guest may copy a card to a board of their own: offered when they write one.
+  if (card && readOnly && kanban.cards) {
+    const opened = editing;
+    copyTargets().then((boards) => {
+      if (editing === opened) $("card-copy-button").hidden = !boards.some((b) => !b.current);
+    });
+  }
+  $("card-side-add").hidden = readOnly;
+  $("card-attach-button").hidden = !card;
+  $("card-save").hidden = readOnly;
+  $("card-cancel").textContent = readOnly ? "Close" : "Cancel";
   $("card-copy-link").hidden = !card || !pageLink();
   $("card-link").hidden = true;
-  const column = card ? columnOf(card, state.columns) : target.column;
-  $("card-column-input").replaceChildren(...state.columns.map((c) => el("option", { value: c.id, text: c.title })));
-  $("card-column-input").value = column;
   fillItemPicker(card ? card.item : null);
   $("card-activity-box").hidden = !card;
   $("card-activity-box").open = false;
@@ -88,36 +92,78 @@ export async function openCardDialog(target) {
   openAttachments(card ? card.id : null);
   if (card) openDiscussion(card.id);
   $("card-dialog").showModal();
-  (state.readOnly ? $("card-cancel") : $("card-title-input")).focus();
+  (readOnly ? $("card-cancel") : $("card-title-input")).focus();
 }
 
-// Members to tick, and anyone the card names who is not one (kept unless unticked).
-function fillAssignees(assigned) {
-  const names = [...new Set([...members().map((m) => m.username), ...assigned])];
-  $("card-assignees-list").replaceChildren(
-    ...names.map((name) =>
-      el(
-        "label",
-        { class: "assignee-option" },
-        el("input", { type: "checkbox", value: name, checked: assigned.includes(name), disabled: state.readOnly, "data-testid": "assign-" + name }),
-        el("span", { text: personLabel(name) + (memberNamed(name) ? "" : " (not a member)") }),
-      ),
-    ),
+// The draft's members, labels, dates and column, as the dialog shows them.
+function drawDraft() {
+  if (!editing) return;
+  const { draft } = editing;
+  renderBadges(draft, { readOnly: state.readOnly, open: openPicker });
+  const column = state.columns.find((c) => c.id === draft.column);
+  const moved = editing.base && draft.column !== columnOf(editing.base, state.columns);
+  $("card-where").replaceChildren(
+    "in list ",
+    el("strong", { text: column ? column.title : "?" }),
+    moved ? el("span", { class: "hint", text: " (moves when you save)" }) : "",
   );
-  $("card-assignees-list").dataset.order = JSON.stringify(assigned);
 }
 
-// The ticked names, those already on the card first in their order.
-function chosenAssignees() {
-  const ticked = [...$("card-assignees-list").querySelectorAll("input:checked")].map((input) => input.value);
-  const before = JSON.parse($("card-assignees-list").dataset.order || "[]");
-  return [...before.filter((n) => ticked.includes(n)), ...ticked.filter((n) => !before.includes(n))];
+function openPicker(kind, anchor) {
+  if (!editing || state.readOnly) return;
+  const { draft } = editing;
+  if (kind === "members") openMembers(anchor, draft, drawDraft);
+  else if (kind === "labels") openLabels(anchor, draft, drawDraft);
+  else if (kind === "dates") openDates(anchor, draft, drawDraft);
+  else if (kind === "move") openMove(anchor, { card: editing.base || null, draft, changed: drawDraft, done: closeCardDialog, unsaved: hasUnsaved });
+  else if (kind === "copy" && editing.base) openCopy(anchor, { card: editing.base, done: closeCardDialog, unsaved: hasUnsaved });
 }
 
-// --- a link to the card -----------------------------------------------------------------------
+// The description as rendered markdown; a writer's click (or Edit) turns it into its text.
+function showDescription() {
+  const input = $("card-description-input");
+  const view = $("card-description-view");
+  const text = input.value.trim();
+  const editable = !state.readOnly;
+  view.hidden = !input.hidden;
+  $("card-description-edit").hidden = !editable || !input.hidden;
+  view.classList.toggle("empty", !text);
+  view.classList.toggle("editable", editable);
+  if (text) view.replaceChildren(markdownNode(text));
+  else view.replaceChildren(editable ? "Add a more detailed description…" : "No description.");
+}
+
+function editDescription() {
+  if (state.readOnly || !editing) return;
+  $("card-description-input").hidden = false;
+  showDescription();
+  $("card-description-input").focus();
+}
+
+// What Save would write: the changes against the card as the dialog opened it.
+function dialogFields() {
+  const { draft } = editing;
+  const fields = {
+    title: $("card-title-input").value.trim(),
+    description: $("card-description-input").value.trim(),
+    assignees: draft.assignees,
+    labels: draft.labels,
+    start: draft.start || null,
+    due: draft.due || null,
+  };
+  const itemSelect = $("card-item-input");
+  if (!$("card-item-field").hidden && !itemSelect.disabled) fields.item = itemSelect.value || null;
+  return fields;
+}
+
+function hasUnsaved() {
+  if (!editing || !editing.base) return false;
+  const shown = { ...editing.base, column: columnOf(editing.base, state.columns) };
+  return Object.keys(changedFields(shown, { ...dialogFields(), column: editing.draft.column })).length > 0;
+}
+
 // The host tells the page its board's address (context.page); a link to a card is that
 // address with #card=<id>, which the host hands back as context.page.fragment.
-
 function pageLink() {
   const page = kanban.getContext().page;
   return page && typeof page.url === "string" ? page.url : null;
@@ -153,23 +199,33 @@ export function openLinkedCard(fragment) {
   return true;
 }
 
+// The inventory item, only on a board whose inventory relationship this person may use (or
+// for a card that names an item already): a new board has no such field at all.
+function inventoryUsable() {
+  const related = (kanban.getContext().related || {}).inventory;
+  return Boolean(related && related.status === "confirmed" && related.can && related.can.read) && state.inventoryProblem === null;
+}
+
 async function fillItemPicker(selected) {
+  const field = $("card-item-field");
   const select = $("card-item-input");
+  field.hidden = !inventoryUsable() && !selected;
+  if (field.hidden) return;
   select.disabled = true;
   select.replaceChildren(el("option", { value: selected || "", text: selected ? selected : "(loading…)" }));
   const opened = editing;
-  let items;
-  try {
-    items = state.inventoryProblem ? null : await readInventoryItems();
-  } catch (err) {
-    items = null;
-    if (err && INVENTORY_DOWN.has(err.code)) state.inventoryProblem = state.inventoryProblem || err.code;
+  let items = null;
+  if (inventoryUsable()) {
+    try {
+      items = await readInventoryItems();
+    } catch (err) {
+      if (err && INVENTORY_DOWN.has(err.code)) state.inventoryProblem = state.inventoryProblem || err.code;
+    }
   }
   if (editing !== opened) return;
-  // A board with no inventory at all (no such relationship) offers no picker.
-  $("card-item-field").hidden = items === null && state.inventoryProblem === "unknown_alias" && !selected;
   if (items === null) {
-    select.replaceChildren(el("option", { value: selected || "", text: selected ? selected + " (inventory unavailable)" : "Inventory unavailable" }));
+    // The card keeps the item it names; nothing to choose it from now.
+    select.replaceChildren(el("option", { value: selected || "", text: selected + " (inventory unavailable)" }));
     select.value = selected || "";
     return;
   }
@@ -181,58 +237,9 @@ async function fillItemPicker(selected) {
   select.disabled = state.readOnly;
 }
 
-// The card's activity, read from its kept versions when the section is opened (never
-// with the board): who changed what, through what, and when; an agent is marked.
-async function showActivity() {
-  const target = editing;
-  if (!target || !target.id || !$("card-activity-box").open) return;
-  $("card-activity-status").textContent = "Loading…";
-  $("card-activity").replaceChildren();
-  let page;
-  try {
-    page = await kanban.kv.getHistory(KEYS.card(target.id), { limit: ACTIVITY_LIMIT });
-  } catch (err) {
-    if (editing === target) $("card-activity-status").textContent = "Activity unavailable (" + (err.code || err) + ").";
-    return;
-  }
-  if (editing !== target) return;
-  const activity = cardActivity(target.id, page.entries, page.cursor === null);
-  $("card-activity-status").textContent = activity.length ? "" : "Nothing kept yet.";
-  $("card-activity").replaceChildren(
-    ...activity.map((a) =>
-      el(
-        "li",
-        { "data-testid": "activity-" + a.revision, class: a.agent ? "activity-agent" : null },
-        el("strong", { text: a.who }),
-        a.agent ? el("span", { class: "badge", text: "agent" }) : null,
-        " " + a.what + (a.restoredFrom ? " (restored an earlier version)" : "") + " via " + a.via + ", ",
-        el("time", { datetime: a.at, text: a.at ? new Date(a.at).toLocaleString() : "" }),
-        !a.latest && a.card && !state.readOnly
-          ? el("button", { type: "button", class: "button ghost", text: "Restore", "data-testid": "restore-" + a.revision, onclick: () => restoreVersion(target.id, a.card) })
-          : null,
-      ),
-    ),
-  );
-}
-
-// Brings an earlier version's fields back over the card as stored now, by the dialog's
-// rule: a newer change someone else made to one of them is asked about, never overwritten.
-function restoreVersion(id, version) {
-  closeCardDialog();
-  const card = findCard(id);
-  if (!card) return toast("This card was deleted meanwhile.");
-  const shown = { ...card, column: columnOf(card, state.columns) };
-  const changes = changedFields(shown, version);
-  if ("column" in changes) {
-    if (state.columns.some((c) => c.id === changes.column)) changes.rank = rankForPlacement(columnCards(changes.column), null);
-    else delete changes.column; // that column is gone: the card stays where it is
-  }
-  if (!Object.keys(changes).length) return toast("The card already holds that version.");
-  editCard(id, card, changes);
-}
-
 function closeCardDialog() {
   editing = null;
+  closePopover({ restore: false });
   closeDiscussion();
   if ($("card-dialog").open) $("card-dialog").close();
   if (returnFocus && document.contains(returnFocus)) returnFocus.focus();
@@ -240,23 +247,14 @@ function closeCardDialog() {
 
 function saveCardDialog() {
   if (state.readOnly || !editing) return closeCardDialog();
-  const title = $("card-title-input").value.trim();
-  if (!title) {
+  const fields = dialogFields();
+  if (!fields.title) {
     $("card-dialog-error").textContent = "A card needs a title.";
     $("card-dialog-error").hidden = false;
     $("card-title-input").focus();
     return;
   }
-  const fields = {
-    title,
-    description: $("card-description-input").value.trim(),
-    assignees: chosenAssignees(),
-    labels: parseLabels($("card-labels-input").value),
-    due: $("card-due-input").value || null,
-  };
-  const itemSelect = $("card-item-input");
-  if (!itemSelect.disabled) fields.item = itemSelect.value || null;
-  const column = $("card-column-input").value;
+  const column = editing.draft.column;
   const target = editing;
   closeCardDialog();
   if (target.id) {
@@ -267,6 +265,7 @@ function saveCardDialog() {
     if (Object.keys(changes).length) editCard(target.id, target.base, changes);
   } else {
     if (!("item" in fields)) fields.item = null;
+    if (!fields.start) delete fields.start;
     createCard({ ...fields, column: column || target.column });
   }
 }
@@ -322,6 +321,7 @@ async function deleteColumn() {
 // --- wiring ----------------------------------------------------------------------------------
 
 export function wireDialogs() {
+  wirePopover();
   $("archive-open").addEventListener("click", () => {
     $("archive-dialog").showModal();
     renderArchive();
@@ -329,20 +329,41 @@ export function wireDialogs() {
   $("archive-close").addEventListener("click", () => $("archive-dialog").close());
   $("card-save").addEventListener("click", saveCardDialog);
   $("card-cancel").addEventListener("click", closeCardDialog);
-  $("card-delete").addEventListener("click", () => {
+  $("card-archive").addEventListener("click", () => {
     const target = editing;
     closeCardDialog();
     if (target && target.id) archiveCard(target.id);
   });
-  $("card-dialog").addEventListener("cancel", () => {
+  for (const button of $("card-dialog").querySelectorAll(".card-side [data-popover]")) {
+    button.setAttribute("aria-expanded", "false");
+    button.addEventListener("click", () => {
+      if (popoverOpen() && button.getAttribute("aria-expanded") === "true") return closePopover();
+      openPicker(button.dataset.popover, button);
+    });
+  }
+  $("card-attach-button").addEventListener("click", () => {
+    $("card-attachments").scrollIntoView({ block: "nearest" });
+    $("attachment-pick").click();
+  });
+  $("card-description-edit").addEventListener("click", editDescription);
+  $("card-description-view").addEventListener("click", (event) => {
+    if (event.target.closest("a")) return; // a link in the text opens, it does not edit
+    editDescription();
+  });
+  $("card-dialog").addEventListener("cancel", (event) => {
+    if (event.defaultPrevented) return; // the popover's Escape
     editing = null;
     closeDiscussion();
   });
   $("card-copy-link").addEventListener("click", copyLink);
-  $("card-activity-box").addEventListener("toggle", showActivity);
+  $("card-activity-box").addEventListener("toggle", () => {
+    const target = editing;
+    if (!target || !target.id || !$("card-activity-box").open) return;
+    showActivity(target.id, { isCurrent: () => editing === target, restored: closeCardDialog });
+  });
   // Sandboxed pages may not submit forms, so Enter in a one-line field saves by hand.
   $("card-dialog").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && event.target.tagName === "INPUT") {
+    if (event.key === "Enter" && event.target.tagName === "INPUT" && !$("card-popover").contains(event.target)) {
       event.preventDefault();
       if (event.target.id === "checklist-new") addChecklistItem();
       else if (event.target.id !== "card-link") saveCardDialog();
@@ -358,4 +379,3 @@ export function wireDialogs() {
     }
   });
 }
-

@@ -2,7 +2,7 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { Refused, createGenerations } from "../../static/bridge/plugin-kit.js";
 import { MAX_CHECKLIST, ME, archivedCards, cardsInColumn, checklistProgress, columnOf, defaultView, dueState, isFiltering, isRank, keyboardTarget, localDate, matchesFilter, newId, normalizeCard, normalizeColumns, normalizeView, parseLabels, rankBetween, rankForPlacement, wipState } from "../../plugins/board/board-core.js";
-import { Conflict, addColumn, addToIndex, cardActivity, changeChecklist, changedFields, defaultColumnsIfAbsent, mergeCard, moveColumnTo, patchCard, patchColumn, removeColumn, removeFromIndex, useOne } from "../../plugins/board/board-changes.js";
+import { Conflict, addColumn, addToIndex, changeChecklist, changedFields, defaultColumnsIfAbsent, mergeCard, moveColumnTo, patchCard, patchColumn, removeColumn, removeFromIndex, useOne } from "../../plugins/board/board-changes.js";
 
 const card = (id, rank, extra = {}) => ({
   id,
@@ -347,46 +347,6 @@ describe("request generations", () => {
 test("ids are 12 base-36 characters", () => {
   const id = newId((n) => Uint8Array.from({ length: n }, (_, i) => i * 37));
   assert.match(id, /^[0-9a-z]{12}$/);
-});
-
-describe("a card's activity", () => {
-  const version = (revision, value, source, extra = {}) => ({ revision, value, source, writtenAt: "2026-12-02T07:0" + revision + ":00Z", ...extra });
-  const bob = { user: "bob", via: "bridge" };
-  const agent = { user: "bob", via: "mcp", runId: "r1" };
-
-  test("says who changed which fields through what, newest first, and marks an agent", () => {
-    const entries = [
-      { revision: "4", deleted: true, source: bob, writtenAt: "2026-12-02T07:04:00Z" },
-      version("3", { title: "Bolts", column: "done", rank: "k", due: "2026-12-24" }, agent),
-      version("2", { title: "Bolts", column: "todo", rank: "i" }, { user: "alice", via: "api" }),
-      version("1", { title: "Bolt", column: "todo", rank: "i" }, bob),
-    ];
-    const activity = cardActivity("a", entries, true);
-    assert.deepEqual(
-      activity.map((a) => [a.who, a.via, a.agent, a.what]),
-      [
-        ["bob", "the board", false, "deleted it"],
-        ["bob", "MCP", true, "changed due date, column, position"],
-        ["alice", "REST", false, "changed title"],
-        ["bob", "the board", false, "created it"],
-      ],
-    );
-    assert.equal(activity[0].latest, true);
-    assert.equal(activity[1].card.due, "2026-12-24", "each version's card, to restore");
-    assert.equal(activity[0].card, null);
-  });
-
-  test("the oldest version of a partial page changed what it cannot tell", () => {
-    const activity = cardActivity("a", [version("9", { title: "A" }, bob)], false);
-    assert.equal(activity[0].what, "changed it");
-  });
-
-  test("a restore names the version it brought back", () => {
-    const restored = { user: "carol", via: "admin", restoredFrom: "2" };
-    const activity = cardActivity("a", [version("5", { title: "A" }, restored), version("2", { title: "A" }, bob)], true);
-    assert.equal(activity[0].restoredFrom, "2");
-    assert.equal(activity[0].what, "saved it unchanged");
-  });
 });
 
 describe("the due filters", () => {

@@ -1,0 +1,125 @@
+// The card dialog's Activity: read from the card's kept versions when the section opens
+// (never with the board), one entry per field a version changed, an agent's marked. Restore
+// on an entry previews what bringing that version back would change, field by field with
+// that entry's field ticked, and restores the ticked ones through the dialog's
+// compare-and-set (editCard: a field someone changed meanwhile is asked about, never
+// overwritten).
+import { el, toast } from "../../static/bridge/plugin-kit.js";
+import { columnOf, KEYS, rankForPlacement } from "./board-core.js";
+import { cardHistory, restoreChoices } from "./board-history.js";
+import { dayText, fullText, momentText } from "./board-dates.js";
+import { $, columnCards, findCard, kanban, personLabel, state } from "./board-state.js";
+import { editCard } from "./board-actions.js";
+import { closePopover, openPopover } from "./board-popover.js";
+import { avatar } from "./board-pickers.js";
+
+const ACTIVITY_LIMIT = 20;
+
+const context = () => ({ columns: state.columns, person: personLabel, day: (d) => dayText(d) });
+
+// `isCurrent()` says whether the dialog still shows this card; `restored()` closes it.
+export async function showActivity(id, { isCurrent, restored }) {
+  $("card-activity-status").textContent = "Loading…";
+  $("card-activity").replaceChildren();
+  let page;
+  try {
+    page = await kanban.kv.getHistory(KEYS.card(id), { limit: ACTIVITY_LIMIT });
+  } catch (err) {
+    if (isCurrent()) $("card-activity-status").textContent = "Activity unavailable (" + (err.code || err) + ").";
+    return;
+  }
+  if (!isCurrent()) return;
+  const history = cardHistory(id, page.entries, page.cursor === null, context());
+  $("card-activity-status").textContent = history.length ? "" : "Nothing kept yet.";
+  const rows = [];
+  for (const version of history) {
+    version.changes.forEach((change, index) => {
+      const restorable = !version.latest && version.card && !state.readOnly && change.field !== "comments";
+      rows.push(
+        el(
+          "li",
+          {
+            class: "activity-entry" + (version.agent ? " activity-agent" : ""),
+            "data-testid": "activity-" + version.revision + (index ? "-" + index : ""),
+            "data-field": change.field,
+          },
+          avatar(version.who),
+          el("strong", { text: personLabel(version.who) }),
+          version.agent ? el("span", { class: "badge", text: "agent" }) : null,
+          el("span", { class: "what" }, ...change.parts.map((p) => (typeof p === "string" ? p : el("em", { text: p.em })))),
+          version.restoredFrom ? el("span", { class: "via", text: "(restored an earlier version)" }) : null,
+          el("span", { class: "via", text: "via " + version.via }),
+          el("time", { datetime: version.at, title: fullText(version.at), text: momentText(version.at) }),
+          restorable
+            ? el("button", {
+                type: "button",
+                class: "button ghost",
+                text: "Restore",
+                "aria-haspopup": "dialog",
+                "data-testid": "restore-" + version.revision + (index ? "-" + index : ""),
+                onclick: (event) => previewRestore(event.currentTarget, id, version, change.field, restored),
+              })
+            : null,
+        ),
+      );
+    });
+  }
+  $("card-activity").replaceChildren(...rows);
+}
+
+// The fields this version would bring back over the card as it is now; the entry's own is
+// ticked, the others offered. Nothing is written until Restore is pressed.
+function previewRestore(anchor, id, version, field, restored) {
+  const card = findCard(id);
+  if (!card) return toast("This card was deleted meanwhile.");
+  const now = { ...card, column: columnOf(card, state.columns) };
+  const choices = restoreChoices(now, version.card, context());
+  openPopover(anchor, "Restore this version?", (body) => {
+    if (!choices.length) {
+      body.append(el("p", { class: "popover-note", text: "The card already holds what this version had." }));
+      return;
+    }
+    body.append(el("p", { class: "popover-note", text: "Tick the fields to bring back as " + personLabel(version.who) + " left them " + momentText(version.at) + "." }));
+    const list = el("ul", { class: "restore-choices", "data-testid": "restore-choices" });
+    for (const choice of choices) {
+      list.append(
+        el(
+          "li",
+          {},
+          el(
+            "label",
+            {},
+            el("input", { type: "checkbox", value: choice.field, checked: choice.field === field || (field === "rank" && choice.field === "column"), "data-testid": "restore-field-" + choice.field }),
+            el("span", { class: "restore-field", text: choice.name }),
+            el("span", { class: "restore-values" }, el("del", { text: choice.now }), " → ", el("ins", { text: choice.then })),
+          ),
+        ),
+      );
+    }
+    const apply = () => {
+      const picked = [...list.querySelectorAll("input:checked")].map((input) => input.value);
+      if (!picked.length) return toast("Tick a field to restore, or close.");
+      const changes = Object.fromEntries(choices.filter((c) => picked.includes(c.field)).map((c) => [c.field, c.value]));
+      closePopover({ restore: false });
+      restoreFields(id, changes);
+      restored();
+    };
+    body.append(
+      list,
+      el(
+        "div",
+        { class: "popover-actions" },
+        el("button", { type: "button", class: "button primary", text: "Restore " + (choices.length > 1 ? "ticked fields" : "it"), "data-testid": "restore-apply", onclick: apply }),
+        el("button", { type: "button", class: "button ghost", text: "Cancel", onclick: () => closePopover() }),
+      ),
+    );
+  });
+}
+
+// Written over the card as stored now by the dialog's rule (a conflict is asked about).
+function restoreFields(id, changes) {
+  const card = findCard(id);
+  if (!card) return toast("This card was deleted meanwhile.");
+  if ("column" in changes) changes.rank = rankForPlacement(columnCards(changes.column), null);
+  editCard(id, card, changes);
+}
