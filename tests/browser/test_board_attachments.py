@@ -164,15 +164,36 @@ def test_trello_label_colours_start_dates_and_custom_fields_show_and_survive_an_
         expect(person.plugin.get_by_test_id("start-c1")).to_have_text("Starts 2024-03-01")
 
     # A label the set does not name keeps its hashed colour.
-    bob.plugin.get_by_test_id("card-c1").dblclick()
-    expect(bob.plugin.get_by_test_id("dialog-custom-fields")).to_have_text("Points5ShippedYes")
-    bob.plugin.locator("#card-labels-input").fill("docs, chore")
-    bob.plugin.get_by_test_id("card-save").click()
-    chore = alice.plugin.get_by_test_id("card-c1").locator(".label", has_text="chore")
-    expect(chore).to_have_attribute("data-color", "")
+    purchasing = alice.plugin.get_by_test_id("card-c2").locator(".label", has_text="purchasing")
+    expect(purchasing).to_have_attribute("data-color", "")
 
+    # bob picks one of the set's labels and creates another in the picker, in lime.
+    board = bob.plugin
+    board.get_by_test_id("card-c1").dblclick()
+    expect(board.get_by_test_id("dialog-custom-fields")).to_have_text("Points5ShippedYes")
+    board.get_by_test_id("card-labels-button").click()
+    expect(board.get_by_test_id("pick-label-Docs")).to_be_checked()  # the card's "docs"
+    board.get_by_test_id("pick-label-bug").check()
+    board.get_by_test_id("label-create-open").click()
+    board.get_by_test_id("label-name").fill("chore")
+    board.get_by_test_id("swatch-lime").check()
+    board.get_by_test_id("label-save").click()
+    expect(board.get_by_test_id("pick-label-chore")).to_be_checked()
+    board.get_by_test_id("pick-label-chore").press("Escape")
+    expect(board.get_by_test_id("card-labels").locator(".label")).to_have_text(
+        ["docs", "bug", "chore"]
+    )
+    board.get_by_test_id("card-save").click()
+    chore = alice.plugin.get_by_test_id("card-c1").locator(".label", has_text="chore")
+    expect(chore).to_have_attribute("data-color", "lime")
+
+    bob.wait_for("boardDebug.state.pending === 0")
     stored: Any = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="card:c1")
-    assert stored.value["labels"] == ["docs", "chore"]
+    assert stored.value["labels"] == ["docs", "bug", "chore"]
     assert stored.value["trello"]["customFields"][0]["field"] == "Points"
     labels = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:labels")
-    assert labels is not None and labels.value[0] == {"name": "Docs", "color": "sky"}
+    assert labels is not None and labels.value == [
+        {"name": "Docs", "color": "sky"},
+        {"name": "bug", "color": "red"},
+        {"name": "chore", "color": "lime"},
+    ]
