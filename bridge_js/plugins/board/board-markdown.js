@@ -57,14 +57,29 @@ function purify() {
   return purifier;
 }
 
-// <div class="markdown"> holding the text drawn safely. `mentions`: usernames whose @name
-// is marked <span class="mention"> (outside code and links), as the notification names them.
+// A comments list is drawn again whole on each change, and a long comment takes a
+// millisecond or more to parse and sanitise: the last texts drawn are kept, and drawn again
+// as copies (dropped oldest first).
+const DRAWN = 400;
+const drawn = new Map();
+
+// <div class="markdown"> holding the text drawn safely, a node of its own. `mentions`:
+// usernames whose @name is marked <span class="mention"> (outside code and links), as the
+// notification names them.
 export function markdownNode(text, { mentions = [] } = {}) {
-  const node = document.createElement("div");
-  node.className = "markdown";
-  node.append(purify().sanitize(markdownHtml(text), PURIFY));
-  if (mentions.length) markMentions(node, new Set(mentions));
-  return node;
+  const source = String(text ?? "");
+  const named = mentions.filter((u) => source.includes("@" + u));
+  const key = named.join(" ") + "\u0000" + source;
+  let node = drawn.get(key);
+  if (!node) {
+    node = document.createElement("div");
+    node.className = "markdown";
+    node.append(purify().sanitize(markdownHtml(source), PURIFY));
+    if (named.length) markMentions(node, new Set(named));
+    if (drawn.size >= DRAWN) drawn.delete(drawn.keys().next().value);
+    drawn.set(key, node);
+  }
+  return node.cloneNode(true);
 }
 
 function markMentions(root, usernames) {
