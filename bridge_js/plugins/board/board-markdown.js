@@ -117,6 +117,7 @@ const WINDOW = (max) => max * 4 + 128;
 const LINE_MARKS = [
   /^ {0,3}(?:```|~~~).*$/gm, // code fences (the code stays)
   /^ {0,3}(?:[-*_] *){3,}$/gm, // rules
+  /^ {0,3}=+ *$/gm, // a heading's underline
   /^ {0,3}#{1,6}(?=\s|$)/gm, // headings
   /^ {0,3}(?:> ?)+/gm, // quotes
   /^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?/gm, // list items and task boxes
@@ -131,7 +132,9 @@ const INLINE = [
   [/(^|[^\w])_(?=\S)([^_\n]*?\S)_(?!\w)/g, "$1$2"], // _em_, never snake_case
   [/`+([^`\n]*)`+/g, "$1"], // code
   [/\|/g, " "], // table cells
+  [/&(amp|lt|gt|quot|#39|nbsp);/g, (_, name) => ENTITIES[name]], // as the dialog shows them
 ];
+const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", nbsp: " " };
 // An escaped mark (\*) is held aside as a private-use character while the marks go.
 const ESCAPED = /\\([\\`*_{}[\]()#+\-.!|~>])/g;
 const HELD = /[\uE000-\uE07F]/g;

@@ -56,6 +56,7 @@ describe("a card face's plain excerpt", () => {
     assert.equal(plainExcerpt("| a | b |\n|---|:--|\n| 1 | 2 |"), "a b 1 2");
     assert.equal(plainExcerpt("![a cat](https://e.example/c.png) and <https://e.example>"), "a cat and https://e.example");
     assert.equal(plainExcerpt("a \\*star\\* and \\_this\\_\n***\nbelow"), "a *star* and _this_ below");
+    assert.equal(plainExcerpt("Title\n=====\nR&amp;D &lt;3 &copy;"), "Title R&D <3 &copy;");
   });
 
   test("raw HTML is kept as text: the face sets textContent", () => {
