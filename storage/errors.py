@@ -22,6 +22,9 @@ class ErrorCode(StrEnum):
     #: A write would take its project past its storage quota (values, kept versions and
     #: documents together); nothing was written.
     QUOTA_EXCEEDED = "quota_exceeded"
+    #: A person is at a count limit (the boards one may own): the request itself is fine,
+    #: and goes through once they have fewer; nothing was written.
+    LIMIT_REACHED = "limit_reached"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
     #: Never possible on this server, whoever asks (running a project's entrypoint).

@@ -13,6 +13,7 @@ export const HINTS = Object.freeze({
   conflict: "re-read or use updateValue",
   too_large: "values are limited to 1 MiB",
   quota_exceeded: "the project's storage is full: delete values or purge kept versions",
+  limit_reached: "a person's count limit (boards they own): delete or hand one over first",
   rate_limited: "retry later",
   unavailable: "retry once reconnected",
 });

@@ -88,6 +88,7 @@ test("the error codes are exactly the server's ErrorCode strings", () => {
     "conflict",
     "too_large",
     "quota_exceeded",
+    "limit_reached",
     "rate_limited",
     "unavailable",
     "not_supported",

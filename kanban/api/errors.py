@@ -26,6 +26,9 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.TOO_LARGE: 413,
     # The request is fine; the project has no room left for it (RFC 4918's status).
     ErrorCode.QUOTA_EXCEEDED: 507,
+    # Not 413 (no body is too large) nor 429 (waiting changes nothing): the person's own
+    # state, which they can change, conflicts with the request.
+    ErrorCode.LIMIT_REACHED: 409,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.UNAVAILABLE: 503,
     ErrorCode.NOT_SUPPORTED: 422,

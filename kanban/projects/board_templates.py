@@ -76,7 +76,7 @@ def board_create(*, user: Any, name: object, template: object, columns: bool = T
     """A new kanban project named ``name`` from ``template``, owned by ``user``; a Board
     with its ``DEFAULT_COLUMNS``, unless ``columns`` is False (an import that writes its own
     in the same transaction). Raises ``invalid_argument`` (writing nothing) for a bad name
-    or an unknown template, and ``too_large`` for a person who owns
+    or an unknown template, and ``limit_reached`` for a person who owns
     ``KANBAN_MAX_BOARDS_PER_USER`` projects already."""
     checked_name, checked_template = check_project_name(name), check_template(template)
     project_id = uuid.uuid4()
@@ -117,7 +117,7 @@ def check_board_quota(*, user: Any) -> None:
     owned = Membership.objects.filter(user_id=user.pk, role=Role.OWNER).count()
     if owned >= limit:
         raise KanbanError(
-            ErrorCode.TOO_LARGE,
+            ErrorCode.LIMIT_REACHED,
             f"you own {owned} boards, the most one person may; delete one, or hand one "
             "over to another owner, to make another",
             limit=limit,

@@ -23,6 +23,8 @@ export type JsonValue =
  * - quota_exceeded: the write would take the project past its storage quota (values, kept
  *   versions and documents together; the message says how much); nothing was written.
  *   Delete values, or have the owner purge a key's kept versions.
+ * - limit_reached: a person is at a count limit (the boards one may own); no plugin call
+ *   meets it today, but the list is the server's one list.
  * - rate_limited: too many requests; retry later.
  * - unavailable: the server is unreachable or did not answer within 15 s; retry after the
  *   board reconnects (see `status`).
@@ -38,6 +40,7 @@ export type ErrorCode =
   | "conflict"
   | "too_large"
   | "quota_exceeded"
+  | "limit_reached"
   | "rate_limited"
   | "unavailable"
   | "not_supported";

@@ -80,7 +80,7 @@ def test_creations_at_the_same_moment_cannot_each_find_room_under_the_board_limi
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(outcomes) == ["made"] * 3 + ["too_large"] * 5
+    assert sorted(outcomes) == ["limit_reached"] * 5 + ["made"] * 3
     assert Membership.objects.filter(user=dave, role="owner").count() == 3
 
 
