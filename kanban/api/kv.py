@@ -40,7 +40,10 @@ ERRORS = {
     401: OpenApiResponse(description="unauthenticated"),
     403: OpenApiResponse(description="forbidden"),
     404: OpenApiResponse(description="not_found / unknown_alias"),
-    409: OpenApiResponse(description="conflict (with `current`) / relationship_pending"),
+    409: OpenApiResponse(
+        description="conflict (with `current`) / relationship_pending / limit_reached (the "
+        "boards one person may own)"
+    ),
     413: OpenApiResponse(description="too_large"),
     429: OpenApiResponse(description="rate_limited"),
     507: OpenApiResponse(description="quota_exceeded: the project's storage is full"),
