@@ -8,7 +8,7 @@ from kanban.models.invites import Invite
 from kanban.models.jobs import ImportJob, ImportUpload, JobStatus
 from kanban.models.notifications import Notification
 from kanban.models.offers import MembershipOffer
-from kanban.models.preferences import ColorScheme, Preference
+from kanban.models.preferences import ColorScheme, EmailNotifications, Preference
 from kanban.models.projects import (
     DEFAULT_KANBAN_ENTRY,
     ROLE_RANK,
@@ -30,6 +30,7 @@ __all__ = [
     "ColorScheme",
     "Configuration",
     "DeliveryStatus",
+    "EmailNotifications",
     "EmailStatus",
     "ImportJob",
     "ImportUpload",

@@ -1,4 +1,5 @@
-"""A person's own settings for the host pages (not a board's): how the pages look."""
+"""A person's own settings for the host pages (not a board's): how the pages look, and how
+they hear of notifications by email."""
 
 from __future__ import annotations
 
@@ -14,6 +15,15 @@ class ColorScheme(models.TextChoices):
     DARK = "dark"
 
 
+class EmailNotifications(models.TextChoices):
+    """How a person hears of their notifications (mentions, assignments, a plugin's notice)
+    by email, beside the inbox."""
+
+    IMMEDIATELY = "immediately"
+    DIGEST = "digest"
+    OFF = "off"
+
+
 class Preference(models.Model):
     """One row per person who changed a setting; nobody has one until then (the defaults)."""
 
@@ -26,6 +36,11 @@ class Preference(models.Model):
     color_scheme = models.CharField(
         max_length=8, choices=ColorScheme.choices, default=ColorScheme.SYSTEM
     )
+    email_notifications = models.CharField(
+        max_length=12, choices=EmailNotifications.choices, default=EmailNotifications.IMMEDIATELY
+    )
+    #: The digest covered notifications up to this time (none sent yet: since the choice).
+    digest_through = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -33,6 +48,10 @@ class Preference(models.Model):
             models.CheckConstraint(
                 condition=Q(color_scheme__in=ColorScheme.values),
                 name="kanban_preference_color_scheme_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(email_notifications__in=EmailNotifications.values),
+                name="kanban_preference_email_notifications_valid",
             ),
         ]
 
