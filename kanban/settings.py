@@ -441,6 +441,16 @@ KANBAN_EMAIL_ENABLED = bool(EMAIL_URL) or not PRODUCTION
 #: Runs of one mail at most, and the wait before the first retry (doubling after each).
 KANBAN_EMAIL_ATTEMPTS = env_int("KANBAN_EMAIL_ATTEMPTS", 6, minimum=1)
 KANBAN_EMAIL_RETRY_SECONDS = env_float("KANBAN_EMAIL_RETRY_SECONDS", 30.0, minimum=0.0)
+#: Where people open this server, for links in mail sent outside a request (notifications):
+#: the first of ALLOWED_HOSTS over HTTPS in production, the development server otherwise.
+KANBAN_SITE_URL = os.environ.get("KANBAN_SITE_URL", "").strip().rstrip("/") or (
+    f"https://{ALLOWED_HOSTS[0]}" if PRODUCTION and ALLOWED_HOSTS else "http://127.0.0.1:8000"
+)
+if (
+    urlsplit(KANBAN_SITE_URL).scheme not in {"http", "https"}
+    or not urlsplit(KANBAN_SITE_URL).hostname
+):
+    raise ImproperlyConfigured(f"KANBAN_SITE_URL={KANBAN_SITE_URL!r} is no http(s) address")
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
