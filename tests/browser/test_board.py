@@ -299,11 +299,11 @@ def test_carol_the_guest_sees_the_board_without_editing_controls_and_cannot_chan
     expect(dialog).to_be_visible()
     expect(dialog.locator("#card-title-input")).to_be_disabled()
     expect(dialog.get_by_test_id("card-save")).to_be_hidden()
-    expect(dialog.get_by_test_id("card-archive")).to_be_hidden()
+    expect(dialog.get_by_test_id("dialog-archive")).to_be_hidden()
     expect(dialog.get_by_test_id("comment-input")).to_be_hidden()
     expect(dialog.get_by_test_id("checklist-new")).to_be_hidden()
     # No pickers, moves or "+" buttons: what the card has shows, nothing opens to change it.
-    for control in ("card-members-button", "card-labels-button", "card-move-button"):
+    for control in ("dialog-members", "dialog-labels", "dialog-move"):
         expect(dialog.get_by_test_id(control)).to_be_hidden()
     expect(dialog.locator(".badge-add")).to_have_count(0)
     expect(dialog.get_by_test_id("card-description-edit")).to_be_hidden()
@@ -475,7 +475,7 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
 
     dialog = open_card(alice, "c1")
     # The members picker: each member's avatar and name, ticked when on the card.
-    dialog.get_by_test_id("card-members-button").click()
+    dialog.get_by_test_id("dialog-members").click()
     people = dialog.get_by_test_id("members-picker")
     names = people.locator(".pick-name")
     assert names.all_inner_texts() == ["Alice Martin", "Bob Okafor", "Carol Diaz"]
@@ -487,7 +487,7 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
     # Esc closes the picker alone, the focus back on its button; the dialog shows the faces.
     dialog.get_by_test_id("assign-carol").press("Escape")
     expect(people).to_have_count(0)
-    expect(dialog.get_by_test_id("card-members-button")).to_be_focused()
+    expect(dialog.get_by_test_id("dialog-members")).to_be_focused()
     expect(dialog.get_by_test_id("card-members").locator(".avatar")).to_have_count(2)
     # One colour per person: the same hue as the card face and the host pages give bob.
     assert dialog.get_by_test_id("member-bob").evaluate(
@@ -502,10 +502,10 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
     assert (card["assignees"], card["assignee"]) == (["bob", "carol"], "bob")
 
     dialog = open_card(alice, "c3")
-    dialog.get_by_test_id("card-members-button").click()
+    dialog.get_by_test_id("dialog-members").click()
     expect(dialog.get_by_test_id("assign-Dana from the agency")).to_be_checked()
     assert "Dana from the agency (not a member)" in names.all_inner_texts()
-    dialog.get_by_test_id("card-members-button").press("Escape")
+    dialog.get_by_test_id("dialog-members").press("Escape")
 
     # Carol's view: "Assigned to me" shows c1, which she now shares with Bob.
     dialog.locator("#card-cancel").click()

@@ -171,7 +171,7 @@ def test_trello_label_colours_start_dates_and_custom_fields_show_and_survive_an_
     board = bob.plugin
     board.get_by_test_id("card-c1").dblclick()
     expect(board.get_by_test_id("dialog-custom-fields")).to_have_text("Points5ShippedYes")
-    board.get_by_test_id("card-labels-button").click()
+    board.get_by_test_id("dialog-labels").click()
     expect(board.get_by_test_id("pick-label-Docs")).to_be_checked()  # the card's "docs"
     board.get_by_test_id("pick-label-bug").check()
     board.get_by_test_id("label-create-open").click()

@@ -1,6 +1,7 @@
 """A card's activity and its due date in the Board: the card dialog's Activity section lists
-who changed which field, when and through what, from the card's kept versions, and marks an agent's
-writes; Restore brings an earlier version back through the dialog's own save (its
+one entry per field a version changed (who, what, when and through what), from the card's
+kept versions, and marks an agent's writes; Restore previews the fields a version would bring
+back, ticked or not, and restores only the ticked ones through the dialog's own save (its
 compare-and-set and conflict dialog, tested in test_board.py). The due filters show the cards
 due soon (today to seven days on) or overdue."""
 
@@ -60,24 +61,104 @@ def test_alice_sees_an_agents_change_marked_in_the_activity_and_restores_her_ver
     expect(dialog.locator("#card-dialog")).to_be_visible()
     dialog.locator("#card-activity-box summary").click()
     activity = dialog.get_by_test_id("card-activity").locator("li")
-    # Newest first: the agent's write on top, the demo's first write of the card last (a fresh
-    # database may keep more versions between them, so the test names the ends, not a count).
-    latest = activity.first
-    expect(latest).to_contain_text("bob")
-    expect(latest).to_contain_text("agent")
-    expect(latest).to_contain_text("changed title, due date via REST")
-    expect(latest.get_by_role("button", name="Restore")).to_have_count(0)  # it is current
+    # Newest first, one entry per field: the agent's write on top, the demo's first write of
+    # the card last (a fresh database may keep more versions between them, so the test names
+    # the ends, not a count).
+    renamed, dated = activity.nth(0), activity.nth(1)
+    for entry in (renamed, dated):
+        expect(entry).to_contain_text("Bob Okafor")
+        expect(entry).to_contain_text("agent")
+        expect(entry).to_contain_text("via REST")
+        expect(entry.get_by_role("button", name="Restore")).to_have_count(0)  # it is current
+    expect(renamed).to_contain_text("renamed this card to Guide (agent draft)")
+    expect(dated).to_contain_text("set the due date to")
 
-    expect(activity.last).to_contain_text("created")
+    # Restore on the card's creation previews each field it would bring back, all ticked;
+    # alice keeps the agent's due date and restores the title alone.
+    expect(activity.last).to_contain_text("added this card to To do")
     activity.last.get_by_role("button", name="Restore").click()
+    choices = dialog.get_by_test_id("restore-choices")
+    expect(choices.locator("li")).to_have_count(2)
+    expect(choices).to_contain_text("Title")
+    expect(choices).to_contain_text("Guide (agent draft) → Write the onboarding guide")
+    expect(choices).to_contain_text("Due date")
+    expect(dialog.get_by_test_id("restore-field-title")).to_be_checked()
+    dialog.get_by_test_id("restore-field-due").uncheck()
+    assert stored_card(demo)["title"] == "Guide (agent draft)", "nothing is written unasked"
+    dialog.get_by_test_id("restore-apply").click()
     alice.wait_for(
         "boardDebug.state.pending === 0 && "
         "boardDebug.state.cards.find((c) => c.id === 'c1').title === 'Write the onboarding guide'"
     )
     restored = stored_card(demo)
     assert restored["title"] == "Write the onboarding guide"
-    assert restored.get("due") is None
+    assert restored["due"] == "2026-12-24", "the field alice left unticked stays"
     assert restored["column"] == card["column"], "fields the version shares stay"
+
+
+def test_each_field_a_write_changed_is_its_own_entry_and_restore_brings_back_that_field(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    alice, bob = demo.people["alice"], demo.people["bob"]
+    card = stored_card(demo)
+    deploy = {"id": "k1", "text": "Deploy", "done": False}
+    for who, value in (
+        (alice, {**card, "checklist": [deploy], "labels": ["docs"]}),
+        # One write of bob's: a tick, a move, a label and a due date.
+        (
+            bob,
+            {
+                **card,
+                "checklist": [{**deploy, "done": True}],
+                "column": "doing",
+                "labels": ["docs", "urgent"],
+                "due": "2026-12-24",
+            },
+        ),
+    ):
+        project_kv_set(
+            user=who,
+            project_id=demo.board.id,
+            key="card:c1",
+            value=value,
+            provenance=Provenance(via="bridge"),
+        )
+    person = open_board("alice")
+    dialog = person.plugin
+    dialog.get_by_test_id("card-c1").dblclick()
+    dialog.locator("#card-activity-box summary").click()
+    activity = dialog.get_by_test_id("card-activity").locator("li")
+    expect(activity.nth(0)).to_contain_text("Bob Okafor moved this card from To do to Doing")
+    texts = activity.evaluate_all("(items) => items.map((item) => item.textContent)")
+    for said in (
+        "Bob Okafor added the label urgent",
+        "Bob Okafor set the due date to",
+        "Bob Okafor ticked Deploy",
+        "Alice Martin added Deploy to the checklist",
+    ):
+        assert any(said in text for text in texts), (said, texts)
+    assert not any("via the board" in text and "changed" in text for text in texts[:4])
+
+    # Restore on alice's entry: the preview ticks the checklist alone, the move stays.
+    alices = activity.filter(has_text="added Deploy to the checklist")
+    alices.get_by_role("button", name="Restore").click()
+    expect(dialog.get_by_test_id("restore-field-checklist")).to_be_checked()
+    for other in ("column", "labels", "due"):
+        expect(dialog.get_by_test_id(f"restore-field-{other}")).not_to_be_checked()
+    # Escape closes the preview alone; the focus is back on its Restore button.
+    dialog.get_by_test_id("restore-field-checklist").press("Escape")
+    expect(dialog.get_by_test_id("restore-choices")).to_have_count(0)
+    expect(dialog.locator("#card-dialog")).to_be_visible()
+    expect(alices.get_by_role("button", name="Restore")).to_be_focused()
+    alices.get_by_role("button", name="Restore").press("Enter")
+    dialog.get_by_test_id("restore-apply").click()
+    person.wait_for(
+        "boardDebug.state.pending === 0 && "
+        "boardDebug.state.cards.find((c) => c.id === 'c1').checklist[0].done === false"
+    )
+    now = stored_card(demo)
+    assert now["checklist"] == [deploy]
+    assert (now["column"], now["labels"], now["due"]) == ("doing", ["docs", "urgent"], "2026-12-24")
 
 
 def test_alice_filters_the_board_to_cards_due_soon_and_to_overdue_ones(

@@ -1,7 +1,7 @@
 // The card dialog's Activity: read from the card's kept versions when the section opens
 // (never with the board), one entry per field a version changed, an agent's marked. Restore
 // on an entry previews what bringing that version back would change, field by field with
-// that entry's field ticked, and restores the ticked ones through the dialog's
+// that entry's field ticked (all of them for a creation), and restores the ticked ones through the dialog's
 // compare-and-set (editCard: a field someone changed meanwhile is asked about, never
 // overwritten).
 import { el, toast } from "../../static/bridge/plugin-kit.js";
@@ -16,6 +16,8 @@ import { avatar } from "./board-pickers.js";
 const ACTIVITY_LIMIT = 20;
 
 const context = () => ({ columns: state.columns, person: personLabel, day: (d) => dayText(d) });
+
+const spaced = (...nodes) => nodes.filter(Boolean).flatMap((node, i) => (i ? [" ", node] : [node]));
 
 // `isCurrent()` says whether the dialog still shows this card; `restored()` closes it.
 export async function showActivity(id, { isCurrent, restored }) {
@@ -44,12 +46,15 @@ export async function showActivity(id, { isCurrent, restored }) {
             "data-field": change.field,
           },
           avatar(version.who),
-          el("strong", { text: personLabel(version.who) }),
-          version.agent ? el("span", { class: "badge", text: "agent" }) : null,
-          el("span", { class: "what" }, ...change.parts.map((p) => (typeof p === "string" ? p : el("em", { text: p.em })))),
-          version.restoredFrom ? el("span", { class: "via", text: "(restored an earlier version)" }) : null,
-          el("span", { class: "via", text: "via " + version.via }),
-          el("time", { datetime: version.at, title: fullText(version.at), text: momentText(version.at) }),
+          // Spaces between the parts: the row reads as a sentence to a screen reader too.
+          ...spaced(
+            el("strong", { text: personLabel(version.who) }),
+            version.agent ? el("span", { class: "badge", text: "agent" }) : null,
+            el("span", { class: "what" }, ...change.parts.map((p) => (typeof p === "string" ? p : el("em", { text: p.em })))),
+            version.restoredFrom ? el("span", { class: "via", text: "(restored an earlier version)" }) : null,
+            el("span", { class: "via", text: "via " + version.via + "," }),
+            el("time", { datetime: version.at, title: fullText(version.at), text: momentText(version.at) }),
+          ),
           restorable
             ? el("button", {
                 type: "button",
@@ -74,6 +79,10 @@ function previewRestore(anchor, id, version, field, restored) {
   if (!card) return toast("This card was deleted meanwhile.");
   const now = { ...card, column: columnOf(card, state.columns) };
   const choices = restoreChoices(now, version.card, context());
+  // An entry of one field ticks that field; a version's creation (or one this page cannot
+  // tell the changes of) ticks them all.
+  const whole = ["created", "unknown", "none"].includes(field);
+  const ticked = (name) => whole || name === field || (field === "rank" && name === "column");
   openPopover(anchor, "Restore this version?", (body) => {
     if (!choices.length) {
       body.append(el("p", { class: "popover-note", text: "The card already holds what this version had." }));
@@ -89,7 +98,7 @@ function previewRestore(anchor, id, version, field, restored) {
           el(
             "label",
             {},
-            el("input", { type: "checkbox", value: choice.field, checked: choice.field === field || (field === "rank" && choice.field === "column"), "data-testid": "restore-field-" + choice.field }),
+            el("input", { type: "checkbox", value: choice.field, checked: ticked(choice.field), "data-testid": "restore-field-" + choice.field }),
             el("span", { class: "restore-field", text: choice.name }),
             el("span", { class: "restore-values" }, el("del", { text: choice.now }), " → ", el("ins", { text: choice.then })),
           ),
