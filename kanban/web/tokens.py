@@ -37,6 +37,9 @@ LIFETIME_LABELS: Final = {
 }
 
 
+_CREATED: Final = "kanban.token_created"
+
+
 def _board_id(raw: str) -> UUID | None:
     if not raw:
         return None
@@ -72,8 +75,14 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         except KanbanError as refused:
             error = refused.message
         else:
-            # Shown in this answer only: never stored, never on a later page.
-            created = {"token": token, "plaintext": plaintext}
+            # Shown once, on the page the redirect leads to (so a reload makes no second
+            # token): kept in the session only until that page pops it.
+            request.session[_CREATED] = {"id": token.pk, "plaintext": plaintext}
+            return redirect("account-tokens")
+    shown = request.session.pop(_CREATED, None)
+    if isinstance(shown, dict):
+        made = next((t for t in tokens_of(user=request.user) if t.pk == shown.get("id")), None)
+        created = None if made is None else {"token": made, "plaintext": shown.get("plaintext")}
     context = {
         "tokens": tokens_of(user=request.user),
         "boards": boards_for_user(user=request.user),

@@ -4,7 +4,7 @@ The services are ``kanban.webhooks.service``; this parses the form and renders."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
@@ -24,6 +24,8 @@ from kanban.webhooks.service import (
     webhooks_of_board,
 )
 from storage.errors import ErrorCode, KanbanError
+
+_CREATED: Final = "kanban.webhook_created"
 
 
 def _refused(request: HttpRequest, refused: KanbanError) -> HttpResponse:
@@ -53,11 +55,17 @@ def webhooks_page(request: HttpRequest, project_id: UUID) -> HttpResponse:
                 return _refused(request, refused)
             error = {"message": refused.message, "reason": str(refused.details.get("reason", ""))}
         else:
-            created = {"webhook": webhook, "secret": secret}
+            # Shown once, on the page the redirect leads to (a reload adds no second one).
+            request.session[_CREATED] = {"id": webhook.pk, "secret": secret}
+            return redirect("board-webhooks", project_id=project_id)
     try:
         hooks = webhooks_of_board(actor=request.user, project_id=project_id)
     except KanbanError as refused:
         return _refused(request, refused)
+    shown = request.session.pop(_CREATED, None)
+    if isinstance(shown, dict):
+        made = next((h.webhook for h in hooks if h.webhook.pk == shown.get("id")), None)
+        created = None if made is None else {"webhook": made, "secret": shown.get("secret")}
     context = {
         "project": Project.objects.get(pk=project_id),
         "webhooks": hooks,

@@ -27,7 +27,9 @@ def signed_in(user: Any) -> Client:
 
 
 def make_token(client: Client, **form: str) -> str:
-    page = client.post(PAGE, {"name": "script", "scope": "read", "expires": "30d", **form})
+    page = client.post(
+        PAGE, {"name": "script", "scope": "read", "expires": "30d", **form}, follow=True
+    )
     assert page.status_code == 200, page.content
     found = re.search(rb'data-testid="token-plaintext">(kb_[^<]+)<', page.content)
     assert found, "the new token is shown on the page that made it"
@@ -62,10 +64,13 @@ def test_a_token_is_shown_once_and_only_its_hash_is_kept(alice: Any, boards: Any
 
     stored = ApiToken.objects.get(user=alice)
     assert plaintext.startswith("kb_") and stored.digest != plaintext
+    assert "kanban.token_created" not in page.session, "kept only until it was shown"
     assert stored.scope == "read" and stored.project == boards["roadmap"]
     assert stored.expires_at is not None
     listing = page.get(PAGE)
     assert plaintext.encode() not in listing.content, "never shown again"
+    again = page.post(PAGE, {"name": "again", "scope": "read", "expires": "7d"})
+    assert again.status_code == 302 and again["Location"] == PAGE, "a reload makes none"
     assert stored.prefix.encode() in listing.content and b"Never" in listing.content
 
 

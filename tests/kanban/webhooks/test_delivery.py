@@ -43,6 +43,7 @@ def add_webhook(demo: dict[str, Any], url: str, events: list[str] | None = None)
     answer = page.post(
         f"/boards/{demo['board'].id}/webhooks/",
         {"url": url, "events": events or ["card.moved", "card.added", "card.commented"]},
+        follow=True,
     )
     assert answer.status_code == 200, answer.content
     found = re.search(rb'data-testid="webhook-secret">(whsec_[^<]+)<', answer.content)

@@ -31,12 +31,20 @@ def test_an_owner_adds_tests_and_deletes_a_webhook(alice: Any, board: Project) -
     page = signed_in(alice)
     where = f"/boards/{board.id}/webhooks/"
 
-    added = page.post(where, {"url": "https://93.184.216.34/hook", "events": ["card.moved"]})
+    added = page.post(
+        where, {"url": "https://93.184.216.34/hook", "events": ["card.moved"]}, follow=True
+    )
     hook = Webhook.objects.get()
     assert added.status_code == 200 and hook.secret.encode() in added.content
     assert hook.events == ["card.moved"] and hook.created_by == alice
     listing = page.get(where)
     assert hook.secret.encode() not in listing.content, "the secret is shown once"
+    assert (
+        page.post(where, {"url": "https://93.184.216.34/hook", "events": ["card.moved"]})[
+            "Location"
+        ]
+        == where
+    ), "the page that shows it is a redirect's: a reload makes no second webhook"
     assert b"Nothing sent yet." in listing.content
     assert b'data-testid="webhooks-link"' in page.get(f"/boards/{board.id}/members/").content
 
@@ -45,7 +53,8 @@ def test_an_owner_adds_tests_and_deletes_a_webhook(alice: Any, board: Project) -
     assert b'data-status="pending"' in page.get(where).content
 
     assert page.post(f"{where}{hook.id}/delete").status_code == 302
-    assert not Webhook.objects.exists() and not WebhookDelivery.objects.exists()
+    assert not Webhook.objects.filter(pk=hook.pk).exists()
+    assert not WebhookDelivery.objects.exists()
 
 
 def test_a_developer_is_refused_and_a_stranger_finds_no_board(
