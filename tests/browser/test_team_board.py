@@ -55,6 +55,7 @@ def test_a_team_and_an_agent_on_one_board(
 
     # Two assignees, and a checklist of three.
     board.get_by_test_id("card-c1").dblclick()
+    board.get_by_test_id("dialog-members").click()
     board.get_by_test_id("assign-bob").check()
     board.get_by_test_id("card-save").click()
     expect(board.get_by_test_id("assignee-c1").locator(".avatar")).to_have_count(2)
@@ -91,12 +92,17 @@ def test_a_team_and_an_agent_on_one_board(
     board.get_by_test_id("card-c1").dblclick()
     board.locator("#card-activity-box summary").click()
     latest = board.get_by_test_id("card-activity").locator("li").first
-    expect(latest).to_contain_text("bob")
+    expect(latest).to_contain_text("Bob Okafor")
     expect(latest).to_contain_text("agent")
-    expect(latest).to_contain_text("changed title via MCP")
+    expect(latest).to_contain_text("renamed this card to Guide (agent)")
+    expect(latest).to_contain_text("via MCP")
+    # Restore previews the version's fields; alice brings back the title alone.
     board.get_by_test_id("card-activity").locator("li").nth(1).get_by_role(
         "button", name="Restore"
     ).click()
+    for box in board.get_by_test_id("restore-choices").locator("input").all():
+        box.set_checked(box.get_attribute("value") == "title")
+    board.get_by_test_id("restore-apply").click()
     expect(carol.plugin.get_by_test_id("card-c1").get_by_test_id("card-title")).to_have_text(
         "Write the onboarding guide"
     )
