@@ -7,6 +7,7 @@ from django.urls import include, path
 from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.api.attachments import AttachmentDownloadView
 from kanban.web import (
+    account_email,
     dashboard,
     health,
     imports,
@@ -58,6 +59,12 @@ urlpatterns = [
     path("notifications/read", inbox.notifications_all_read, name="notifications-read"),
     path("inbox/list", inbox.inbox_list, name="inbox-list"),
     path("account/tokens", tokens.tokens_page, name="account-tokens"),
+    path("account/email", account_email.account_email, name="account-email"),
+    path(
+        "email/unsubscribe/<str:token>",
+        account_email.email_unsubscribe,
+        name="email-unsubscribe",
+    ),
     path(
         "account/tokens/<int:token_id>/revoke",
         tokens.token_revoke_page,

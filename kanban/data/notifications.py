@@ -24,6 +24,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from kanban.access.memberships import Member, access_project_role, display_name, members_of
+from kanban.accounts.email_notifications import notifications_email
 from kanban.models import MembershipOffer, Notification, Role
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.events import Topic
@@ -104,7 +105,7 @@ def notification_send(
                 "try again in a minute",
             )
         _check_room(recipients, since=now - timedelta(hours=1))
-        Notification.objects.bulk_create(
+        created = Notification.objects.bulk_create(
             Notification(
                 user_id=member.user_id,
                 project=project,
@@ -115,6 +116,9 @@ def notification_send(
             )
             for member in recipients
         )
+        # Mail to those who want it at once, queued in this transaction: it goes if and when
+        # the notifications do (kanban/accounts/email_notifications.py).
+        notifications_email(notifications=created)
         NOTIFIED.send_on_commit(Notified(frozenset(member.user_id for member in recipients)))
     return {"sent": [member.username for member in recipients]}
 
