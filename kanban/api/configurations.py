@@ -21,8 +21,13 @@ from kanban.data import configurations as services
 from kanban.data.configurations import DEFAULT_ID, UNSET, NamedConfiguration
 from storage.errors import invalid_argument
 
-#: How a URL names the default configuration, whose id ("") cannot be a path segment.
+#: The default configuration's id over REST: the one its path takes. The services and the
+#: bridge know it as "" (plugins have always seen that), which no path segment can hold.
 DEFAULT_IN_URL = "default"
+
+
+def configuration_id_in_url(configuration_id: str) -> str:
+    return DEFAULT_IN_URL if configuration_id == DEFAULT_ID else configuration_id
 
 
 def configuration_id_from_url(raw: str) -> str:
@@ -58,7 +63,7 @@ def render_configuration(configuration: NamedConfiguration) -> dict[str, Any]:
         return None if moment is None else moment.isoformat()
 
     return {
-        "id": configuration.id,
+        "id": configuration_id_in_url(configuration.id),
         "name": configuration.name,
         "values": configuration.values,
         "active": configuration.active,
@@ -76,7 +81,7 @@ def render_configuration(configuration: NamedConfiguration) -> dict[str, Any]:
 class ConfigurationSerializer(serializers.Serializer[Any]):
     """One of the caller's named configurations of a board."""
 
-    id = serializers.CharField(help_text='a UUID; "" for the built-in default')
+    id = serializers.CharField(help_text=f'a UUID; "{DEFAULT_IN_URL}" for the built-in default')
     name = serializers.CharField(max_length=100)
     values = serializers.DictField(help_text="a JSON object of at most 64 KiB")
     active = serializers.BooleanField()
@@ -85,7 +90,7 @@ class ConfigurationSerializer(serializers.Serializer[Any]):
 
 
 class ConfigurationListSerializer(serializers.Serializer[Any]):
-    """The default (id "") first, then the caller's own by name."""
+    """The default (id "default") first, then the caller's own by name."""
 
     activeId = serializers.CharField()
     configurations = ConfigurationSerializer(many=True)
@@ -125,7 +130,7 @@ class ConfigurationListView(APIView):
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = services.configuration_list(user=request.user, project_id=project_id)
-        active = next(item.id for item in found if item.active)
+        active = configuration_id_in_url(next(item.id for item in found if item.active))
         return Response(
             {"activeId": active, "configurations": [render_configuration(c) for c in found]}
         )

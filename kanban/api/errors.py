@@ -7,7 +7,15 @@ import logging
 from typing import Any, Final
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -80,3 +88,19 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.MethodNotAllowed):
         response.status_code = 405
     return response
+
+
+@csrf_exempt
+def api_path_not_found(request: HttpRequest, unmatched: str = "") -> HttpResponse:
+    """Any path under the API that no endpoint has: the JSON error shape, never Django's
+    HTML page. A path that only lacks its trailing slash still redirects to it, as
+    CommonMiddleware's APPEND_SLASH would (this catch-all leaves it nothing to do)."""
+    if not request.path_info.endswith("/"):
+        try:
+            match = resolve(request.path_info + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_path_not_found:
+            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    error = KanbanError(ErrorCode.NOT_FOUND, "the API has no such path")
+    return JsonResponse(error.as_dict(), status=404)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kanban.api import (
@@ -11,6 +11,7 @@ from kanban.api import (
     card_transfers,
     configurations,
     entrypoints,
+    errors,
     invites,
     knowledge,
     kv,
@@ -176,4 +177,6 @@ urlpatterns = [
         SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[]),
         name="api-docs",
     ),
+    # Last: whatever no endpoint above matched (``configurations//`` among them).
+    re_path(r"^(?P<unmatched>.*)$", errors.api_path_not_found),
 ]

@@ -62,10 +62,10 @@ def test_a_new_person_sees_only_the_active_default(alice: APIClient, board: Proj
     response = alice.get(url(board))
     assert response.status_code == 200
     assert response.json() == {
-        "activeId": "",
+        "activeId": "default",
         "configurations": [
             {
-                "id": "",
+                "id": "default",
                 "name": "Default",
                 "values": {},
                 "active": True,
@@ -100,7 +100,7 @@ def test_alice_creates_reads_renames_and_deletes(alice: APIClient, board: Projec
     deleted = alice.delete(one)
     assert deleted.status_code == 200
     assert deleted.json()["deleted"] is True
-    assert deleted.json()["active"]["id"] == ""
+    assert deleted.json()["active"]["id"] == "default"
     assert_error(alice.get(one), 404, "not_found")
     assert_error(alice.delete(one), 404, "not_found")
 
@@ -133,8 +133,8 @@ def test_switching_and_switching_back_to_the_default(alice: APIClient, board: Pr
     assert [c["active"] for c in listed["configurations"]] == [False, False, True]
     back = post(alice, url(board, "default", "activate"))
     assert back.json() == alice.get(url(board, "default")).json()
-    assert back.json()["id"] == "" and back.json()["active"] is True
-    assert alice.get(url(board)).json()["activeId"] == ""
+    assert back.json()["id"] == "default" and back.json()["active"] is True
+    assert alice.get(url(board)).json()["activeId"] == "default"
 
 
 def test_deleting_the_active_configuration_falls_back_to_the_default(
@@ -143,8 +143,8 @@ def test_deleting_the_active_configuration_falls_back_to_the_default(
     made = create(alice, board, "Active")
     post(alice, url(board, made["id"], "activate"))
     deleted = alice.delete(url(board, made["id"])).json()
-    assert deleted["active"]["id"] == "" and deleted["active"]["active"] is True
-    assert alice.get(url(board)).json()["activeId"] == ""
+    assert deleted["active"]["id"] == "default" and deleted["active"]["active"] is True
+    assert alice.get(url(board)).json()["activeId"] == "default"
 
 
 def test_the_default_cannot_be_renamed_or_deleted(alice: APIClient, board: Project) -> None:
@@ -219,7 +219,7 @@ def test_activate_takes_no_body_fields(alice: APIClient, board: Project) -> None
     made = create(alice, board, "Mine")
     refused = post(alice, url(board, made["id"], "activate"), {"id": made["id"]})
     assert_error(refused, 400, "invalid_argument")
-    assert alice.get(url(board)).json()["activeId"] == ""
+    assert alice.get(url(board)).json()["activeId"] == "default"
 
 
 def test_unsupported_methods_are_refused(alice: APIClient, board: Project) -> None:
@@ -228,7 +228,40 @@ def test_unsupported_methods_are_refused(alice: APIClient, board: Project) -> No
         url(board, made["id"]), data=json.dumps({"name": "x"}), content_type="application/json"
     )
     assert_error(response, 405, "invalid_argument")
-    assert_error(alice.get(url(board, made["id"], "activate")), 405, "invalid_argument")
+    assert set(response["Allow"].replace(" ", "").split(",")) >= {"GET", "PATCH", "DELETE"}
+    activate = alice.get(url(board, made["id"], "activate"))
+    assert_error(activate, 405, "invalid_argument")
+    assert "POST" in activate["Allow"]
+
+
+def test_every_listed_id_is_a_path_that_reaches_it(alice: APIClient, board: Project) -> None:
+    """The default is listed as "default", the id its path takes; a client that follows
+    what it was listed reaches each configuration (``configurations//`` reached none)."""
+    create(alice, board, "Sprint")
+    listed = alice.get(url(board)).json()
+    assert listed["activeId"] == "default"
+    for item in listed["configurations"]:
+        assert alice.get(url(board, item["id"])).json() == item
+
+
+@pytest.mark.parametrize(
+    "where", ["/configurations//", "/configurations/default/nothing/", "/nothing/"]
+)
+def test_a_path_the_api_does_not_have_is_a_json_not_found(
+    alice: APIClient, board: Project, where: str
+) -> None:
+    response = alice.get(f"/api/v1/projects/{board.id}{where}")
+    assert_error(response, 404, "not_found")
+    assert response["Content-Type"] == "application/json"
+    assert_error(alice.post("/api/v1/no-such-thing/"), 404, "not_found")
+
+
+def test_a_path_short_of_its_trailing_slash_still_redirects_to_it(
+    alice: APIClient, board: Project
+) -> None:
+    response = alice.get(f"/api/v1/projects/{board.id}/configurations")
+    assert response.status_code == 301
+    assert response["Location"] == f"/api/v1/projects/{board.id}/configurations/"
 
 
 # --- who may ---------------------------------------------------------------------------------
@@ -327,7 +360,7 @@ def test_bob_gets_the_same_not_found_for_alices_configuration_as_for_none(
     # Alice's configuration is as she left it; bob's view is untouched too.
     assert alice.get(url(board, hers["id"])).json() == hers
     assert alice.get(url(board)).json()["activeId"] == hers["id"]
-    assert [c["id"] for c in bob.get(url(board)).json()["configurations"]] == [""]
+    assert [c["id"] for c in bob.get(url(board)).json()["configurations"]] == ["default"]
 
 
 def test_lists_show_only_ones_own(people: People, alice: APIClient, board: Project) -> None:

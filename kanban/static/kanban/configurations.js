@@ -11,7 +11,17 @@
 (function () {
   "use strict";
 
-  const DEFAULT_IN_URL = "default"; // the default's id is "", which a URL cannot carry
+  // The API lists the default as "default", the id its path takes; this page and the
+  // plugin know it as "" (what the host has always handed plugins).
+  const DEFAULT_IN_URL = "default";
+  const local = (c) => (c && c.id === DEFAULT_IN_URL ? { ...c, id: "" } : c);
+  function localIds(data) {
+    if (!data || typeof data !== "object") return data;
+    if (Array.isArray(data.configurations)) {
+      return { ...data, configurations: data.configurations.map(local) };
+    }
+    return data.active ? { ...data, active: local(data.active) } : local(data);
+  }
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]*)/);
@@ -50,7 +60,7 @@
       const message = data && typeof data.message === "string" ? data.message : "";
       throw new ApiError(code, message || `the request failed (${response.status})`);
     }
-    return data;
+    return localIds(data);
   }
 
   const forBridge = (c) => ({ id: c.id, name: c.name, values: c.values });
