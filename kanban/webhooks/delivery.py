@@ -125,7 +125,7 @@ def _post(webhook: Webhook, delivery: WebhookDelivery) -> int:
             answer = response.read(ANSWER_SHOWN, decode_content=False)
             response.release_conn()
     except urllib3.exceptions.HTTPError as error:
-        raise _Failed(f"no answer from {target.host} ({target.ip}): {error}"[:500]) from None
+        raise _Failed(f"could not post to {target.host} ({target.ip}): {error}"[:500]) from None
     if 200 <= response.status < 300:
         return response.status
     said = answer.decode("utf-8", "replace").strip()

@@ -49,6 +49,9 @@ def refusal(url: str) -> KanbanError:
         "http://[::ffff:127.0.0.1]/",
         "http://[fe80::1]/",
         "http://[fd00::1]/",
+        "http://2130706433/",  # 127.0.0.1 as one number: resolved, then refused
+        "http://0x7f.1/",
+        "http://127.1:8080/",
     ],
 )
 def test_addresses_that_are_not_public_are_refused(url: str) -> None:
