@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import smtplib
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from django.conf import settings
@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 #: Runs each mail keeps in its log (the newest): enough to read a pattern, never unbounded.
 LOG_KEPT: Final = 20
+#: How long a sent mail's row (to whom, when, the answers; its words are gone) stays for
+#: staff to look up; failed and waiting mail stays until it is sent.
+SENT_KEPT: Final = timedelta(days=30)
 
 
 class QueuedEmailBackend(BaseEmailBackend):
@@ -202,6 +205,13 @@ def _failed(email: OutgoingEmail, answer: str, *, final: bool) -> EmailStatus:
         email.save()
         email_send_task.using(run_after=email.next_attempt_at).enqueue(email.pk)
     return EmailStatus.QUEUED
+
+
+def emails_prune(*, now: datetime | None = None) -> int:
+    """Deletes the rows of mail sent more than ``SENT_KEPT`` ago; answers how many."""
+    before = (now or timezone.now()) - SENT_KEPT
+    deleted, _ = OutgoingEmail.objects.filter(status=EmailStatus.SENT, sent_at__lt=before).delete()
+    return int(deleted)
 
 
 def emails_resume() -> int:

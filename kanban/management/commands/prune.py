@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from kanban.data.notifications import notifications_prune
+from kanban.jobs.email import emails_prune
 from kanban.models import Project
 from storage.kv import kv_erase_project, kv_history_prune, kv_stored_project_ids
 
@@ -16,7 +17,8 @@ from storage.kv import kv_erase_project, kv_history_prune, kv_stored_project_ids
 class Command(BaseCommand):
     help = (
         "Delete kept versions older than KANBAN_HISTORY_DAYS and notifications older than "
-        "KANBAN_NOTIFICATION_DAYS, and what deleted projects left, and say how many went."
+        "KANBAN_NOTIFICATION_DAYS, sent emails' rows older than 30 days, and what deleted "
+        "projects left, and say how many went."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -27,6 +29,9 @@ class Command(BaseCommand):
             f"and {notifications} notifications older than "
             f"{settings.KANBAN_NOTIFICATION_DAYS} days."
         )
+        emails = emails_prune()
+        if emails:
+            self.stdout.write(f"Deleted {emails} sent emails' rows older than 30 days.")
         # Before deletes and writes were serialised, a write racing a delete could outlive
         # it; a project re-imported under that id would inherit what it left.
         orphans = kv_stored_project_ids() - set(Project.objects.values_list("id", flat=True))

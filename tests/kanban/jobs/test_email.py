@@ -150,3 +150,22 @@ def test_the_test_email_goes_the_same_way(smtp: SmtpServer) -> None:
         with pytest.raises(Exception, match="address"):
             email_test(to=bad)
     assert OutgoingEmail.objects.count() == 1
+
+
+def test_prune_forgets_mail_sent_long_ago_and_keeps_what_is_not_sent(smtp: SmtpServer) -> None:
+    from django.core.management import call_command
+
+    send_mail("Old", "sent", None, ["alice@example.com"])
+    send_mail("Recent", "sent", None, ["alice@example.com"])
+    send_mail("Refused", "never", None, ["bounce@example.com"])
+    run_worker()
+    OutgoingEmail.objects.filter(subject="Old").update(sent_at=timezone.now() - timedelta(days=31))
+    failed = OutgoingEmail.objects.filter(subject="Refused")
+    failed.update(created_at=timezone.now() - timedelta(days=400))
+
+    call_command("prune")
+
+    assert sorted(OutgoingEmail.objects.values_list("subject", flat=True)) == [
+        "Recent",
+        "Refused",
+    ]
