@@ -51,6 +51,9 @@ class QueuedEmailBackend(BaseEmailBackend):
 
 def email_queue(*, message: EmailMessage) -> OutgoingEmail:
     """Keeps ``message`` and enqueues its sending, in one transaction (the caller's, if any)."""
+    if message.attachments:
+        # A row keeps text; an attachment dropped in silence would be a mail that lies.
+        raise ValueError("queued mail carries no attachments")
     html = ""
     if isinstance(message, EmailMultiAlternatives):
         html = next(
@@ -137,8 +140,7 @@ def server_answer(error: BaseException) -> tuple[str, bool]:
         return "; ".join(text for _, text in answers) or "every recipient refused", final
     if isinstance(error, smtplib.SMTPResponseException):
         return f"{error.smtp_code} {_text(error.smtp_error)}", error.smtp_code >= 500
-    if isinstance(error, OSError | smtplib.SMTPException):
-        return f"{type(error).__name__}: {error}", False
+    # No answer (refused connection, timeout, a dropped line) or a bug: worth another run.
     return f"{type(error).__name__}: {error}", False
 
 
