@@ -3,8 +3,8 @@
 // the card's cover, any other file a row in the dialog. Readers see covers and download.
 //
 // What a card holds is the server's `attachments:<card>` value, which only the attachments
-// service writes: read once with the board, then kept current from the board's watch
-// events like any other key. It says which cards have a cover; the cover itself and the
+// service writes: read when the card is first drawn (a long column draws few), then kept
+// current from the board's watch events like any other key. It says which cards have a cover; the cover itself and the
 // download links come from kanban.attachments.list, asked again only when a card's value
 // changes or its links would expire.
 import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
@@ -55,20 +55,57 @@ function drawSoon() {
 
 // --- reading ----------------------------------------------------------------------------------
 
-// Every card's value, after the board's first load and after a resync.
-export async function loadAttachments() {
-  const ids = state.cards.map((c) => c.id);
+// Cards whose value the page holds (read, or pushed by an event); cards drawn without it,
+// gathered for one batched read. Only cards that are drawn ask: a 5,000-card board whose
+// columns draw a few dozen cards each reads a few dozen values, not 5,000.
+const known = new Set();
+const wanted = new Set();
+let readQueued = false;
+
+// A windowed column that draws a card the page knows nothing of asks for the whole block
+// of cards around it (board-render.js), so scrolling a little or a card moving nearby
+// needs no read of its own.
+export const attachmentsKnown = (id) => known.has(id) || wanted.has(id);
+export function wantAttachments(ids) {
+  for (const id of ids) want(id);
+}
+
+function want(id) {
+  if (known.has(id) || wanted.has(id)) return;
+  wanted.add(id);
+  if (readQueued) return;
+  readQueued = true;
+  setTimeout(readWanted, 40); // a first drawing and its window settling ask once
+}
+
+async function readWanted() {
+  readQueued = false;
+  const ids = [...wanted];
+  wanted.clear();
+  for (const id of ids) known.add(id);
   const since = ids.map((id) => events.get(id) || 0);
   const values = await readAll(kanban.kv, ids.map((id) => PREFIX + id)).catch((err) => {
+    for (const id of ids) known.delete(id);
     reportError(err, "Reading the attachments");
     return null;
   });
   if (!values) return;
+  let changed = false;
   ids.forEach((id, i) => {
     if ((events.get(id) || 0) !== since[i]) return; // an event since is as new or newer
+    const was = held.get(id);
     if (values[i] === undefined) held.delete(id);
     else held.set(id, summary(values[i]));
+    const now = held.get(id);
+    changed ||= (was ? was.count + "/" + was.images : "") !== (now ? now.count + "/" + now.images : "");
   });
+  // Most cards have no files: their answer changes nothing drawn.
+  if (changed) render();
+}
+
+// After the board's first load and after a resync: every drawn card asks again.
+export async function loadAttachments() {
+  known.clear();
   for (const id of [...listed.keys()]) refresh(id);
   if (openId) refresh(openId);
   render();
@@ -79,6 +116,7 @@ export async function onAttachmentChanges(changes) {
   for (const change of changes) {
     const id = change.key.slice(PREFIX.length);
     events.set(id, (events.get(id) || 0) + 1);
+    known.add(id);
     if (change.deleted === true) held.delete(id);
     else if ("value" in change) held.set(id, summary(change.value));
     else held.set(id, summary(await kanban.kv.getValue(change.key).catch(() => undefined)));
@@ -139,6 +177,7 @@ function normalize(a) {
 // The card's cover for its face: its newest image. A card known to have one that is not
 // listed yet is listed (drawn when it comes).
 export function coverOf(id) {
+  want(id);
   const entry = listed.get(id);
   if (!entry) {
     if ((held.get(id) || {}).images && !listing.has(id)) refresh(id);
@@ -148,7 +187,10 @@ export function coverOf(id) {
   return cover ? { url: cover.thumbnailUrl, name: cover.name } : null;
 }
 
-export const attachmentCount = (id) => (held.get(id) || { count: 0 }).count;
+export function attachmentCount(id) {
+  want(id);
+  return (held.get(id) || { count: 0 }).count;
+}
 export const uploadsOut = (id) => uploading.get(id) || 0;
 
 // --- uploading and removing ---------------------------------------------------------------------

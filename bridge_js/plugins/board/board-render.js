@@ -8,6 +8,7 @@ import { distinct, isFiltering, ME, wipState } from "./board-core.js";
 import { $, boardEl, groupedCards, kanban, me, personLabel, state, today } from "./board-state.js";
 import { createFilterCache, ESTIMATED_HEIGHT, offsetOf, WINDOW_FROM, windowOf } from "./board-view.js";
 import { cardExtras, renderCard } from "./board-card.js";
+import { attachmentsKnown, wantAttachments } from "./board-attachments.js";
 import { setView } from "./board-sync.js";
 import { moveColumn } from "./board-actions.js";
 import { openColumnDialog, renderArchive } from "./board-dialogs.js";
@@ -29,6 +30,8 @@ const resizes = new ResizeObserver((entries) => {
   }
 });
 let gapPx = null;
+// Cards whose attachment summaries a windowed column reads at once, around what it draws.
+const AHEAD = 128;
 
 // `label(value)` is what an option shows (a member's name for their username).
 function fillSelect(select, first, values, selected, label = (v) => v) {
@@ -236,6 +239,10 @@ function drawCards(view, context, geometry) {
     view.heights = shown.map((card) => heights.get(card.id) || ESTIMATED_HEIGHT);
     const at = geometry || { top: list.scrollTop, height: list.clientHeight };
     range = windowOf({ heights: view.heights, gap: space, top: at.top, height: at.height });
+    if (shown.slice(range.start, range.end).some((card) => !attachmentsKnown(card.id))) {
+      const from = Math.max(0, range.start - AHEAD / 2);
+      wantAttachments(shown.slice(from, range.end + AHEAD / 2).map((c) => c.id));
+    }
     // First drawn before the page laid it out: drawn again once it knows its height.
     if (!geometry) scheduleWindow(view);
   }
