@@ -27,7 +27,7 @@
 //   board-details.js   the dialog's read-only imported details
 //   board-attachments.js  files on cards: uploads, covers, the dialog's list
 // Drawing is handed to board-state.js here (drawWith), so the parts import it from there.
-import { toast } from "../../static/bridge/plugin-kit.js";
+import { followColorScheme, toast } from "../../static/bridge/plugin-kit.js";
 import { isCommentKey } from "./board-comments.js";
 import { applyContext, drawWith, inventory, kanban, render, state } from "./board-state.js";
 import {
@@ -46,6 +46,7 @@ import { renderBoard, revealCard } from "./board-render.js";
 import { syncToolbar, wireToolbar } from "./board-input.js";
 import { isAttachmentKey, loadAttachments, onAttachmentChanges, wireAttachments } from "./board-attachments.js";
 
+followColorScheme();
 drawWith({ render: renderBoard, redraw: redrawBoard, reveal: revealCard });
 
 let unwatchBoard = () => {};

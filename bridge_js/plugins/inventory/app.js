@@ -3,8 +3,10 @@
 // `stock:<id>` = {name, count}. The Board project reads and writes `stock:` keys through
 // its `inventory` alias, so counts change only through updateValue here as well.
 // The page's one module (index.html loads the SDK before it, as a classic script).
-import { announce, button, createGenerations, createWriteMode, el, redraw, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import { announce, button, createGenerations, createWriteMode, el, followColorScheme, redraw, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import * as Core from "./inventory-core.js";
+
+followColorScheme();
 
 const kanban = window.steamHarnessKanban;
 const { KEYS } = Core;

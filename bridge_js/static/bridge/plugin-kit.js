@@ -30,6 +30,14 @@ export function createGenerations() {
 }
 
 // el("button", {class, text, onclick, "data-x": 1}, ...children); null children skip.
+// The colour scheme the person chose on the host (?colorScheme=dark|light on the page's
+// address, bridge_js/README.md "Dark mode"), as <html data-theme>: plugin-kit.css draws it.
+// Without one the frame follows the device (prefers-color-scheme).
+export function followColorScheme(search = location.search) {
+  const chosen = new URLSearchParams(search).get("colorScheme");
+  if (chosen === "dark" || chosen === "light") document.documentElement.dataset.theme = chosen;
+}
+
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs || {})) {
