@@ -53,7 +53,11 @@ class Person:
 
     @property
     def frame(self) -> Frame:
-        found = self.page.frame(url=PLUGIN_URL)
+        # The host says "Live" from its own socket, which can be a moment before the plugin
+        # frame's navigation is committed on a busy machine: wait for the frame, briefly.
+        deadline = time.monotonic() + 5
+        while (found := self.page.frame(url=PLUGIN_URL)) is None and time.monotonic() < deadline:
+            self.page.wait_for_timeout(50)
         assert found is not None, "the plugin frame is not there"
         return found
 
