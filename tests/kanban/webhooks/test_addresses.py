@@ -138,3 +138,22 @@ def test_a_delivery_to_an_address_no_longer_allowed_is_not_sent(
     done = WebhookDelivery.objects.get(pk=delivery.pk)
     assert done.status == DeliveryStatus.FAILED and done.attempts == 1, "never retried"
     assert "may not reach 127.0.0.1" in done.error
+
+
+@pytest.mark.django_db
+def test_a_redirect_is_not_followed(
+    alice: Any, board: Project, receiver: Receiver, settings: Any
+) -> None:
+    settings.KANBAN_WEBHOOKS_ALLOW_PRIVATE = True
+    receiver.always = 307  # wherever it points, nothing follows it
+    hook, _ = webhook_create(
+        actor=alice, project_id=board.id, url=receiver.url, events=["card.moved"]
+    )
+
+    delivery = webhook_test(actor=alice, project_id=board.id, webhook_id=hook.id)
+    webhook_deliver(delivery_id=delivery.id)
+
+    assert len(receiver.wait_for(1, timeout=2)) == 1
+    done = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert done.status == DeliveryStatus.RETRYING and done.response_code == 307
+    assert done.error.startswith("answered 307")
