@@ -25,6 +25,7 @@ from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
+from django.utils.html import format_html
 
 from kanban.access.memberships import (
     access_project_role,
@@ -113,7 +114,20 @@ def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
         f"{created.invite.expires_at:%Y-%m-%d %H:%M} UTC):\n\n{url}\n"
     )
     try:
-        send_mail(f"Join {project.name}", body, None, [str(to)])
+        html = format_html(
+            '<!doctype html><html lang="en"><body style="font:15px/1.5 system-ui,sans-serif;'
+            'color:#1d2330"><p><strong>{}</strong> invites you to the board <strong>{}</strong> '
+            'as a {}.</p><p><a href="{}" style="display:inline-block;padding:.45rem .9rem;'
+            'border-radius:6px;background:#3559e0;color:#fff;text-decoration:none">Join {}</a>'
+            '</p><p style="color:#667085">The link works until {} UTC.</p></body></html>',
+            display_name(actor),
+            project.name,
+            created.invite.role,
+            url,
+            project.name,
+            f"{created.invite.expires_at:%Y-%m-%d %H:%M}",
+        )
+        send_mail(f"Join {project.name}", body, None, [str(to)], html_message=html)
     except (OSError, SMTPException) as error:
         raise KanbanError(
             ErrorCode.UNAVAILABLE, f"the mail server did not take it ({error})"

@@ -138,6 +138,7 @@ def test_an_invite_link_goes_by_mail_through_the_worker(smtp: SmtpServer, alice:
     [arrived] = smtp.wait_for(1)
     assert arrived["To"] == "dave@example.com" and arrived["Subject"] == "Join Roadmap"
     assert url in text_of(arrived) and "as a developer" in text_of(arrived)
+    assert f'href="{url}"' in html_of(arrived) and ">Join Roadmap</a>" in html_of(arrived)
 
 
 def test_the_test_email_goes_the_same_way(smtp: SmtpServer) -> None:
