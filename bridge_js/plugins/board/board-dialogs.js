@@ -4,7 +4,7 @@
 import { el, toast } from "../../static/bridge/plugin-kit.js";
 import { archivedCards, columnOf, rankForPlacement } from "./board-core.js";
 import { addColumn, changedFields, patchColumn, removeColumn } from "./board-changes.js";
-import { $, columnCards, findCard, INVENTORY_DOWN, kanban, newId, state } from "./board-state.js";
+import { $, columnCards, findCard, inventory, INVENTORY_DOWN, kanban, newId, state } from "./board-state.js";
 import { readInventoryItems } from "./board-sync.js";
 import { confirmDialog } from "./board-prompts.js";
 import { archiveCard, createCard, deleteForever, editCard, restoreCard, saveColumns } from "./board-actions.js";
@@ -110,7 +110,9 @@ function drawDraft() {
 }
 
 function openPicker(kind, anchor) {
-  if (!editing || state.readOnly) return;
+  if (!editing) return;
+  // A guest may copy a card to a board they write; nothing else here is theirs to change.
+  if (state.readOnly && kind !== "copy") return;
   const { draft } = editing;
   if (kind === "members") openMembers(anchor, draft, drawDraft);
   else if (kind === "labels") openLabels(anchor, draft, drawDraft);
@@ -202,14 +204,17 @@ export function openLinkedCard(fragment) {
 // The inventory item, only on a board whose inventory relationship this person may use (or
 // for a card that names an item already): a new board has no such field at all.
 function inventoryUsable() {
-  const related = (kanban.getContext().related || {}).inventory;
-  return Boolean(related && related.status === "confirmed" && related.can && related.can.read) && state.inventoryProblem === null;
+  const related = inventory.getContext() || {};
+  return related.status === "confirmed" && !(related.can && related.can.read === false) && state.inventoryProblem === null;
 }
 
 async function fillItemPicker(selected) {
   const field = $("card-item-field");
   const select = $("card-item-input");
-  field.hidden = !inventoryUsable() && !selected;
+  // A card that names an item keeps it shown where the board has an inventory that is down
+  // for now; on a board with none (a new one, or a card moved in) there is no such field.
+  const declared = ["confirmed", "pending"].includes((inventory.getContext() || {}).status);
+  field.hidden = !inventoryUsable() && !(selected && declared);
   if (field.hidden) return;
   select.disabled = true;
   select.replaceChildren(el("option", { value: selected || "", text: selected ? selected : "(loading…)" }));
