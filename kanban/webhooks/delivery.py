@@ -35,6 +35,7 @@ from kanban.models import (
     WebhookEvent,
 )
 from kanban.webhooks.addresses import Target, webhook_target
+from kanban.webhooks.hooked import hooked_projects_changed
 from kanban.webhooks.signing import SIGNATURE_HEADER, signature_header
 from storage.errors import KanbanError
 
@@ -80,6 +81,8 @@ def webhook_deliver(*, delivery_id: UUID) -> None:
         Webhook.objects.filter(pk=webhook.pk).update(
             failures_in_row=0, active=True, disabled_at=None
         )
+        if not webhook.active:
+            hooked_projects_changed()
 
 
 def _post(webhook: Webhook, delivery: WebhookDelivery) -> int:
@@ -183,6 +186,7 @@ def _turn_off_if_failing(webhook_id: int) -> None:
     ).update(active=False, disabled_at=timezone.now())
     if not turned_off:
         return
+    hooked_projects_changed()
     webhook = Webhook.objects.get(pk=webhook_id)
     owners = list(
         Membership.objects.filter(project_id=webhook.project_id, role=Role.OWNER).values_list(

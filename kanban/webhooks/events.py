@@ -4,8 +4,8 @@ Cards and comments are the Board's KV values (``kanban.data.board.layout``), wri
 page over the bridge, by REST, by MCP and by imports alike; so the events are derived from
 storage's committed writes (``add_kv_listener``), comparing each value with the version it
 replaced (kept history), not from any one write path. Members joining and leaving come from
-the membership rows, sent on commit as well. A board without a webhook that is on costs one
-query per committed batch that touches its cards."""
+the membership rows, sent on commit as well. A board without a webhook that is on costs no
+query (``hooked``: each process keeps a list of the boards that have one)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from django.db.models.signals import post_delete, post_save
 
 from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
 from kanban.data.board.layout import CARD_PREFIX, normalize_card
-from kanban.models import Membership, Webhook, WebhookEvent
+from kanban.models import Membership, WebhookEvent
+from kanban.webhooks.hooked import hooked_projects
 from kanban.webhooks.service import webhook_event_send
 from storage.kv import Dataset, KvChange, add_kv_listener, kv_get, kv_history
 
@@ -41,12 +42,7 @@ def _from_kv(changes: Sequence[KvChange]) -> None:
     relevant = [change for change in changes if _board_change(change)]
     if not relevant:
         return
-    projects = {change.dataset.project_id for change in relevant}
-    hooked = set(
-        Webhook.objects.filter(project_id__in=projects, active=True).values_list(
-            "project_id", flat=True
-        )
-    )
+    hooked = hooked_projects()
     for change in relevant:
         if change.dataset.project_id not in hooked:
             continue

@@ -16,6 +16,7 @@ from django.utils import timezone
 from kanban.access.memberships import access_project_role
 from kanban.models import DeliveryStatus, Project, Role, Webhook, WebhookDelivery, WebhookEvent
 from kanban.webhooks.addresses import check_webhook_url
+from kanban.webhooks.hooked import hooked_projects_changed
 from kanban.webhooks.signing import new_secret
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
@@ -80,11 +81,13 @@ def webhook_create(
             secret=secret,
             created_by=actor,
         )
+        hooked_projects_changed()
     return webhook, secret
 
 
 def webhook_delete(*, actor: Any, project_id: UUID, webhook_id: int) -> None:
     _webhook(_owned(actor, project_id), webhook_id).delete()
+    hooked_projects_changed()
 
 
 def webhooks_of_board(*, actor: Any, project_id: UUID) -> list[WebhookView]:

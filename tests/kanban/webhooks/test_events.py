@@ -6,6 +6,7 @@ the change commits; a rolled-back change sends nothing."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from django.db import transaction
 
 from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
-from kanban.models import Project, WebhookDelivery
+from kanban.models import Project, Webhook, WebhookDelivery
 from kanban.webhooks.events import card_events, comment_events
 from kanban.webhooks.service import webhook_create
 from tests.factories import a_project
@@ -144,3 +145,18 @@ def test_a_board_without_webhooks_sends_nothing(bob: Any, board: Project) -> Non
     project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
 
     assert not WebhookDelivery.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_added_by_another_process_is_heard_within_the_snapshot(
+    alice: Any, bob: Any, board: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kanban.webhooks.hooked.SNAPSHOT_SECONDS", 0.2)
+    project_kv_set(user=bob, project_id=board.id, key="card:c0", value=CARD, provenance=PERSON)
+    # As another worker writes it: this process is not told.
+    Webhook.objects.create(project=board, url="https://93.184.216.34/", events=["card.added"])
+
+    time.sleep(0.3)
+    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+
+    assert [event for event, _ in sent()] == ["card.added"]
