@@ -127,7 +127,7 @@ def _member(membership: Membership) -> dict[str, Any]:
 
 
 def _member_saved(sender: Any, instance: Membership, created: bool, **kwargs: Any) -> None:
-    if created:
+    if created and instance.project_id in hooked_projects():
         data, project_id = _member(instance), instance.project_id
         transaction.on_commit(
             lambda: webhook_event_send(
@@ -137,6 +137,8 @@ def _member_saved(sender: Any, instance: Membership, created: bool, **kwargs: An
 
 
 def _member_deleted(sender: Any, instance: Membership, **kwargs: Any) -> None:
+    if instance.project_id not in hooked_projects():
+        return
     data, project_id = _member(instance), instance.project_id
     transaction.on_commit(
         lambda: webhook_event_send(project_id=project_id, event=WebhookEvent.MEMBER_LEFT, data=data)
