@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test import Client
+
+from tests.kanban.bridge.test_scale_out import redis_reachable
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +30,10 @@ def test_on_the_embedded_default_both_are_ok_without_redis(settings: Any) -> Non
         assert answer.json() == {"status": "ok", "database": connection.vendor, "redis": "unused"}
 
 
+@pytest.mark.redis
+@pytest.mark.skipif(not redis_reachable(), reason="needs the deployment's Redis (REDIS_URL)")
 def test_with_redis_answering_both_say_so(settings: Any) -> None:
-    settings.REDIS_URL = "redis://127.0.0.1:6379/0"
+    settings.REDIS_URL = os.environ["REDIS_URL"]
     for path in ("/healthz", "/readyz"):
         answer = Client().get(path)
         assert (answer.status_code, answer.json()["redis"]) == (200, "ok")
