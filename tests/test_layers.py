@@ -34,6 +34,7 @@ BOTTOM_UP: Final = (
     ),
     layer("kanban.data", "serves what people keep in projects, behind the access decision"),
     layer("kanban.imports", "brings boards in from other tools (Trello)"),
+    layer("kanban.webhooks", "tells other tools what changed on a board (outgoing webhooks)"),
     layer("kanban.jobs", "runs in the background what must not hold a request (imports)"),
     layer("kanban.backup", "writes everything a deployment holds to one archive, and back"),
     layer(
