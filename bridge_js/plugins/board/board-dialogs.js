@@ -61,7 +61,8 @@ export async function openCardDialog(target) {
   $("card-title-input").value = card ? card.title : "";
   $("card-title-input").disabled = readOnly;
   $("card-description-input").value = card ? card.description : "";
-  $("card-description-input").hidden = Boolean(card && card.description) || readOnly;
+  // A card's description shows rendered (a click edits it); a new card's is a field at once.
+  $("card-description-input").hidden = Boolean(card) || readOnly;
   showDescription();
   drawDraft();
   $("card-dialog-error").hidden = true;
@@ -92,6 +93,7 @@ export async function openCardDialog(target) {
   openAttachments(card ? card.id : null);
   if (card) openDiscussion(card.id);
   $("card-dialog").showModal();
+  document.querySelector("#card-dialog .card-panes").scrollTop = 0;
   (readOnly ? $("card-cancel") : $("card-title-input")).focus();
 }
 
@@ -129,7 +131,7 @@ function showDescription() {
   const editable = !state.readOnly;
   view.hidden = !input.hidden;
   $("card-description-edit").hidden = !editable || !input.hidden;
-  view.classList.toggle("empty", !text);
+  view.classList.toggle("description-empty", !text);
   view.classList.toggle("editable", editable);
   if (text) view.replaceChildren(markdownNode(text));
   else view.replaceChildren(editable ? "Add a more detailed description…" : "No description.");
