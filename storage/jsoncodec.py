@@ -96,6 +96,13 @@ def encode(value: Any, *, max_bytes: int | None = None) -> str:
     return text
 
 
+def encode_stored(value: Any) -> str:
+    """The compact JSON text of a value read back from storage, which was checked when it
+    was written: a batched read sizes every value it answers, and checking each again was
+    a third of a 256-key read's time."""
+    return _encoder.encode(value)
+
+
 def decode(text: str) -> Any:
     """Decode stored or received JSON text, refusing NaN/Infinity (as literals or as numbers
     too large for a float) and integers too long for Python to convert."""

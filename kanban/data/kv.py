@@ -180,7 +180,7 @@ def _batch(
             )
             continue
         entry = entries[key]
-        size = 0 if entry is None else len(jsoncodec.encode(entry.value))
+        size = 0 if entry is None else len(jsoncodec.encode_stored(entry.value))
         if size > budget:
             results.append(
                 KanbanError(
