@@ -95,6 +95,7 @@ function followLink(context) {
   openLinkedCard(next);
 }
 kanban.ready.then(() => {
+  performance.mark("board:ready");
   applyContext(kanban.getContext());
   kanban.onContextChange(applyContext);
   kanban.onContextChange(followLink);

@@ -112,6 +112,7 @@ export function renderBoard() {
     placeChildren(boardEl, sections);
     forgetGoneCards();
   }
+  if (boardEl.getAttribute("aria-busy") !== "false") performance.mark("board:drawn");
   boardEl.setAttribute("aria-busy", "false");
   refocus(focused);
 }
