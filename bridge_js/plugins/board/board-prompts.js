@@ -3,6 +3,8 @@
 import { el } from "../../static/bridge/plugin-kit.js";
 import { FIELD_NAMES } from "./board-changes.js";
 import { $, personLabel, state } from "./board-state.js";
+import { valueText } from "./board-history.js";
+import { dayText } from "./board-dates.js";
 
 // A modal with two answers: true for `yes`, false for `no` or Escape.
 function ask(dialog, yes, no, focus) {
@@ -31,12 +33,8 @@ export function confirmDialog(text) {
 
 // Resolves true to keep this user's values of the conflicting fields, false for theirs.
 export function conflictDialog(conflict, changes) {
-  const shown = (field, value) => {
-    if (field === "column") return (state.columns.find((c) => c.id === value) || { title: value }).title;
-    if (field === "labels") return value.join(", ");
-    if (field === "assignees") return value.length ? value.map(personLabel).join(", ") : "(nobody)";
-    return value === null || value === "" ? "(empty)" : String(value);
-  };
+  // Each value as the restore preview writes it (board-history.js): one wording for both.
+  const shown = (field, value) => valueText(field, value, { columns: state.columns, person: personLabel, day: (d) => dayText(d) });
   $("conflict-text").textContent = conflict.message + " Keep your version of these fields, or take theirs?";
   $("conflict-fields").replaceChildren(
     ...conflict.fields.flatMap((field) => [
