@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
-from kanban.data.board.layout import CARD_PREFIX, normalize_card
+from kanban.data.board.layout import CARD_PREFIX, INDEX_KEY, normalize_card, normalize_index
 from kanban.models import Membership, WebhookEvent
 from kanban.webhooks.hooked import hooked_projects
 from kanban.webhooks.service import webhook_event_send
@@ -27,6 +27,8 @@ from storage.kv import Dataset, KvChange, add_kv_listener, kv_get, kv_history
 CHANGED_FIELDS: Final = ("title", "description", "assignees", "labels", "due", "checklist")
 
 Derived = tuple[WebhookEvent, dict[str, Any]]
+#: The value a write replaced, when no version of it is kept any more.
+UNKNOWN: Final = object()
 
 
 def _board_change(change: KvChange) -> bool:
@@ -43,24 +45,31 @@ def _from_kv(changes: Sequence[KvChange]) -> None:
     if not relevant:
         return
     hooked = hooked_projects()
+    # The changes of one commit: an index written in it is no evidence of the card before.
+    batch_start = min(int(change.revision) for change in changes)
     for change in relevant:
         if change.dataset.project_id not in hooked:
             continue
-        actor, before, after = _versions(change)
+        actor, before, after = _versions(change, batch_start)
         for event, data in _derive(change, before, after):
             webhook_event_send(
                 project_id=change.dataset.project_id, event=event, data=data, actor=actor
             )
 
 
-def _versions(change: KvChange) -> tuple[str | None, Any, Any]:
+def _versions(change: KvChange, batch_start: int) -> tuple[str | None, Any, Any]:
     """Who wrote the change, the value it replaced and the value it wrote."""
     seq = int(change.revision)
     versions = kv_history(dataset=change.dataset, key=change.key, before=str(seq + 1), limit=2)
     written = next((v for v in versions if v.seq == seq), None)
     replaced = next((v for v in versions if v.seq < seq), None)
     actor = (written.source or {}).get("user") if written is not None else None
-    before = None if replaced is None or replaced.deleted else replaced.value
+    if replaced is None:
+        # No earlier version kept: a new card, or one untouched for longer than its history
+        # is kept (KANBAN_HISTORY_DAYS, then pruned). The board's index tells them apart.
+        before = UNKNOWN if _indexed_before(change, batch_start) else None
+    else:
+        before = None if replaced.deleted else replaced.value
     if change.deleted:
         after = None
     elif change.text is not None:
@@ -68,6 +77,20 @@ def _versions(change: KvChange) -> tuple[str | None, Any, Any]:
     else:
         after = None if written is None else written.value
     return actor if isinstance(actor, str) else None, before, after
+
+
+def _indexed_before(change: KvChange, seq: int) -> bool:
+    """Whether the board's card index listed this card before the commit whose first write
+    is ``seq``. Every writer adds a card before indexing it (the layout's rule: no id
+    without its card), so a new card is never in an earlier index."""
+    if not change.key.startswith(CARD_PREFIX):
+        return False
+    card_id = change.key[len(CARD_PREFIX) :]
+    index = kv_get(dataset=change.dataset, key=INDEX_KEY)
+    if index is not None and int(index.revision) < seq:
+        return card_id in normalize_index(index.value)
+    earlier = kv_history(dataset=change.dataset, key=INDEX_KEY, before=str(seq), limit=1)
+    return bool(earlier) and card_id in normalize_index(earlier[0].value)
 
 
 def _derive(change: KvChange, before: Any, after: Any) -> Iterator[Derived]:
@@ -80,10 +103,15 @@ def _derive(change: KvChange, before: Any, after: Any) -> Iterator[Derived]:
 
 def card_events(card_id: str, before: Any, after: Any) -> Iterator[Derived]:
     """A card's events between two stored values: added, moved (its column or its place in
-    it), archived, changed (naming the fields). A card deleted for good sends none."""
-    old, new = normalize_card(card_id, before), normalize_card(card_id, after)
+    it), archived, changed (naming the fields; None when the value it replaced is no longer
+    kept, ``UNKNOWN``). A card deleted for good sends none."""
+    new = normalize_card(card_id, after)
     if new is None:
         return
+    if before is UNKNOWN:
+        yield WebhookEvent.CARD_CHANGED, {"card": new, "changed": None}
+        return
+    old = normalize_card(card_id, before)
     if old is None:
         yield WebhookEvent.CARD_ADDED, {"card": new}
         return

@@ -17,6 +17,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project, Webhook, WebhookDelivery
 from kanban.webhooks.events import card_events, comment_events
 from kanban.webhooks.service import webhook_create
+from storage.kv import Dataset, kv_history_purge
 from tests.factories import a_project
 
 PERSON = Provenance(via="bridge", page="/boards/x/")
@@ -158,5 +159,75 @@ def test_a_webhook_added_by_another_process_is_heard_within_the_snapshot(
 
     time.sleep(0.3)
     project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+
+    assert [event for event, _ in sent()] == ["card.added"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_card_whose_history_is_gone_is_changed_not_added(
+    alice: Any, bob: Any, board: Project
+) -> None:
+    hook(alice, board, ["card.added", "card.moved", "card.changed"])
+
+    def write(key: str, value: Any) -> None:
+        project_kv_set(user=bob, project_id=board.id, key=key, value=value, provenance=PERSON)
+
+    write("card:c1", CARD)
+    write("board:cards", ["c1"])
+    # As KANBAN_HISTORY_DAYS and prune leave a card nobody touched for that long:
+    kv_history_purge(dataset=Dataset(board.id), key="card:c1")
+    write("card:c1", {**CARD, "column": "done"})
+    write("card:c2", {**CARD, "id": "c2"})  # new: not in the index before
+
+    assert [(event, p["data"].get("changed", "-")) for event, p in sent()] == [
+        ("card.added", "-"),
+        ("card.changed", None),
+        ("card.added", "-"),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_card_copied_in_one_commit_with_the_index_is_added(alice: Any) -> None:
+    from kanban.data.board.card_transfer import card_copy
+    from kanban.data.board.cards import board_action
+    from tests.factories import a_board
+
+    source, target = a_board(owner=alice, name="Source"), a_board(owner=alice, name="Target")
+    added = board_action(
+        action="add",
+        user=alice,
+        project_id=source.id,
+        arguments={"title": "Travel", "column": "todo"},
+        provenance=PERSON,
+    )
+    hook(alice, target, ["card.added", "card.changed", "card.commented"])
+
+    copied = card_copy(
+        user=alice,
+        project_id=source.id,
+        card=added["id"],
+        target_project_id=target.id,
+        provenance=PERSON,
+    )
+
+    ((event, payload),) = sent()
+    assert event == "card.added" and payload["data"]["card"]["id"] == copied["card"]
+    assert payload["board"]["name"] == "Target"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_card_written_after_its_index_in_one_commit_is_added(alice: Any, board: Project) -> None:
+    from storage import engine
+    from storage.writes import set_value
+
+    hook(alice, board, ["card.added", "card.changed"])
+    dataset = Dataset(board.id)
+
+    engine.commit(
+        [
+            set_value(dataset.address("board:cards"), ["c9"], keep=5),
+            set_value(dataset.address("card:c9"), {**CARD, "id": "c9"}, keep=5),
+        ]
+    )
 
     assert [event for event, _ in sent()] == ["card.added"]
