@@ -65,8 +65,9 @@ def _versions(change: KvChange, batch_start: int) -> tuple[str | None, Any, Any]
     replaced = next((v for v in versions if v.seq < seq), None)
     actor = (written.source or {}).get("user") if written is not None else None
     if replaced is None:
-        # No earlier version kept: a new card, or one untouched for longer than its history
-        # is kept (KANBAN_HISTORY_DAYS, then pruned). The board's index tells them apart.
+        # No earlier version kept: a new card (or its first comment), or one untouched for
+        # longer than its history is kept (KANBAN_HISTORY_DAYS, then pruned). The board's
+        # index tells them apart.
         before = UNKNOWN if _indexed_before(change, batch_start) else None
     else:
         before = None if replaced.deleted else replaced.value
@@ -83,9 +84,7 @@ def _indexed_before(change: KvChange, seq: int) -> bool:
     """Whether the board's card index listed this card before the commit whose first write
     is ``seq``. Every writer adds a card before indexing it (the layout's rule: no id
     without its card), so a new card is never in an earlier index."""
-    if not change.key.startswith(CARD_PREFIX):
-        return False
-    card_id = change.key[len(CARD_PREFIX) :]
+    card_id = change.key.removeprefix(CARD_PREFIX).removeprefix(COMMENTS_PREFIX)
     index = kv_get(dataset=change.dataset, key=INDEX_KEY)
     if index is not None and int(index.revision) < seq:
         return card_id in normalize_index(index.value)
@@ -130,9 +129,14 @@ def card_events(card_id: str, before: Any, after: Any) -> Iterator[Derived]:
 
 
 def comment_events(card: dict[str, Any], before: Any, after: Any) -> Iterator[Derived]:
-    """One ``card.commented`` per comment that was not there before (edits send none)."""
-    seen = {comment["id"] for comment in normalize_comments(before)}
-    for comment in normalize_comments(after):
+    """One ``card.commented`` per comment that was not there before (edits send none).
+    When the list it replaced is no longer kept (``UNKNOWN``), the last comment only: a
+    comment is added at the end, one at a time."""
+    comments = normalize_comments(after)
+    if before is UNKNOWN:
+        comments = comments[-1:]
+    seen = set() if before is UNKNOWN else {c["id"] for c in normalize_comments(before)}
+    for comment in comments:
         if comment["id"] not in seen:
             yield WebhookEvent.CARD_COMMENTED, {"card": card, "comment": comment}
 

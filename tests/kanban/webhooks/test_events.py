@@ -231,3 +231,20 @@ def test_a_card_written_after_its_index_in_one_commit_is_added(alice: Any, board
     )
 
     assert [event for event, _ in sent()] == ["card.added"]
+
+
+def test_a_comment_list_whose_history_is_gone_sends_its_last_comment() -> None:
+    from kanban.webhooks.events import UNKNOWN
+
+    comments = [
+        {"id": f"k{n}", "author": "bob", "text": f"number {n}", "at": "2026-12-01T10:00:00Z"}
+        for n in range(3)
+    ]
+
+    ((_, data),) = comment_events({"id": "c1"}, UNKNOWN, comments)
+    assert data["comment"]["id"] == "k2"
+    assert [d["comment"]["id"] for _, d in comment_events({"id": "c1"}, None, comments)] == [
+        "k0",
+        "k1",
+        "k2",
+    ], "a new card's comments (a copy, an import) are all new"
