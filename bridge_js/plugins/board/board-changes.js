@@ -31,7 +31,19 @@ export function createStore() {
   const values = new Map();
   // key -> how many events changed it: a write can tell whether one came while it was out.
   const events = new Map();
-  const indexed = () => normalizeIndex(values.get(KEYS.cards));
+  // The index read into ids once per stored index, not once per change of a card.
+  let indexOf;
+  let ids = [];
+  let inIndex = new Set();
+  const indexed = () => {
+    const raw = values.get(KEYS.cards);
+    if (raw !== indexOf || !values.has(KEYS.cards)) {
+      indexOf = raw;
+      ids = normalizeIndex(raw);
+      inIndex = new Set(ids.map(KEYS.card));
+    }
+    return ids;
+  };
   // key -> {raw, card}: a card is normalized again only when its stored value changed, so
   // an unchanged card is the same object from one board() to the next and the page can
   // keep its drawing (board-render.js compares cards by identity).
@@ -73,7 +85,6 @@ export function createStore() {
     missing: () => indexed().map(KEYS.card).filter((key) => !values.has(key)),
     board() {
       const ids = indexed();
-      const inIndex = new Set(ids.map(KEYS.card));
       const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
       for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) {
         values.delete(key);

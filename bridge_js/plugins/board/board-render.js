@@ -22,13 +22,30 @@ const columnViews = new Map();
 const cardViews = new Map();
 // card id -> its slot's height as last laid out, for the spacers of a windowed column.
 const heights = new Map();
+// Bumped when a drawn card's height changed, so a column works its heights out again.
+let heightsVersion = 0;
 const resizes = new ResizeObserver((entries) => {
   for (const entry of entries) {
     const id = entry.target.dataset.slotFor;
     const box = entry.borderBoxSize && entry.borderBoxSize[0];
-    if (id && box && box.blockSize > 0) heights.set(id, box.blockSize);
+    if (!id || !box || box.blockSize <= 0 || heights.get(id) === box.blockSize) continue;
+    heights.set(id, box.blockSize);
+    heightsVersion++;
   }
 });
+
+// DOM writes only where something changed: an unchanged value written again still costs
+// the page a style invalidation, and every observer of the board a mutation record.
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+function setClass(node, name) {
+  if (node.className !== name) node.className = name;
+}
+function setHeight(node, px) {
+  const value = px + "px";
+  if (node.style.height !== value) node.style.height = value;
+}
 let gapPx = null;
 // Cards whose attachment summaries a windowed column reads at once, around what it draws.
 const AHEAD = 128;
@@ -66,14 +83,20 @@ function renderFilters() {
 
 // What every card face depends on besides its card: one string, so a change of any of it
 // (a member renamed, a label recoloured, midnight) draws the faces again and nothing else does.
+// Worked out again only when one of its parts is a new object or value.
+let facesOf = [];
+let faces = "";
 function drawingContext() {
-  const people = (kanban.getContext().members || []).map((m) => [m.username, m.displayName]);
+  const members = kanban.getContext().members;
   const day = today();
-  return {
-    day,
-    me: me(),
-    faces: JSON.stringify([state.readOnly, day, [...state.labels], people, state.inventoryProblem]),
-  };
+  const parts = [state.readOnly, day, state.labels, members, state.inventoryProblem];
+  if (parts.some((part, i) => part !== facesOf[i])) {
+    const people = (members || []).map((m) => [m.username, m.displayName]);
+    const next = JSON.stringify([state.readOnly, day, [...state.labels], people, state.inventoryProblem]);
+    facesOf = parts;
+    faces = next;
+  }
+  return { day, me: me(), faces };
 }
 
 export function renderBoard() {
@@ -135,6 +158,9 @@ function newColumnView(id) {
     footerReadOnly: null,
     shown: [],
     heights: [],
+    heightsOf: null,
+    drawnAt: null,
+    heightsVersion: -1,
     range: { start: 0, end: 0, before: 0, after: 0 },
     windowed: false,
     scrollQueued: false,
@@ -151,16 +177,16 @@ function drawColumn(view, column, all, context, geometry) {
   const collapsed = state.view.collapsed.includes(column.id);
   const filtering = isFiltering(state.view.filter);
   view.shown = shown;
-  view.section.className = "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : "");
+  setClass(view.section, "column" + (collapsed ? " collapsed" : "") + (wip.over ? " over-limit" : ""));
   const countText = (filtering ? shown.length + " of " : "") + all.length + (wip.limit ? " / " + wip.limit : "");
   const signature = JSON.stringify([column.title, collapsed, state.readOnly, countText, wip.over, wip.full]);
   if (signature !== view.headerSignature) {
     view.headerSignature = signature;
     view.header = columnHeader(column, { all: all.length, wip, collapsed, countText });
   }
-  view.list.setAttribute("aria-label", column.title + " cards");
-  view.warning.textContent = "WIP limit " + wip.limit + " exceeded: " + all.length + " cards";
-  view.empty.textContent = filtering && all.length ? "No cards match the filter." : "No cards.";
+  if (view.list.getAttribute("aria-label") !== column.title + " cards") view.list.setAttribute("aria-label", column.title + " cards");
+  setText(view.warning, "WIP limit " + wip.limit + " exceeded: " + all.length + " cards");
+  setText(view.empty, filtering && all.length ? "No cards match the filter." : "No cards.");
   if (view.footerReadOnly !== state.readOnly) {
     view.footerReadOnly = state.readOnly;
     view.footer = state.readOnly ? null : quickAdd(column.id, () => columnTitle(column.id));
@@ -233,12 +259,17 @@ function gap(list) {
 function drawCards(view, context, geometry) {
   const { shown, list } = view;
   view.windowed = shown.length >= WINDOW_FROM;
-  list.classList.toggle("windowed", view.windowed);
+  if (list.classList.contains("windowed") !== view.windowed) list.classList.toggle("windowed", view.windowed);
   let range = { start: 0, end: shown.length, before: 0, after: 0 };
   const space = gap(list);
   if (view.windowed) {
-    view.heights = shown.map((card) => heights.get(card.id) || ESTIMATED_HEIGHT);
+    if (view.heightsOf !== shown || view.heightsVersion !== heightsVersion) {
+      view.heights = shown.map((card) => heights.get(card.id) || ESTIMATED_HEIGHT);
+      view.heightsOf = shown;
+      view.heightsVersion = heightsVersion;
+    }
     const at = geometry || { top: list.scrollTop, height: list.clientHeight };
+    view.drawnAt = geometry;
     range = windowOf({ heights: view.heights, gap: space, top: at.top, height: at.height });
     if (shown.slice(range.start, range.end).some((card) => !attachmentsKnown(card.id))) {
       const from = Math.max(0, range.start - AHEAD / 2);
@@ -250,7 +281,7 @@ function drawCards(view, context, geometry) {
   view.range = range;
   const nodes = [];
   if (range.before > 0) nodes.push(view.top);
-  view.top.style.height = Math.max(0, range.before - space) + "px";
+  setHeight(view.top, Math.max(0, range.before - space));
   for (let i = range.start; i < range.end; i++) nodes.push(slotOf(shown[i], context));
   // A card being dragged keeps its node, drawn or not: the drag ends on it.
   const dragged = state.dragging && cardViews.get(state.dragging);
@@ -260,7 +291,7 @@ function drawCards(view, context, geometry) {
   }
   if (!shown.length) nodes.push(view.empty);
   if (range.after > 0) nodes.push(view.bottom);
-  view.bottom.style.height = Math.max(0, range.after - space) + "px";
+  setHeight(view.bottom, Math.max(0, range.after - space));
   placeChildren(list, nodes);
 }
 
@@ -273,7 +304,7 @@ function slotOf(card, context) {
   const extras = cardExtras(card.id) + "|" + stockOf(card);
   let view = cardViews.get(card.id);
   if (view && view.card === card && view.extras === extras && view.faces === context.faces) {
-    view.slot.hidden = false;
+    if (view.slot.hidden) view.slot.hidden = false;
     return view.slot;
   }
   const node = renderCard(card);
@@ -286,7 +317,7 @@ function slotOf(card, context) {
     cardViews.set(card.id, view);
   }
   Object.assign(view, { card, extras, faces: context.faces });
-  view.slot.hidden = false;
+  if (view.slot.hidden) view.slot.hidden = false;
   return view.slot;
 }
 
@@ -310,8 +341,11 @@ function scheduleWindow(view) {
   requestAnimationFrame(() => {
     view.scrollQueued = false;
     if (!view.windowed || !view.section.isConnected || !state.loaded) return;
+    const at = { top: view.list.scrollTop, height: view.list.clientHeight };
+    // Drawn for this very place and these heights already: nothing to do.
+    if (view.drawnAt && view.drawnAt.top === at.top && view.drawnAt.height === at.height && view.heightsVersion === heightsVersion) return;
     const focused = focusedKey();
-    drawCards(view, drawingContext(), null);
+    drawCards(view, drawingContext(), at);
     refocus(focused);
   });
 }
