@@ -150,12 +150,16 @@ export function visibleCards(columnId) {
   return columnCards(columnId).filter((c) => matchesFilter(c, state.view.filter, day, me()));
 }
 
+// At once, so keys pressed faster than frames (a held arrow key) each move one card on
+// from where the last one left the focus; again at the next frame, for a card being drawn.
 export function focusCard(id) {
-  requestAnimationFrame(() => {
+  const focus = () => {
     drawing.reveal(id);
     const node = boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]');
-    if (node) node.focus();
-  });
+    if (node && document.activeElement !== node) node.focus();
+    return Boolean(node);
+  };
+  if (!focus()) requestAnimationFrame(focus);
 }
 
 // --- drawing, and what the user may do -------------------------------------------------------
