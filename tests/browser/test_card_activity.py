@@ -161,6 +161,31 @@ def test_each_field_a_write_changed_is_its_own_entry_and_restore_brings_back_tha
     assert (now["column"], now["labels"], now["due"]) == ("doing", ["docs", "urgent"], "2026-12-24")
 
 
+def test_a_long_activity_shows_twenty_versions_and_older_ones_on_request(
+    demo: Demo, open_board: Callable[..., Person]
+) -> None:
+    card = stored_card(demo)
+    for n in range(1, 25):
+        project_kv_set(
+            user=demo.people["bob"],
+            project_id=demo.board.id,
+            key="card:c1",
+            value={**card, "title": f"Guide, draft {n}"},
+            provenance=Provenance(via="bridge"),
+        )
+    alice = open_board("alice")
+    dialog = alice.plugin
+    dialog.get_by_test_id("card-c1").dblclick()
+    dialog.locator("#card-activity-box summary").click()
+    entries = dialog.get_by_test_id("card-activity").locator("li.activity-entry")
+    expect(entries).to_have_count(20)
+    expect(entries.first).to_contain_text("renamed this card to Guide, draft 24")
+    dialog.get_by_test_id("activity-older").click()
+    expect(entries.last).to_contain_text("added this card to To do")
+    expect(entries.nth(20)).to_contain_text("renamed this card to Guide, draft 4")
+    expect(dialog.get_by_test_id("activity-older")).to_have_count(0)
+
+
 def test_alice_filters_the_board_to_cards_due_soon_and_to_overdue_ones(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:

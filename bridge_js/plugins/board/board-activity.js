@@ -20,18 +20,33 @@ const context = () => ({ columns: state.columns, person: personLabel, day: (d) =
 const spaced = (...nodes) => nodes.filter(Boolean).flatMap((node, i) => (i ? [" ", node] : [node]));
 
 // `isCurrent()` says whether the dialog still shows this card; `restored()` closes it.
+// A page of versions at a time, newest first; "Show older" reads the next page and draws
+// the whole list again (the oldest entry of a page needs the version before it).
 export async function showActivity(id, { isCurrent, restored }) {
   $("card-activity-status").textContent = "Loading…";
   $("card-activity").replaceChildren();
-  let page;
-  try {
-    page = await kanban.kv.getHistory(KEYS.card(id), { limit: ACTIVITY_LIMIT });
-  } catch (err) {
-    if (isCurrent()) $("card-activity-status").textContent = "Activity unavailable (" + (err.code || err) + ").";
-    return;
-  }
-  if (!isCurrent()) return;
-  const history = cardHistory(id, page.entries, page.cursor === null, context());
+  const entries = [];
+  let cursor = null;
+  const more = async (button) => {
+    if (button) button.disabled = true;
+    let page;
+    try {
+      page = await kanban.kv.getHistory(KEYS.card(id), { limit: ACTIVITY_LIMIT, ...(cursor && { before: cursor }) });
+    } catch (err) {
+      if (isCurrent()) $("card-activity-status").textContent = "Activity unavailable (" + (err.code || err) + ").";
+      if (button) button.disabled = false;
+      return;
+    }
+    if (!isCurrent()) return;
+    entries.push(...page.entries);
+    cursor = page.cursor;
+    draw(id, entries, cursor, { restored, more });
+  };
+  await more(null);
+}
+
+function draw(id, entries, cursor, { restored, more }) {
+  const history = cardHistory(id, entries, cursor === null, context());
   $("card-activity-status").textContent = history.length ? "" : "Nothing kept yet.";
   const rows = [];
   for (const version of history) {
@@ -68,6 +83,11 @@ export async function showActivity(id, { isCurrent, restored }) {
         ),
       );
     });
+  }
+  if (cursor !== null) {
+    const button = el("button", { type: "button", class: "button ghost", text: "Show older", "data-testid": "activity-older" });
+    button.addEventListener("click", () => more(button));
+    rows.push(el("li", { class: "activity-more" }, button));
   }
   $("card-activity").replaceChildren(...rows);
 }
