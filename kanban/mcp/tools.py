@@ -122,13 +122,16 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "answer the card with its revision. update changes only the fields given; pass the "
         "revision you read, and a field someone else changed since is a conflict error "
         "naming it (with the current card). move puts a card into a column, at the end or "
-        "before/after another card. Assignees are members' usernames."
+        "before/after another card. Assignees are members' usernames. comment adds a "
+        "comment (text) as the token's person and answers it with the card's count; "
+        "checklist_add adds an item (text) and checklist_tick ticks one (item, done); both "
+        "answer the card."
     ),
     "inputSchema": {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(board_cards.ACTIONS)},
-            "id": {**_CARD_ID, "description": "the card (get, update, move, archive, restore)"},
+            "id": {**_CARD_ID, "description": "the card (every action but list and add)"},
             "title": {"type": "string", "minLength": 1, "maxLength": board_layout.MAX_TEXT},
             "description": {"type": "string", "maxLength": board_layout.MAX_DESCRIPTION},
             "labels": {
@@ -152,7 +155,13 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             },
             "assignee": {"type": "string", "description": "list: cards assigned to them"},
             "label": {"type": "string", "description": "list: cards with this label"},
-            "text": {"type": "string", "description": "list: cards whose text has every word"},
+            "text": {
+                "type": "string",
+                "description": "list: cards whose text has every word; comment: the comment "
+                "(markdown); checklist_add: the item",
+            },
+            "item": {**_CARD_ID, "description": "checklist_tick: the checklist item's id"},
+            "done": {"type": "boolean", "description": "checklist_tick: ticked or not"},
             "archived": {"type": "boolean", "description": "list: the archive instead"},
             "cursor": {"type": "string", "description": "list: the page after this cursor"},
             "limit": {"type": "integer", "minimum": 1, "maximum": board_cards.MAX_LIMIT},

@@ -18,15 +18,15 @@ import base64
 import binascii
 import contextlib
 import json
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import layout
-from kanban.data.board.ranks import DIGITS, rank_for_placement
+from kanban.data.board import card_parts, layout
+from kanban.data.board.races import Raced, retrying
+from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
     Provenance,
     project_kv_get,
@@ -41,12 +41,21 @@ from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
 from storage.limits import MAX_BATCH_KEYS
 
-#: Compare-and-set rounds a write tries before it gives up (``conflict``).
-MAX_ATTEMPTS: Final = 16
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 200
-ACTIONS: Final = ("list", "get", "add", "update", "move", "archive", "restore")
-WRITES: Final = frozenset({"add", "update", "move", "archive", "restore"})
+ACTIONS: Final = (
+    "list",
+    "get",
+    "add",
+    "update",
+    "move",
+    "archive",
+    "restore",
+    "comment",
+    "checklist_add",
+    "checklist_tick",
+)
+WRITES: Final = frozenset(ACTIONS) - {"list", "get"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +86,6 @@ class Board:
             for card in shown
             if card["column"] == column and not card["archived"] and card["id"] != without
         )
-
-
-class Raced(Exception):
-    """Someone wrote between our read and our write: read again and retry."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,10 +286,6 @@ def _get(call: Call) -> Any:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _new_id() -> str:
-    return "".join(DIGITS[b % 36] for b in secrets.token_bytes(12))
-
-
 def _check_members(call: Call, fields: dict[str, Any]) -> None:
     names = fields.get("assignees") or []
     if not names:
@@ -301,17 +302,6 @@ def _check_members(call: Call, fields: dict[str, Any]) -> None:
     fields["assignees"] = [members[name.casefold()] for name in names]
 
 
-def _retrying(attempt: Callable[[], Any]) -> Any:
-    for _ in range(MAX_ATTEMPTS):
-        try:
-            return attempt()
-        except Raced:
-            continue
-    raise KanbanError(
-        ErrorCode.CONFLICT, f"the board kept changing; gave up after {MAX_ATTEMPTS} tries"
-    )
-
-
 def _add(call: Call) -> Any:
     title = layout.check_title(call.arguments.get("title"))
     fields = layout.check_fields({**call.arguments, "title": title})
@@ -323,7 +313,7 @@ def _add(call: Call) -> Any:
         board = call.read_board()
         column = call.column(board)
     ranks = [rank for rank, _ in board.column_order(column)]
-    card_id = _new_id()
+    card_id = layout.new_id()
     value = {
         "id": card_id,
         "title": title,
@@ -346,7 +336,7 @@ def _add(call: Call) -> Any:
         if card_id not in ids:
             call.set(layout.INDEX_KEY, [*ids, card_id], None if index is None else index.revision)
 
-    _retrying(index_it)
+    retrying(index_it)
     card = layout.normalize_card(card_id, layout.stored_fields(value))
     assert card is not None
     return {**_answer(card, revision), **_notify_assigned(call, card, before=[])}
@@ -418,7 +408,7 @@ def _update(call: Call) -> Any:
         result["before"] = current["assignees"]
         result["card"] = layout.normalize_card(card_id, stored)
 
-    _retrying(write)
+    retrying(write)
     told = (
         _notify_assigned(call, result["card"], before=result["before"])
         if "assignees" in fields
@@ -454,7 +444,7 @@ def _move(call: Call) -> Any:
         result["revision"] = call.set(layout.card_key(card_id), stored, entry.revision)
         result["card"] = layout.normalize_card(card_id, stored)
 
-    _retrying(write)
+    retrying(write)
     return _answer(result["card"], result["revision"])
 
 
@@ -469,7 +459,7 @@ def _archiving(archived: bool) -> Callable[[Call], Any]:
             result["revision"] = call.set(layout.card_key(card_id), stored, entry.revision)
             result["card"] = layout.normalize_card(card_id, stored)
 
-        _retrying(write)
+        retrying(write)
         return _answer(result["card"], result["revision"])
 
     return run
@@ -483,4 +473,7 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "move": _move,
     "archive": _archiving(True),
     "restore": _archiving(False),
+    "comment": card_parts.comment,
+    "checklist_add": card_parts.checklist_add,
+    "checklist_tick": card_parts.checklist_tick,
 }

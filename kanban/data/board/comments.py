@@ -222,3 +222,27 @@ def check_comments(value: object) -> list[dict[str, Any]]:
         seen.add(shown["id"])
         comments.append(shown)
     return comments
+
+
+# --- a comment added, as the page's addComment adds it -------------------------------------
+
+
+def check_comment_text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_argument("a comment needs some text", field="text")
+    if _units(value.strip()) > MAX_COMMENT:
+        raise invalid_argument(f"a comment is at most {MAX_COMMENT} characters", field="text")
+    return value.strip()
+
+
+def comment_added(previous: object, comment: dict[str, Any]) -> list[dict[str, Any]]:
+    """The list as stored now, as the page shows it, with ``comment`` (checked) last."""
+    listed = normalize_comments(previous)
+    if len(listed) >= MAX_COMMENTS:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"a card holds at most {MAX_COMMENTS} comments",
+            field="text",
+            limit=MAX_COMMENTS,
+        )
+    return [*listed, comment]

@@ -18,14 +18,15 @@ before anything is written.
 from __future__ import annotations
 
 import re
+import secrets
 from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
-from kanban.data.board.ranks import DEFAULT_RANK, is_rank
+from kanban.data.board.ranks import DEFAULT_RANK, DIGITS, is_rank
 from kanban.projects.board_templates import BOARD_COLUMNS_KEY
 from kanban.projects.board_templates import DEFAULT_COLUMNS as DEFAULT_COLUMNS
-from storage.errors import invalid_argument
+from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 #: A Board's columns: DEFAULT_COLUMNS from the moment it is made (``board_create``).
 COLUMNS_KEY: Final = BOARD_COLUMNS_KEY
@@ -63,6 +64,11 @@ _ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
 EDITABLE: Final = ("title", "description", "labels", "assignees", "due")
+
+
+def new_id() -> str:
+    """A fresh id for a card, a comment or a checklist item, as the page makes them."""
+    return "".join(DIGITS[b % 36] for b in secrets.token_bytes(12))
 
 
 def card_key(card_id: str) -> str:
@@ -229,3 +235,37 @@ def check_fields(arguments: dict[str, Any]) -> dict[str, Any]:
             raise invalid_argument("due is a day YYYY-MM-DD that exists, or null", field="due")
         fields["due"] = due
     return fields
+
+
+# --- a card's checklist, changed as the page's changeChecklist changes it ------------------
+
+
+def check_item_text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_argument("a checklist item needs some text", field="text")
+    if len(value.strip()) > MAX_TEXT:
+        raise invalid_argument(f"a checklist item is at most {MAX_TEXT} characters", field="text")
+    return value.strip()
+
+
+def checklist_item_added(card: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """The stored card with ``item`` (checked) last on its checklist, as stored now."""
+    items = _checklist(card.get("checklist"))
+    if len(items) >= MAX_CHECKLIST:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"a card's checklist holds at most {MAX_CHECKLIST} items",
+            field="text",
+            limit=MAX_CHECKLIST,
+        )
+    return {**card, "checklist": [*items, item]}
+
+
+def checklist_item_ticked(card: dict[str, Any], item_id: str, done: bool) -> dict[str, Any]:
+    """The stored card with one item ticked or not; every other item as stored now, so a
+    person ticking another meanwhile keeps theirs."""
+    items = _checklist(card.get("checklist"))
+    if item_id not in {item["id"] for item in items}:
+        raise KanbanError(ErrorCode.NOT_FOUND, f"no item {item_id!r} on this card", field="item")
+    ticked = [{**item, "done": done} if item["id"] == item_id else item for item in items]
+    return {**card, "checklist": ticked}

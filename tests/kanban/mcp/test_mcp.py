@@ -437,3 +437,35 @@ async def test_an_agent_dates_a_card_on_a_board_nobody_opened_then_clears_the_da
             assert failed and (refused["code"], refused["field"]) == ("invalid_argument", "due")
         failed, listed = await call(client, "board_cards", action="list")
         assert [c["id"] for c in listed["cards"]] == [card["id"]], "nothing else was stored"
+
+
+async def test_an_agent_comments_and_keeps_a_checklist_through_board_cards(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    alice, bob = await sync_to_async(
+        lambda: (User.objects.get(username="alice"), User.objects.get(username="bob"))
+    )()
+    board = await sync_to_async(a_board)(owner=alice, members={bob: "developer"})
+    token = await token_for("bob", "--project", str(board.id))
+    async with connect(live_server, token) as client:
+        _, card = await call(client, "board_cards", action="add", title="Ship", column="todo")
+        failed, said = await call(
+            client, "board_cards", action="comment", id=card["id"], text="On it."
+        )
+        assert not failed and said["comment"]["author"] == "bob" and said["commentCount"] == 1
+        _, added = await call(
+            client, "board_cards", action="checklist_add", id=card["id"], text="Tag it"
+        )
+        [item] = added["checklist"]
+        failed, ticked = await call(
+            client,
+            "board_cards",
+            action="checklist_tick",
+            id=card["id"],
+            item=item["id"],
+            done=True,
+        )
+        assert not failed and ticked["checklist"] == [{**item, "done": True}]
+        assert ticked["commentCount"] == 1
+    comments = await stored_value(board, f"comments:{card['id']}")
+    assert comments.value == [said["comment"]] and comments.source["via"] == "mcp"

@@ -1,0 +1,148 @@
+"""An agent comments on a card and keeps its checklist the way a person does on the Board:
+the same rules (kanban.data.board.comments, layout), compare-and-set on what is stored, so a
+person ticking another item meanwhile keeps their tick. alice owns the demo Board, bob
+develops on it, carol is a guest; the agent acts as bob."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from kanban.data.board.cards import board_action
+from kanban.data.board.comments import MAX_COMMENT
+from kanban.data.board.layout import MAX_CHECKLIST
+from kanban.data.demo import demo_load
+from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.models import Project
+from storage.errors import KanbanError
+
+AGENT = Provenance(via="mcp", token="kb_agent00")
+PERSON = Provenance(via="bridge", page="/boards/x/")
+
+
+@pytest.fixture
+def demo(transactional_db: None) -> dict[str, Any]:
+    assert demo_load()
+    return {
+        "board": Project.objects.get(name="Board"),
+        **{user.username: user for user in User.objects.all()},
+    }
+
+
+def act(demo: dict[str, Any], action: str, who: str = "bob", **arguments: Any) -> Any:
+    return board_action(
+        action=action,
+        user=demo[who],
+        project_id=demo["board"].id,
+        arguments=arguments,
+        provenance=AGENT,
+    )
+
+
+def refused(demo: dict[str, Any], action: str, who: str = "bob", **arguments: Any) -> KanbanError:
+    with pytest.raises(KanbanError) as raised:
+        act(demo, action, who, **arguments)
+    return raised.value
+
+
+def stored(demo: dict[str, Any], key: str) -> Any:
+    entry = project_kv_get(user=demo["alice"], project_id=demo["board"].id, key=key)
+    return None if entry is None else entry.value
+
+
+def test_an_agent_comments_as_its_person_and_the_card_counts_it(demo: dict[str, Any]) -> None:
+    before = len(stored(demo, "comments:c1") or [])
+    said = act(demo, "comment", id="c1", text="  Deployed to staging.  ")
+    comment = said["comment"]
+    assert (comment["author"], comment["text"], comment["edited"]) == (
+        "bob",
+        "Deployed to staging.",
+        None,
+    )
+    assert comment["at"].endswith("Z") and comment["id"], "the page's toISOString format"
+    assert stored(demo, "comments:c1")[-1] == comment
+    assert said["commentCount"] == before + 1 == act(demo, "get", id="c1")["commentCount"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"id": "c1"}, "text"),
+        ({"id": "c1", "text": "   "}, "text"),
+        ({"id": "c1", "text": "x" * (MAX_COMMENT + 1)}, "text"),
+        ({"id": "c1", "text": 7}, "text"),
+        ({"text": "Hello"}, "id"),
+    ],
+)
+def test_a_comment_the_board_would_refuse_is_refused_and_nothing_is_written(
+    demo: dict[str, Any], arguments: dict[str, Any], field: str
+) -> None:
+    before = stored(demo, "comments:c1")
+    error = refused(demo, "comment", **arguments)
+    assert (error.code, error.details.get("field")) == ("invalid_argument", field)
+    assert stored(demo, "comments:c1") == before
+    assert refused(demo, "comment", id="nope", text="Hi").code == "not_found"
+
+
+def test_a_guest_may_not_comment(demo: dict[str, Any]) -> None:
+    assert refused(demo, "comment", who="carol", id="c1", text="Me too").code == "forbidden"
+
+
+def test_an_agent_adds_and_ticks_checklist_items_keeping_a_persons_tick_meanwhile(
+    demo: dict[str, Any],
+) -> None:
+    first = act(demo, "checklist_add", id="c2", text=" Write the notes ")
+    second = act(demo, "checklist_add", id="c2", text="Tag the release")
+    assert [i["text"] for i in second["checklist"]][-2:] == ["Write the notes", "Tag the release"]
+    notes, tag = second["checklist"][-2]["id"], second["checklist"][-1]["id"]
+    assert first["checklist"][-1]["id"] == notes and notes != tag
+    # A person ticks "Tag the release" on the Board after the agent's read.
+    card = stored(demo, "card:c2")
+    project_kv_set(
+        user=demo["alice"],
+        project_id=demo["board"].id,
+        key="card:c2",
+        value={
+            **card,
+            "checklist": [{**i, "done": i["id"] == tag or i["done"]} for i in card["checklist"]],
+        },
+        provenance=PERSON,
+    )
+    ticked = act(demo, "checklist_tick", id="c2", item=notes, done=True)
+    done = {i["id"]: i["done"] for i in ticked["checklist"]}
+    assert done[notes] is True and done[tag] is True, "the person's tick stands"
+    unticked = act(demo, "checklist_tick", id="c2", item=notes, done=False)
+    assert {i["id"]: i["done"] for i in unticked["checklist"]}[notes] is False
+    assert unticked["revision"] != ticked["revision"]
+
+
+def test_checklist_refusals_name_their_field_and_write_nothing(demo: dict[str, Any]) -> None:
+    before = stored(demo, "card:c2")
+    cases = [
+        ("checklist_add", {"id": "c2", "text": " "}, "invalid_argument", "text"),
+        ("checklist_add", {"id": "c2", "text": "x" * 201}, "invalid_argument", "text"),
+        ("checklist_tick", {"id": "c2", "item": "nope", "done": True}, "not_found", "item"),
+        ("checklist_tick", {"id": "c2", "item": "nope"}, "invalid_argument", "done"),
+        ("checklist_tick", {"id": "c2", "done": True}, "invalid_argument", "item"),
+    ]
+    for action, arguments, code, field in cases:
+        error = refused(demo, action, **arguments)
+        assert (error.code, error.details.get("field")) == (code, field), (action, arguments)
+    assert stored(demo, "card:c2") == before
+
+
+def test_a_full_checklist_takes_no_more(demo: dict[str, Any]) -> None:
+    card = stored(demo, "card:c2")
+    full = [{"id": f"i{n}", "text": f"step {n}", "done": False} for n in range(MAX_CHECKLIST)]
+    project_kv_set(
+        user=demo["alice"],
+        project_id=demo["board"].id,
+        key="card:c2",
+        value={**card, "checklist": full},
+        provenance=PERSON,
+    )
+    error = refused(demo, "checklist_add", id="c2", text="one more")
+    assert error.code == "too_large" and error.details["limit"] == MAX_CHECKLIST
+    assert len(stored(demo, "card:c2")["checklist"]) == MAX_CHECKLIST
