@@ -58,7 +58,7 @@ def test_the_dialog_has_two_panes_on_a_desktop_and_one_on_a_phone(
     assert box(phone.plugin.locator("#card-dialog"))["width"] <= 390
 
 
-def test_alice_picks_creates_and_renames_labels_of_the_boards_set(
+def test_alice_picks_and_creates_labels_of_the_boards_set_and_bob_renames_and_deletes_them(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     project_kv_set(
@@ -116,6 +116,21 @@ def test_alice_picks_creates_and_renames_labels_of_the_boards_set(
     assert stored(demo.board, "card:c1", demo)["labels"] == ["docs", "defect", "design"]
     defect = board.get_by_test_id("card-c3").locator(".label", has_text="defect")
     expect(defect).to_have_attribute("data-color", "orange")
+
+    # bob deletes "design": asked in the popover first, then gone from the set and from c1.
+    bob.plugin.get_by_test_id("edit-label-design").click()
+    bob.plugin.get_by_test_id("label-delete").click()
+    asked = bob.plugin.get_by_test_id("card-popover")
+    expect(asked).to_contain_text("from the card that carries it")
+    bob.plugin.get_by_test_id("label-delete-confirm").click()
+    expect(bob.plugin.get_by_test_id("pick-label-design")).to_have_count(0)
+    bob.wait_for("boardDebug.state.pending === 0")
+    assert [label["name"] for label in stored(demo.board, "board:labels", demo)] == [
+        "defect",
+        "docs",
+    ]
+    assert stored(demo.board, "card:c1", demo)["labels"] == ["docs", "defect"]
+    expect(board.get_by_test_id("card-c1").locator(".label", has_text="design")).to_have_count(0)
 
 
 def test_alice_sets_dates_and_reads_them_in_one_format_by_keyboard_alone(

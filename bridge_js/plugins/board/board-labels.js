@@ -79,6 +79,15 @@ export const editLabel = (from, { name, color }) => (current) => {
   return list.map((e, i) => (i === at ? { ...e, name, color } : e));
 };
 
+// The set without the label named `name` (any case); one removed meanwhile is no error.
+export const removeLabel = (name) => (current) =>
+  (Array.isArray(current) ? current : []).filter((e) => !(e && typeof e.name === "string" && fold(e.name.trim()) === fold(name)));
+
+// A card's labels without `name` (any case); null when it has none.
+export function withoutLabel(labels, name) {
+  return labels.some((l) => fold(l) === fold(name)) ? labels.filter((l) => fold(l) !== fold(name)) : null;
+}
+
 // A card's labels with `from` (any case) renamed `to`, in place; null when it has none.
 export function renamedLabels(labels, from, to) {
   if (!labels.some((l) => fold(l) === fold(from))) return null;

@@ -1,11 +1,11 @@
 // The card dialog's pickers: members (avatars, ticked), the board's label set (chosen,
-// created, renamed and recoloured) and the dates (start and due), each in the dialog's
+// created, renamed, recoloured and deleted) and the dates (start and due), each in the dialog's
 // popover, and the badges that show what the card has. They change the dialog's draft
 // ({assignees, labels, start, due}), which its Save writes; only the label set itself is
 // written at once, for it is the board's, not the card's.
 import { el, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import { KEYS } from "./board-core.js";
-import { addLabel, editLabel, LABEL_COLOURS, labelColour, labelName, LabelProblem, labelSet, renamedLabels } from "./board-labels.js";
+import { addLabel, editLabel, LABEL_COLOURS, labelColour, labelName, LabelProblem, labelSet, removeLabel, renamedLabels, withoutLabel } from "./board-labels.js";
 import { dayText, dueState, fullText } from "./board-dates.js";
 import { $, hue, initials, kanban, memberNamed, members, personLabel, state, write } from "./board-state.js";
 import { patchCard } from "./board-changes.js";
@@ -232,22 +232,48 @@ function labelForm(anchor, draft, changed, entry) {
         { class: "popover-actions" },
         el("button", { type: "button", class: "button primary", text: entry ? "Save" : "Create", "data-testid": "label-save", onclick: save }),
         el("button", { type: "button", class: "button ghost", text: "Back", onclick: () => openLabels(anchor, draft, changed) }),
+        entry ? el("button", { type: "button", class: "button danger", text: "Delete", "data-testid": "label-delete", onclick: (e) => deleteLabel(anchor, draft, changed, entry, e.currentTarget.parentElement) }) : null,
       ),
     );
   });
 }
 
-// Each card that carries the old name gets the new one, a patch of its labels alone.
-function renameOnCards(from, to) {
-  const cards = state.cards.filter((card) => renamedLabels(card.labels, from, to));
+// Each card that carries the label gets `fix(labels)` (its labels renamed or without it),
+// a patch of its labels alone over the card as stored now.
+function relabelCards(name, fix, label) {
+  const cards = state.cards.filter((card) => fix(card.labels));
   if (!cards.length) return;
-  write("Renaming the label on " + cards.length + " card" + (cards.length === 1 ? "" : "s"), async () => {
+  write(label + " on " + cards.length + " card" + (cards.length === 1 ? "" : "s"), async () => {
     for (const card of cards) {
       await update(KEYS.card(card.id), (current) => {
         const labels = Array.isArray(current && current.labels) ? current.labels.filter((l) => typeof l === "string") : [];
-        const next = renamedLabels(labels, from, to);
+        const next = fix(labels);
         return next ? patchCard({ labels: next })(current) : current;
       });
     }
-  }).catch(() => toast("Some cards kept the label's old name."));
+  }).catch(() => toast("Some cards still carry “" + name + "”."));
+}
+
+const renameOnCards = (from, to) => relabelCards(from, (labels) => renamedLabels(labels, from, to), "Renaming the label");
+
+// Asks in the popover, then takes the label out of the set and off every card.
+function deleteLabel(anchor, draft, changed, entry, actions) {
+  const count = state.cards.filter((card) => withoutLabel(card.labels, entry.name)).length;
+  const yes = el("button", { type: "button", class: "button danger", text: "Delete", "data-testid": "label-delete-confirm", onclick: async () => {
+    const ok = await write("Deleting the label", () => update(KEYS.labels, removeLabel(entry.name)));
+    if (!ok) return;
+    state.labels = new Map(state.labels);
+    state.labels.delete(fold(entry.name));
+    draft.labels = withoutLabel(draft.labels, entry.name) || draft.labels;
+    relabelCards(entry.name, (labels) => withoutLabel(labels, entry.name), "Removing the label");
+    changed();
+    openLabels(anchor, draft, changed);
+  } });
+  const no = el("button", { type: "button", class: "button ghost", text: "Keep it", onclick: () => labelForm(anchor, draft, changed, entry) });
+  actions.replaceChildren(
+    el("p", { class: "popover-note", text: "Delete “" + entry.name + "” from the board" + (count ? " and from " + (count === 1 ? "the card that carries it" : "the " + count + " cards that carry it") : "") + "? There is no undo." }),
+    yes,
+    no,
+  );
+  no.focus();
 }

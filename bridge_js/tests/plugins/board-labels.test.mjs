@@ -9,8 +9,10 @@ import {
   labelName,
   labelSet,
   normalizeLabelSet,
+  removeLabel,
   renamedLabels,
   startOf,
+  withoutLabel,
 } from "../../plugins/board/board-labels.js";
 import { normalizeCard } from "../../plugins/board/board-core.js";
 
@@ -106,6 +108,13 @@ describe("changing the label set", () => {
     assert.deepEqual(renamedLabels(["ux", "bug"], "Bug", "Defect"), ["ux", "Defect"]);
     assert.deepEqual(renamedLabels(["bug", "Defect"], "bug", "Defect"), ["Defect"]);
     assert.equal(renamedLabels(["ux"], "bug", "Defect"), null);
+  });
+
+  test("a deleted label leaves the set and the cards that carried it; one gone meanwhile is no error", () => {
+    assert.deepEqual(removeLabel("BUG")(set), [set[1]]);
+    assert.deepEqual(removeLabel("chore")(set), set);
+    assert.deepEqual(withoutLabel(["ux", "Bug"], "bug"), ["ux"]);
+    assert.equal(withoutLabel(["ux"], "bug"), null);
   });
 
   test("the picker lists the set in its stored order, readable entries only", () => {
