@@ -454,6 +454,79 @@ if (
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
+
+def oidc_issuer_from_env(name: str) -> str:
+    """An OpenID provider's issuer: https, or http on this machine only (a provider in a
+    test or beside a development server); no query or fragment, which discovery cannot
+    carry."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    loopback = parts.hostname in {"127.0.0.1", "localhost", "::1"}
+    if not parts.hostname or parts.query or parts.fragment:
+        raise ImproperlyConfigured(f"{name} must be an https:// issuer URL, got {raw!r}")
+    if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+        raise ImproperlyConfigured(f"{name} must be https:// (http only on 127.0.0.1), got {raw!r}")
+    return raw.rstrip("/")
+
+
+def env_required(name: str, *, because: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ImproperlyConfigured(f"{name} is needed {because}")
+    return value
+
+
+# Single sign-on with OpenID Connect (kanban/accounts/oidc.py, through mozilla-django-oidc): on
+# when KANBAN_OIDC_ISSUER names the provider, whose endpoints and keys come from its discovery
+# document at the first sign-in and are kept an hour. The client's id and secret come from the
+# environment; the sign-in page shows a button (KANBAN_OIDC_BUTTON) or, enforced, sends people
+# straight to the provider, password sign-in left to staff at /accounts/login/?local=1.
+KANBAN_OIDC_ISSUER = oidc_issuer_from_env("KANBAN_OIDC_ISSUER")
+_oidc_because = "when KANBAN_OIDC_ISSUER is set"
+KANBAN_OIDC_CLIENT_ID = (
+    env_required("KANBAN_OIDC_CLIENT_ID", because=_oidc_because) if KANBAN_OIDC_ISSUER else ""
+)
+KANBAN_OIDC_CLIENT_SECRET = (
+    env_required("KANBAN_OIDC_CLIENT_SECRET", because=_oidc_because) if KANBAN_OIDC_ISSUER else ""
+)
+if not KANBAN_OIDC_ISSUER:
+    _stray = sorted(k for k in os.environ if k.startswith("KANBAN_OIDC_") and os.environ[k])
+    if _stray:
+        raise ImproperlyConfigured(f"{_stray[0]} means nothing without KANBAN_OIDC_ISSUER")
+KANBAN_OIDC_BUTTON = os.environ.get("KANBAN_OIDC_BUTTON", "").strip() or (
+    "Sign in with single sign-on"
+)
+if len(KANBAN_OIDC_BUTTON) > 60:
+    raise ImproperlyConfigured("KANBAN_OIDC_BUTTON is a button's label: at most 60 characters")
+KANBAN_OIDC_ENFORCED = env_bool("KANBAN_OIDC_ENFORCED", default=False)
+KANBAN_OIDC_SCOPES = os.environ.get("KANBAN_OIDC_SCOPES", "").strip() or "openid email profile"
+if "openid" not in KANBAN_OIDC_SCOPES.split():
+    raise ImproperlyConfigured(f"KANBAN_OIDC_SCOPES={KANBAN_OIDC_SCOPES!r} lacks openid")
+#: The claim a new account's username is taken from (checked as sign-up checks one).
+KANBAN_OIDC_USERNAME_CLAIM = os.environ.get("KANBAN_OIDC_USERNAME_CLAIM", "").strip() or (
+    "preferred_username"
+)
+#: With a group named, the provider decides who is staff: members of it are, at each sign-in.
+KANBAN_OIDC_STAFF_GROUP = os.environ.get("KANBAN_OIDC_STAFF_GROUP", "").strip()
+KANBAN_OIDC_GROUPS_CLAIM = os.environ.get("KANBAN_OIDC_GROUPS_CLAIM", "").strip() or "groups"
+KANBAN_OIDC_SIGN_ALGO = env_choice(
+    "KANBAN_OIDC_SIGN_ALGO", "rs256", ("rs256", "rs384", "rs512", "ps256", "es256", "es384")
+).upper()
+KANBAN_OIDC_TIMEOUT = env_float("KANBAN_OIDC_TIMEOUT", 10.0, minimum=0.5)
+# What mozilla-django-oidc reads; the provider's endpoints it is handed from discovery.
+OIDC_RP_CLIENT_ID = KANBAN_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = KANBAN_OIDC_CLIENT_SECRET
+OIDC_RP_SIGN_ALGO = KANBAN_OIDC_SIGN_ALGO
+OIDC_RP_SCOPES = KANBAN_OIDC_SCOPES
+OIDC_USE_PKCE = True
+OIDC_TOKEN_USE_BASIC_AUTH = True
+OIDC_TIMEOUT = KANBAN_OIDC_TIMEOUT
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc-callback"
+if KANBAN_OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS = [*AUTHENTICATION_BACKENDS, "kanban.accounts.oidc_backend.OidcBackend"]
+
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
