@@ -123,9 +123,10 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "revision you read, and a field someone else changed since is a conflict error "
         "naming it (with the current card). move puts a card into a column, at the end or "
         "before/after another card. Assignees are members' usernames. comment adds a "
-        "comment (text) as the token's person and answers it with the card's count; "
-        "checklist_add adds an item (text) and checklist_tick ticks one (item, done); both "
-        "answer the card."
+        "comment (text) as the token's person, comment_edit (comment, text) and "
+        "comment_delete (comment) change their own (an owner's delete anyone's); each "
+        "answers with the card's commentCount. checklist_add (text), checklist_tick (item, "
+        "done), checklist_rename (item, text) and checklist_remove (item) answer the card."
     ),
     "inputSchema": {
         "type": "object",
@@ -157,10 +158,11 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "label": {"type": "string", "description": "list: cards with this label"},
             "text": {
                 "type": "string",
-                "description": "list: cards whose text has every word; comment: the comment "
-                "(markdown); checklist_add: the item",
+                "description": "list: cards whose text has every word; comment, comment_edit: "
+                "the comment (markdown); checklist_add, checklist_rename: the item",
             },
-            "item": {**_CARD_ID, "description": "checklist_tick: the checklist item's id"},
+            "item": {**_CARD_ID, "description": "checklist_tick/rename/remove: the item's id"},
+            "comment": {**_CARD_ID, "description": "comment_edit/delete: the comment's id"},
             "done": {"type": "boolean", "description": "checklist_tick: ticked or not"},
             "archived": {"type": "boolean", "description": "list: the archive instead"},
             "cursor": {"type": "string", "description": "list: the page after this cursor"},

@@ -1,5 +1,6 @@
-"""board_cards actions on the parts of a card a person changes in its dialog: a comment
-added, a checklist item added or ticked. The rules are the Board's own (``comments``,
+"""board_cards actions on the parts of a card a person changes in its dialog: comments
+(add; edit and delete, as the server's comment rules allow) and checklist items (add, tick,
+rename, remove). The rules are the Board's own (``comments``,
 ``layout``); each write is a compare-and-set on the value as stored now, retried when it
 lost a race, so what a person wrote meanwhile stands."""
 
@@ -23,29 +24,72 @@ def comment(call: Call) -> Any:
     card_id = call.card_id()
     text = comments.check_comment_text(call.arguments.get("text"))
     call.read_card(card_id)  # not_found before anything is written
+    said = {
+        "id": layout.new_id(),
+        "author": call.user.get_username(),
+        "text": text,
+        "at": _now(),
+        "edited": None,
+    }
+    listed = _comments_changed(call, card_id, lambda now: comments.comment_added(now, said))
+    return {"comment": said, "commentCount": len(listed)}
+
+
+def comment_edit(call: Call) -> Any:
+    card_id, comment_id = call.card_id(), _comment_id(call)
+    text, at = comments.check_comment_text(call.arguments.get("text")), _now()
+    listed = _comments_changed(
+        call, card_id, lambda now: comments.comment_changed(now, comment_id, text, at)
+    )
+    edited = next(c for c in listed if c["id"] == comment_id)
+    return {"comment": edited, "commentCount": len(listed)}
+
+
+def comment_delete(call: Call) -> Any:
+    card_id, comment_id = call.card_id(), _comment_id(call)
+    listed = _comments_changed(
+        call, card_id, lambda now: comments.comment_changed(now, comment_id, None, "")
+    )
+    return {"deleted": comment_id, "commentCount": len(listed)}
+
+
+def _now() -> str:
     # The page's own time format (toISOString), so both read every comment alike.
-    at = timezone.now().isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    said = {"id": layout.new_id(), "author": call.user.get_username(), "text": text, "at": at}
-    said["edited"] = None
+    return timezone.now().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _comment_id(call: Call) -> str:
+    value = call.arguments.get("comment")
+    if not layout.is_id(value):
+        raise invalid_argument("comment must be a comment's id", field="comment")
+    return str(value)
+
+
+def _comments_changed(
+    call: Call, card_id: str, change: Callable[[object], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The card's comments changed over what is stored now, then the count on its face."""
+    call.read_card(card_id)  # not_found before anything is written
     key = comments.COMMENTS_PREFIX + card_id
-    count: list[int] = []
+    written: list[list[dict[str, Any]]] = []
 
     def write() -> None:
         entry = call.get(key)
-        listed = comments.comment_added(None if entry is None else entry.value, said)
+        listed = change(None if entry is None else entry.value)
         call.set(key, listed, None if entry is None else entry.revision)
-        count.append(len(listed))
+        written.append(listed)
 
     retrying(write)
+    count = len(written[-1])
 
     def face() -> None:
         card, entry = call.read_card(card_id)
-        if card["commentCount"] != count[-1]:
-            stored = {**entry.value, "commentCount": count[-1]}
+        if card["commentCount"] != count:
+            stored = {**entry.value, "commentCount": count}
             call.set(layout.card_key(card_id), stored, entry.revision)
 
     retrying(face)
-    return {"comment": said, "commentCount": count[-1]}
+    return written[-1]
 
 
 def checklist_add(call: Call) -> Any:
@@ -56,14 +100,37 @@ def checklist_add(call: Call) -> Any:
 
 
 def checklist_tick(call: Call) -> Any:
-    card_id = call.card_id()
-    item_id, done = call.arguments.get("item"), call.arguments.get("done")
-    if not layout.is_id(item_id):
-        raise invalid_argument("item must be a checklist item's id", field="item")
+    card_id, item_id = call.card_id(), _item_id(call)
+    done = call.arguments.get("done")
     if not isinstance(done, bool):
         raise invalid_argument("done is true (ticked) or false", field="done")
-    checked = str(item_id)
-    return _changed(call, card_id, lambda card: layout.checklist_item_ticked(card, checked, done))
+    return _item_changed(call, card_id, item_id, {"done": done})
+
+
+def checklist_rename(call: Call) -> Any:
+    card_id, item_id = call.card_id(), _item_id(call)
+    text = layout.check_item_text(call.arguments.get("text"))
+    return _item_changed(call, card_id, item_id, {"text": text})
+
+
+def checklist_remove(call: Call) -> Any:
+    card_id, item_id = call.card_id(), _item_id(call)
+    return _item_changed(call, card_id, item_id, None)
+
+
+def _item_id(call: Call) -> str:
+    value = call.arguments.get("item")
+    if not layout.is_id(value):
+        raise invalid_argument("item must be a checklist item's id", field="item")
+    return str(value)
+
+
+def _item_changed(
+    call: Call, card_id: str, item_id: str, change: dict[str, Any] | None
+) -> dict[str, Any]:
+    return _changed(
+        call, card_id, lambda card: layout.checklist_item_changed(card, item_id, change)
+    )
 
 
 def _changed(

@@ -52,8 +52,12 @@ ACTIONS: Final = (
     "archive",
     "restore",
     "comment",
+    "comment_edit",
+    "comment_delete",
     "checklist_add",
     "checklist_tick",
+    "checklist_rename",
+    "checklist_remove",
 )
 WRITES: Final = frozenset(ACTIONS) - {"list", "get"}
 
@@ -474,6 +478,10 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "archive": _archiving(True),
     "restore": _archiving(False),
     "comment": card_parts.comment,
+    "comment_edit": card_parts.comment_edit,
+    "comment_delete": card_parts.comment_delete,
     "checklist_add": card_parts.checklist_add,
     "checklist_tick": card_parts.checklist_tick,
+    "checklist_rename": card_parts.checklist_rename,
+    "checklist_remove": card_parts.checklist_remove,
 }

@@ -246,3 +246,20 @@ def comment_added(previous: object, comment: dict[str, Any]) -> list[dict[str, A
             limit=MAX_COMMENTS,
         )
     return [*listed, comment]
+
+
+def comment_changed(previous: object, comment_id: str, text: str | None, at: str) -> Any:
+    """The list as stored now with one comment's text edited at ``at`` (text None: the
+    comment removed). Who may is decided where every write of the list is
+    (``check_comments_write``): its author edits, its author or an owner removes."""
+    listed = normalize_comments(previous)
+    if comment_id not in {comment["id"] for comment in listed}:
+        raise KanbanError(
+            ErrorCode.NOT_FOUND, f"no comment {comment_id!r} on this card", field="comment"
+        )
+    if text is None:
+        return [comment for comment in listed if comment["id"] != comment_id]
+    return [
+        {**comment, "text": text, "edited": at} if comment["id"] == comment_id else comment
+        for comment in listed
+    ]

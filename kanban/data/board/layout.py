@@ -261,11 +261,17 @@ def checklist_item_added(card: dict[str, Any], item: dict[str, Any]) -> dict[str
     return {**card, "checklist": [*items, item]}
 
 
-def checklist_item_ticked(card: dict[str, Any], item_id: str, done: bool) -> dict[str, Any]:
-    """The stored card with one item ticked or not; every other item as stored now, so a
-    person ticking another meanwhile keeps theirs."""
+def checklist_item_changed(
+    card: dict[str, Any], item_id: str, change: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The stored card with one item's fields changed (``{"done": True}``, ``{"text": ...}``
+    checked), or the item removed (None); every other item as stored now, so a person
+    ticking another meanwhile keeps theirs."""
     items = _checklist(card.get("checklist"))
     if item_id not in {item["id"] for item in items}:
         raise KanbanError(ErrorCode.NOT_FOUND, f"no item {item_id!r} on this card", field="item")
-    ticked = [{**item, "done": done} if item["id"] == item_id else item for item in items]
-    return {**card, "checklist": ticked}
+    changed = [
+        item if item["id"] != item_id else None if change is None else {**item, **change}
+        for item in items
+    ]
+    return {**card, "checklist": [item for item in changed if item is not None]}

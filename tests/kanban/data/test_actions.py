@@ -49,7 +49,8 @@ def test_an_unknown_action_is_refused_naming_the_actions_each_table_has() -> Non
         "knowledge": "unknown knowledge action 'list_all': one of list, get, create, edit, "
         "delete, search, read_lines",
         "board_cards": "unknown board_cards action 'remove': one of list, get, add, update, "
-        "move, archive, restore, comment, checklist_add, checklist_tick",
+        "move, archive, restore, comment, comment_edit, comment_delete, checklist_add, "
+        "checklist_tick, checklist_rename, checklist_remove",
     }
 
 

@@ -146,3 +146,37 @@ def test_a_full_checklist_takes_no_more(demo: dict[str, Any]) -> None:
     error = refused(demo, "checklist_add", id="c2", text="one more")
     assert error.code == "too_large" and error.details["limit"] == MAX_CHECKLIST
     assert len(stored(demo, "card:c2")["checklist"]) == MAX_CHECKLIST
+
+
+def test_an_agent_edits_and_deletes_its_own_comment_and_an_owners_agent_any(
+    demo: dict[str, Any],
+) -> None:
+    mine = act(demo, "comment", id="c1", text="First draft")["comment"]
+    edited = act(demo, "comment_edit", id="c1", comment=mine["id"], text="Second draft")
+    assert (edited["comment"]["text"], edited["comment"]["author"]) == ("Second draft", "bob")
+    assert edited["comment"]["edited"].endswith("Z") and edited["comment"]["at"] == mine["at"]
+    # Not bob's to change: the server's own comment rules refuse, whoever asks.
+    hers = act(demo, "comment", who="alice", id="c1", text="Alice says")["comment"]
+    error = refused(demo, "comment_edit", id="c1", comment=hers["id"], text="Bob says")
+    assert error.code == "forbidden"
+    assert refused(demo, "comment_delete", id="c1", comment=hers["id"]).code == "forbidden"
+    assert refused(demo, "comment_delete", id="c1", comment="nope").code == "not_found"
+    count = act(demo, "get", id="c1")["commentCount"]
+    gone = act(demo, "comment_delete", id="c1", comment=mine["id"])
+    assert gone == {"deleted": mine["id"], "commentCount": count - 1}
+    # An owner deletes anyone's, as on the Board.
+    assert act(demo, "comment_delete", who="alice", id="c1", comment=hers["id"])["deleted"]
+    left = [c["id"] for c in stored(demo, "comments:c1")]
+    assert mine["id"] not in left and hers["id"] not in left
+
+
+def test_an_agent_renames_and_removes_checklist_items(demo: dict[str, Any]) -> None:
+    added = act(demo, "checklist_add", id="c2", text="Tag it")
+    item = added["checklist"][-1]["id"]
+    renamed = act(demo, "checklist_rename", id="c2", item=item, text=" Tag the release ")
+    assert renamed["checklist"][-1] == {"id": item, "text": "Tag the release", "done": False}
+    error = refused(demo, "checklist_rename", id="c2", item=item, text=" ")
+    assert (error.code, error.details["field"]) == ("invalid_argument", "text")
+    removed = act(demo, "checklist_remove", id="c2", item=item)
+    assert item not in [i["id"] for i in removed["checklist"]]
+    assert refused(demo, "checklist_remove", id="c2", item=item).code == "not_found"

@@ -467,5 +467,14 @@ async def test_an_agent_comments_and_keeps_a_checklist_through_board_cards(
         )
         assert not failed and ticked["checklist"] == [{**item, "done": True}]
         assert ticked["commentCount"] == 1
+        failed, edited = await call(
+            client,
+            "board_cards",
+            action="comment_edit",
+            id=card["id"],
+            comment=said["comment"]["id"],
+            text="Done.",
+        )
+        assert not failed and edited["comment"]["text"] == "Done."
     comments = await stored_value(board, f"comments:{card['id']}")
-    assert comments.value == [said["comment"]] and comments.source["via"] == "mcp"
+    assert comments.value == [edited["comment"]] and comments.source["via"] == "mcp"
