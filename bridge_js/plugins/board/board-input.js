@@ -168,7 +168,6 @@ export function wireToolbar() {
     setView({ density: state.view.density === "compact" ? "comfortable" : "compact" }, { immediate: true });
     syncToolbar();
   });
-  $("add-column").addEventListener("click", () => openColumnDialog(null));
   document.addEventListener("keydown", onShortcut);
 }
 

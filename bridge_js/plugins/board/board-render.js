@@ -113,9 +113,8 @@ export function renderBoard() {
   const focused = focusedKey();
   if (!state.columns.length) {
     columnViews.clear();
-    boardEl.replaceChildren(
-      el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet: add one with “+ Column”." }),
-    );
+    const empty = el("p", { class: "empty", text: state.readOnly ? "This board has no columns yet." : "No columns yet." });
+    boardEl.replaceChildren(...(state.readOnly ? [empty] : [empty, addColumnButton()]));
   } else {
     const groups = groupedCards();
     const context = drawingContext();
@@ -132,7 +131,7 @@ export function renderBoard() {
       drawColumn(view, column, groups.get(column.id) || [], context, geometry.get(column.id));
       return view.section;
     });
-    placeChildren(boardEl, sections);
+    placeChildren(boardEl, state.readOnly ? sections : [...sections, addColumnButton()]);
     forgetGoneCards();
   }
   if (boardEl.getAttribute("aria-busy") !== "false") performance.mark("board:drawn");
@@ -199,6 +198,19 @@ function drawColumn(view, column, all, context, geometry) {
     if (view.footer) parts.push(view.footer);
   }
   placeChildren(view.section, parts);
+}
+
+// "+ Add another column" where the next column would go, as Trello and Planka have it.
+let addColumn = null;
+function addColumnButton() {
+  addColumn ||= button("add-column", {
+    id: "add-column",
+    class: "add-column editing-only",
+    "data-testid": "add-column",
+    text: "+ Add another column",
+    onclick: () => openColumnDialog(null),
+  });
+  return addColumn;
 }
 
 const columnTitle = (id) => (state.columns.find((c) => c.id === id) || { title: id }).title;
