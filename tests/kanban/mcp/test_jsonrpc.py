@@ -88,6 +88,16 @@ def test_tools_list_refuses_a_cursor_it_never_gave_with_invalid_params(
     assert "nextCursor" not in whole["result"] and len(whole["result"]["tools"]) == 3
 
 
+def test_every_tool_together_stays_within_an_agents_budget(
+    bob: str, live_server: LiveServer
+) -> None:
+    """#41: tools/list under 8,000 tokens. Counted without a tokenizer, at a pessimistic
+    3 bytes a token (JSON schemas run near 4), so 24,000 bytes; 6,110 in December 2026."""
+    listed = post(live_server, {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, token=bob)
+    size = len(json.dumps(listed[2]["result"], separators=(",", ":")).encode())
+    assert size < 24_000, size
+
+
 def test_the_401_challenge_names_the_bearer_scheme_and_no_metadata_it_does_not_serve(
     world: dict[str, Any],  # noqa: F811 - the fixture imported above
     live_server: LiveServer,
