@@ -161,7 +161,7 @@ def test_trello_label_colours_start_dates_and_custom_fields_show_and_survive_an_
         chip = person.plugin.get_by_test_id("card-c1").locator(".label", has_text="docs")
         expect(chip).to_have_attribute("data-color", "sky")
         expect(chip).to_have_css("background-color", "rgb(108, 195, 224)")
-        expect(person.plugin.get_by_test_id("start-c1")).to_have_text("Starts 2024-03-01")
+        expect(person.plugin.get_by_test_id("start-c1")).to_have_text("Starts Mar 1, 2024")
 
     # A label the set does not name keeps its hashed colour.
     purchasing = alice.plugin.get_by_test_id("card-c2").locator(".label", has_text="purchasing")

@@ -140,8 +140,8 @@ def test_a_team_moves_in_from_trello(
     expect(design).to_have_attribute("data-color", "purple")
     expect(a.plugin.get_by_test_id(f"checklist-{login}")).to_have_text("1/2")
     expect(a.plugin.get_by_test_id(f"comments-{login}")).to_have_text("3")
-    expect(a.plugin.get_by_test_id(f"start-{login}")).to_have_text("Starts 2024-03-01")
-    expect(a.plugin.get_by_test_id(f"due-{login}")).to_contain_text("2024-03-08")
+    expect(a.plugin.get_by_test_id(f"start-{login}")).to_have_text("Starts Mar 1, 2024")
+    expect(a.plugin.get_by_test_id(f"due-{login}")).to_contain_text("Mar 8, 2024")
 
     face.dblclick()
     items = a.plugin.get_by_test_id("dialog-checklist").get_by_role("listitem")

@@ -6,6 +6,7 @@ import { checklistProgress, dueState } from "./board-core.js";
 import { hue, icon, initials, personLabel, state, today } from "./board-state.js";
 import { labelColour } from "./board-labels.js";
 import { plainExcerpt } from "./board-markdown.js";
+import { dayText, fullText } from "./board-dates.js";
 import { attachmentCount, coverOf, uploadsOut, wireFileDrop } from "./board-attachments.js";
 import { archiveCard, useOne } from "./board-actions.js";
 import { openCardDialog } from "./board-dialogs.js";
@@ -50,15 +51,17 @@ export function renderCard(card) {
   const meta = el("div", { class: "card-meta" });
   if (card.assignees.length) meta.append(renderAssignees(card));
   if (card.start) {
-    meta.append(el("span", { class: "start", "data-testid": "start-" + card.id, title: "Start date", text: "Starts " + card.start }));
+    meta.append(
+      el("span", { class: "start", "data-testid": "start-" + card.id, title: "Starts " + fullText(card.start), text: "Starts " + dayText(card.start) }),
+    );
   }
   if (card.due) {
     meta.append(
       el("span", {
         class: "due due-" + due,
         "data-testid": "due-" + card.id,
-        title: due === "overdue" ? "Overdue" : "Due date",
-        text: (due === "overdue" ? "Overdue · " : due === "today" ? "Today · " : "Due ") + card.due,
+        title: (due === "overdue" ? "Overdue: was due " : "Due ") + fullText(card.due),
+        text: (due === "overdue" ? "Overdue · " : "Due ") + dayText(card.due),
       }),
     );
   }
@@ -95,7 +98,9 @@ export function renderCard(card) {
     );
   }
   if (meta.childNodes.length) node.append(meta);
-  if (card.item) node.append(renderStock(card));
+  // A card moved in with an item from a board that had an inventory: no stock line where
+  // this board has none (no relationship at all), rather than "unavailable" on every card.
+  if (card.item && state.inventoryProblem !== "unknown_alias") node.append(renderStock(card));
   if (!state.readOnly) {
     node.append(
       el(

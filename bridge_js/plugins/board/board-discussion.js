@@ -2,6 +2,7 @@
 // item by item over the card as stored now; comments live under their own key, read when
 // the dialog opens and kept current from the board's watch events while it is open.
 import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import { fullText, momentText } from "./board-dates.js";
 import { checklistProgress, KEYS, normalizeCard } from "./board-core.js";
 import { changeChecklist as checklistUpdater, patchCard } from "./board-changes.js";
 import * as Comments from "./board-comments.js";
@@ -130,7 +131,7 @@ function showComments(list) {
         { "data-testid": "comment-" + c.id, class: "comment" },
         el("strong", { text: personLabel(c.author) }),
         " ",
-        el("time", { datetime: c.at, text: Number.isNaN(Date.parse(c.at)) ? "" : new Date(c.at).toLocaleString() }),
+        el("time", { datetime: c.at, title: fullText(c.at), text: momentText(c.at) }),
         c.edited ? el("span", { class: "hint", text: " (edited)" }) : null,
         commentBody(c.text, usernames),
         c.author === mine && !state.readOnly
