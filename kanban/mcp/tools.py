@@ -19,6 +19,7 @@ from typing import Any, Final
 from kanban.accounts.tokens import access_token_scope
 from kanban.data import knowledge
 from kanban.data.board import cards as board_cards
+from kanban.data.board import columns as board_columns
 from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
 from kanban.models import ApiToken
@@ -126,14 +127,21 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "comment (text) as the token's person, comment_edit (comment, text) and "
         "comment_delete (comment) change their own (an owner's delete anyone's); each "
         "answers with the card's commentCount. checklist_add (text), checklist_tick (item, "
-        "done), checklist_rename (item, text) and checklist_remove (item) answer the card."
+        "done), checklist_rename (item, text) and checklist_remove (item) answer the card. "
+        "column_add (title, wip) and column_update (column, title and/or wip) answer "
+        "{column, columns}; a WIP limit of 0 is none."
     ),
     "inputSchema": {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(board_cards.ACTIONS)},
             "id": {**_CARD_ID, "description": "the card (every action but list and add)"},
-            "title": {"type": "string", "minLength": 1, "maxLength": board_layout.MAX_TEXT},
+            "title": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": board_layout.MAX_TEXT,
+                "description": "the card's (add, update) or the column's (column_add, _update)",
+            },
             "description": {"type": "string", "maxLength": board_layout.MAX_DESCRIPTION},
             "labels": {
                 "type": "array",
@@ -146,7 +154,16 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "maxItems": board_layout.MAX_ASSIGNEES,
             },
             "due": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
-            "column": {"type": "string", "description": "a column id (add, move; list: filter)"},
+            "column": {
+                "type": "string",
+                "description": "a column id (add, move, column_update; list: filter)",
+            },
+            "wip": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": board_columns.MAX_WIP,
+                "description": "column_add, column_update: the WIP limit (0: none)",
+            },
             "before": {**_CARD_ID, "description": "move: put it just before this card"},
             "after": {**_CARD_ID, "description": "move: put it just after this card"},
             "revision": {

@@ -24,7 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import card_parts, layout
+from kanban.data.board import card_parts, columns, layout
 from kanban.data.board.races import Raced, retrying
 from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
@@ -58,6 +58,8 @@ ACTIONS: Final = (
     "checklist_tick",
     "checklist_rename",
     "checklist_remove",
+    "column_add",
+    "column_update",
 )
 WRITES: Final = frozenset(ACTIONS) - {"list", "get"}
 
@@ -484,4 +486,6 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "checklist_tick": card_parts.checklist_tick,
     "checklist_rename": card_parts.checklist_rename,
     "checklist_remove": card_parts.checklist_remove,
+    "column_add": columns.column_add,
+    "column_update": columns.column_update,
 }

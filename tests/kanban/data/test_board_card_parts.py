@@ -180,3 +180,43 @@ def test_an_agent_renames_and_removes_checklist_items(demo: dict[str, Any]) -> N
     removed = act(demo, "checklist_remove", id="c2", item=item)
     assert item not in [i["id"] for i in removed["checklist"]]
     assert refused(demo, "checklist_remove", id="c2", item=item).code == "not_found"
+
+
+def test_an_agent_adds_a_column_and_renames_it_and_sets_its_wip_limit(
+    demo: dict[str, Any],
+) -> None:
+    added = act(demo, "column_add", title=" Review ", wip=2)
+    column = added["column"]
+    assert (column["title"], column["wip"]) == ("Review", 2)
+    assert [c["id"] for c in added["columns"]] == ["todo", "doing", "done", column["id"]]
+    assert stored(demo, "board:columns")[-1] == column
+    card = act(demo, "add", title="In review", column=column["id"])
+    assert card["column"] == column["id"]
+    renamed = act(demo, "column_update", column=column["id"], title="Code review")
+    assert renamed["column"] == {**column, "title": "Code review"}
+    unlimited = act(demo, "column_update", column=column["id"], wip=0)
+    assert unlimited["column"]["wip"] == 0 and unlimited["column"]["title"] == "Code review"
+    assert act(demo, "column_add", title="Later")["column"]["wip"] == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "arguments", "code", "field"),
+    [
+        ("column_add", {}, "invalid_argument", "title"),
+        ("column_add", {"title": "  "}, "invalid_argument", "title"),
+        ("column_add", {"title": "x", "wip": 1000}, "invalid_argument", "wip"),
+        ("column_add", {"title": "x", "wip": -1}, "invalid_argument", "wip"),
+        ("column_add", {"title": "x", "wip": True}, "invalid_argument", "wip"),
+        ("column_update", {"column": "todo"}, "invalid_argument", "title"),
+        ("column_update", {"column": "nowhere", "title": "x"}, "not_found", "column"),
+        ("column_update", {"title": "x"}, "invalid_argument", "column"),
+    ],
+)
+def test_a_column_change_the_board_would_refuse_writes_nothing(
+    demo: dict[str, Any], action: str, arguments: dict[str, Any], code: str, field: str
+) -> None:
+    before = stored(demo, "board:columns")
+    error = refused(demo, action, **arguments)
+    assert (error.code, error.details.get("field")) == (code, field)
+    assert stored(demo, "board:columns") == before
+    assert refused(demo, "column_add", who="carol", title="Mine").code == "forbidden"

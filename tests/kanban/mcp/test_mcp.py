@@ -476,5 +476,7 @@ async def test_an_agent_comments_and_keeps_a_checklist_through_board_cards(
             text="Done.",
         )
         assert not failed and edited["comment"]["text"] == "Done."
+        failed, review = await call(client, "board_cards", action="column_add", title="Review")
+        assert not failed and [c["title"] for c in review["columns"]][-1] == "Review"
     comments = await stored_value(board, f"comments:{card['id']}")
     assert comments.value == [edited["comment"]] and comments.source["via"] == "mcp"
