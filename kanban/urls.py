@@ -1,10 +1,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from kanban.accounts.throttle import ThrottledAuthenticationForm
 from kanban.api.attachments import AttachmentDownloadView
 from kanban.web import (
     account_email,
@@ -15,6 +13,7 @@ from kanban.web import (
     invites,
     password_reset,
     preferences,
+    sign_in,
     tokens,
     views,
     webhooks,
@@ -78,11 +77,9 @@ urlpatterns = [
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("plugins/<uuid:project_id>/<path:path>", views.plugin_file, name="plugin-file"),
-    path(
-        "accounts/login/",
-        LoginView.as_view(authentication_form=ThrottledAuthenticationForm),
-        name="login",
-    ),
+    path("accounts/login/", sign_in.SignInView.as_view(), name="login"),
+    path("oidc/start/", sign_in.OidcStart.as_view(), name="oidc-start"),
+    path("oidc/callback/", sign_in.oidc_callback, name="oidc-callback"),
     path(
         "accounts/password_reset/",
         password_reset.PasswordResetRequest.as_view(),

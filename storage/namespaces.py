@@ -126,6 +126,15 @@ def invite_sign_ups(subject: str) -> Value:
     return Value(INVITE_SIGN_UPS, subject)
 
 
+OIDC_SUBJECTS: Final = "kanban.oidc.subjects"
+
+
+def oidc_subject(subject: str) -> Value:
+    """The account an OpenID provider's person signs in as (their issuer and subject,
+    hashed together): ``{"user", "joined"}``."""
+    return Value(OIDC_SUBJECTS, subject)
+
+
 def known_sign_in_address(subject: str) -> Value:
     """That an address has signed in as an account (hashed together): ``{"at"}``."""
     return Value("kanban.login.known", subject)

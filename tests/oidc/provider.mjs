@@ -1,7 +1,7 @@
 // A real OpenID Connect provider for the tests: node-oidc-provider (bridge_js's devDependency)
 // with its development sign-in pages, on 127.0.0.1. Usage:
 //
-//   node tests/oidc/provider.mjs --port 0 [--clock-skew SECONDS]
+//   node tests/oidc/provider.mjs --port=0 [--clock-skew=SECONDS]
 //
 // It prints one line of JSON, {"issuer": ...}, once it listens, then serves until killed.
 // The client "kanban" (secret "kanban-secret") may come back to /oidc/callback/ on any
@@ -10,7 +10,7 @@
 //
 // Anyone may sign in, under any login name with any password (the development pages); a few
 // names stand for the people the tests need, see ACCOUNTS. --clock-skew moves the provider's
-// clock (every token it makes is dated by it): -600 makes ID tokens that expired 5 minutes ago.
+// clock (every token it makes is dated by it): =-600 makes ID tokens that expired 5 minutes ago.
 
 import { generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
