@@ -153,6 +153,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "items": {"type": "string"},
                 "maxItems": board_layout.MAX_ASSIGNEES,
             },
+            "start": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
             "due": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
             "column": {
                 "type": "string",

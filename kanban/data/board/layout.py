@@ -3,7 +3,7 @@ documents it, and the shapes its cards take:
 
     board:columns   [{id, title, wip}]
     board:cards     [cardId, ...]          the index: a card is on the board when listed
-    card:<id>       {id, title, description, assignee, assignees, labels, due, column,
+    card:<id>       {id, title, description, assignee, assignees, labels, start, due, column,
                      rank, item, archived, checklist: [{id, text, done}], commentCount};
                     {id, deleted: true} once deleted for good
     comments:<id>   [{id, author, text, at, edited}]
@@ -63,7 +63,7 @@ MAX_CHECKLIST: Final = page_constant("board-core.js", "MAX_CHECKLIST")
 _ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
-EDITABLE: Final = ("title", "description", "labels", "assignees", "due")
+EDITABLE: Final = ("title", "description", "labels", "assignees", "start", "due")
 
 
 def new_id() -> str:
@@ -89,6 +89,15 @@ def is_date(value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _start(value: dict[str, Any]) -> str | None:
+    """The page's startOf: the card's own start, else the day a Trello import kept."""
+    if "start" in value:
+        return value["start"] if is_date(value["start"]) else None
+    trello = value.get("trello")
+    kept = trello.get("start") if isinstance(trello, dict) else None
+    return kept[:10] if isinstance(kept, str) and is_date(kept[:10]) else None
 
 
 def _text(value: object, limit: int) -> str:
@@ -165,6 +174,7 @@ def normalize_card(card_id: str, value: object) -> dict[str, Any] | None:
         "description": _text(value.get("description"), MAX_DESCRIPTION),
         "assignees": assignees,
         "labels": _labels(value.get("labels")),
+        "start": _start(value),
         "due": value["due"] if is_date(value.get("due")) else None,
         "column": value["column"] if isinstance(value.get("column"), str) else "",
         "rank": value["rank"] if is_rank(value.get("rank")) else DEFAULT_RANK,
@@ -229,11 +239,14 @@ def check_fields(arguments: dict[str, Any]) -> dict[str, Any]:
         if len(names) > MAX_ASSIGNEES:
             raise invalid_argument(f"at most {MAX_ASSIGNEES} assignees", field="assignees")
         fields["assignees"] = list(dict.fromkeys(names))
-    if "due" in arguments:
-        due = arguments["due"]
-        if due is not None and not is_date(due):
-            raise invalid_argument("due is a day YYYY-MM-DD that exists, or null", field="due")
-        fields["due"] = due
+    for name in ("start", "due"):
+        if name in arguments:
+            day = arguments[name]
+            if day is not None and not is_date(day):
+                raise invalid_argument(
+                    f"{name} is a day YYYY-MM-DD that exists, or null", field=name
+                )
+            fields[name] = day
     return fields
 
 

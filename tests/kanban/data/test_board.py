@@ -355,3 +355,26 @@ def test_an_agents_assignment_lands_in_the_new_assignees_inbox_marked_as_the_age
     [item] = notifications_list(user=demo["carol"])["notifications"]
     assert (item["text"], item["via"], item["card"]) == ("assigned you “Ship”", "mcp", added["id"])
     assert item["sender"]["username"] == "bob"
+
+
+def test_a_card_has_a_start_date_set_and_cleared_like_its_due_date(demo: dict[str, Any]) -> None:
+    card = act(demo, "add", title="Plan", column="todo", start="2027-01-04", due="2027-01-31")
+    assert (card["start"], card["due"]) == ("2027-01-04", "2027-01-31")
+    error = refused(demo, "update", id=card["id"], start="2027-02-30")
+    assert (error.code, error.details["field"]) == ("invalid_argument", "start")
+    assert act(demo, "update", id=card["id"], start=None)["start"] is None
+    assert act(demo, "get", id="c1")["start"] is None, "a card without one"
+
+
+def test_a_trello_cards_start_shows_as_the_page_shows_it(demo: dict[str, Any]) -> None:
+    board, alice = demo["board"], demo["alice"]
+    entry = project_kv_get(user=alice, project_id=board.id, key="card:c1")
+    assert entry is not None
+    project_kv_set(
+        user=alice,
+        project_id=board.id,
+        key="card:c1",
+        value={**entry.value, "trello": {"start": "2026-11-30T09:00:00.000Z"}},
+        provenance=PERSON,
+    )
+    assert act(demo, "get", id="c1")["start"] == "2026-11-30"

@@ -140,6 +140,7 @@ def test_a_trello_board_becomes_a_board_alice_owns_with_everything_her_team_woul
         "description": "Ask for the big room — größer ist besser",
         "assignees": ["bob", "Dana Ünal (Trello)"],
         "labels": ["Urgent", "green"],
+        "start": "2024-04-20",  # the day of the start Trello kept, as the page shows it
         "due": "2024-05-02",
         "column": team.todo,
         "rank": first["rank"],
