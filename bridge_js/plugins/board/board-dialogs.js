@@ -17,9 +17,16 @@ import { openDates, openLabels, openMembers, renderBadges } from "./board-picker
 import { showActivity } from "./board-activity.js";
 import { openCopy, openMove, targets as copyTargets } from "./board-transfers.js";
 
+// The archived cards of the newest set of cards: every drawing asks, few changes differ.
+let archivedOf = null;
+let archived = [];
 export function renderArchive() {
-  const archived = archivedCards(state.cards);
-  $("archive-open").textContent = archived.length ? "Archive (" + archived.length + ")" : "Archive";
+  if (archivedOf !== state.cards) {
+    archivedOf = state.cards;
+    archived = archivedCards(state.cards);
+  }
+  const label = archived.length ? "Archive (" + archived.length + ")" : "Archive";
+  if ($("archive-open").textContent !== label) $("archive-open").textContent = label;
   if (!$("archive-dialog").open) return;
   $("archive-empty").hidden = archived.length > 0;
   $("archive-list").replaceChildren(
