@@ -114,12 +114,13 @@ def oidc_fetch(url: str, *, what: str, **options: Any) -> Answer:
         ) as response:
             declared = response.headers.get("Content-Length", "")
             body = bytearray()
-            if not (declared.isdigit() and int(declared) > MAX_ANSWER_BYTES):
+            too_large = declared.isdigit() and int(declared) > MAX_ANSWER_BYTES
+            if not too_large:  # refused unread when it says so; else read up to one byte more
                 for chunk in response.iter_content(64 * 1024):
                     body += chunk
                     if len(body) > MAX_ANSWER_BYTES:
                         break
-            if len(body) > MAX_ANSWER_BYTES or len(body) < int(declared or 0):
+            if too_large or len(body) > MAX_ANSWER_BYTES:
                 raise refused(
                     f"The sign-in provider's {what} is over {MAX_ANSWER_BYTES // 1024} KB.",
                     ErrorCode.TOO_LARGE,

@@ -147,7 +147,7 @@ def test_enforced_the_page_goes_to_the_provider_and_passwords_are_for_staff(
     expect(staff).to_have_url(f"{server.url}/")
 
 
-def test_a_wrong_state_and_a_replayed_code_are_refused(
+def test_a_wrong_state_a_cancel_and_a_replayed_code_are_refused(
     sso_server: Callable[..., LiveServer], provider: OidcProvider, new_context: Callable[..., Any]
 ) -> None:
     server = sso_server()
@@ -158,6 +158,13 @@ def test_a_wrong_state_and_a_replayed_code_are_refused(
     answer = provider_answer(forged, "dave")
     forged.goto(answer.replace("state=", "state=forged"))
     refusal(forged, "not started in this browser")
+    assert people() == []
+
+    declined = page_of(new_context, server)
+    declined.goto("/accounts/login/")
+    declined.get_by_role("link", name=BUTTON).click()
+    declined.get_by_role("link", name=re.compile("Cancel")).click()
+    refusal(declined, "The sign-in provider said: End-User aborted interaction")
     assert people() == []
 
     dave = page_of(new_context, server)

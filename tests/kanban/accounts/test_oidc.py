@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -23,6 +25,7 @@ from kanban.accounts import oidc
 from kanban.accounts.oidc import (
     Provider,
     oidc_account,
+    oidc_fetch,
     oidc_forget,
     oidc_id_token_claims,
     oidc_provider,
@@ -123,6 +126,41 @@ def test_a_discovery_document_of_another_issuer_is_refused(settings: Any) -> Non
             oidc_provider()
     finally:
         provider.stop()
+
+
+class Chatty(BaseHTTPRequestHandler):
+    """A provider that answers 300 KB with no Content-Length, or what is not JSON."""
+
+    protocol_version = "HTTP/1.0"  # the body ends when the connection does
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        if self.path == "/large":
+            self.wfile.write(b'{"name": "' + b"x" * 300 * 1024 + b'"}')
+        else:
+            self.wfile.write(b"<html>not json</html>")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_an_answer_too_large_without_saying_so_or_not_json_is_refused() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Chatty)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    at = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(KanbanError) as large:
+            oidc_fetch(f"{at}/large", what="claims (userinfo)")
+        assert large.value.code == ErrorCode.TOO_LARGE
+        assert "claims (userinfo) is over 256 KB" in large.value.message
+        with pytest.raises(KanbanError, match="is not a JSON object"):
+            oidc_fetch(f"{at}/page", what="key set").json(what="key set")
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # The ID token ----------------------------------------------------------------------------
