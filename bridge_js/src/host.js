@@ -37,10 +37,7 @@ export function createHost(env) {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
     }
     const loc = env.location;
-    const url =
-      wsUrl ||
-      (loc.protocol === "https:" ? "wss" : "ws") +
-        "://" + loc.host + "/ws/boards/" + encodeURIComponent(projectId) + "/";
+    const url = wsUrl || (loc.protocol === "https:" ? "wss" : "ws") + "://" + loc.host + "/ws/boards/" + encodeURIComponent(projectId) + "/";
     const rpc = createRpc(env);
     // "subscribe:alias" / "watch:alias" (alias "" = this project) -> {gen, request} of the
     // subscribe or watch that created it, to repeat after a reconnect.
@@ -106,12 +103,7 @@ export function createHost(env) {
       const alias = request.alias ?? null;
       const op = request.op;
       const answer = (reply) =>
-        p === port &&
-        p.postMessage(
-          reply.ok
-            ? { v: V, id, ok: true, result: reply.result }
-            : { v: V, id, ok: false, error: withHint(wireError(reply.error)) },
-        );
+        p === port && p.postMessage(reply.ok ? { v: V, id, ok: true, result: reply.result } : { v: V, id, ok: false, error: withHint(wireError(reply.error)) });
       if (op === "attachments.upload" || op === "attachments.list") {
         return (op === "attachments.upload" ? upload(request) : listed(request)).then(answer);
       }

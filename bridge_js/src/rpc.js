@@ -29,10 +29,7 @@ export function createRpc(timers, timeout = TIMEOUT) {
     call(frame, wait = timeout) {
       const id = ++lastId;
       return new Promise((resolve) => {
-        const timer = timers.setTimeout(
-          () => settle(id, replyError(id, "unavailable", "no reply within " + wait / 1000 + " s")),
-          wait,
-        );
+        const timer = timers.setTimeout(() => settle(id, replyError(id, "unavailable", "no reply within " + wait / 1000 + " s")), wait);
         const p = { frame: { v: V, id, ...frame }, resolve, timer, sent: false };
         pending.set(id, p);
         if (send) transmit(p);

@@ -237,8 +237,7 @@ export function createKanban(env) {
     );
   };
   const attachments = {
-    upload: (alias, card, file, options) =>
-      attached("upload", alias, card, { name: options?.name ?? (file?.name || "file") }, file),
+    upload: (alias, card, file, options) => attached("upload", alias, card, { name: options?.name ?? (file?.name || "file") }, file),
     list: (alias, card) => attached("list", alias, card),
     remove: (alias, card, id) => attached("delete", alias, card, { id }),
   };
@@ -254,7 +253,9 @@ export function createKanban(env) {
   let report = (f) => failures.push(f);
   env.addEventListener("error", (e) => report({ v: V, event: "error", message: e.message, at: e.filename + ":" + e.lineno }));
   // A rejection nobody handled (an SDK typo inside an async handler) is as much a failure.
-  env.addEventListener("unhandledrejection", (e) => report({ v: V, event: "error", message: "Unhandled rejection: " + (e.reason?.message ?? e.reason), at: ":" }));
+  env.addEventListener("unhandledrejection", (e) =>
+    report({ v: V, event: "error", message: "Unhandled rejection: " + (e.reason?.message ?? e.reason), at: ":" }),
+  );
 
   pluginHandshake(
     env,
@@ -284,8 +285,7 @@ export function createKanban(env) {
     getConfiguration: () => configuration,
     // Replaces the values of this user's configuration the plugin shows (getConfiguration(),
     // which keeps what the switch gave it); a save racing a switch lands where it was made.
-    setConfigurationValues: (values) =>
-      pub(call({ op: "configuration.set", key: configuration.id || "default", value: values })).then(() => {}),
+    setConfigurationValues: (values) => pub(call({ op: "configuration.set", key: configuration.id || "default", value: values })).then(() => {}),
     onConfigurationChange: (listener) => listen(configListeners, listener),
     // Members of this board, in their inbox; the server decides who may and how often.
     notify: (notice) => pub(call({ op: "notify", value: notice })),

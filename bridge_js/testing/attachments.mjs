@@ -15,7 +15,10 @@ const OCTET = "application/octet-stream";
 // The server's check_file_name: the last path component, without control characters.
 function fileName(name) {
   const last = String(name).replaceAll("\\", "/").split("/").pop();
-  const text = [...last].filter((ch) => !/\p{C}/u.test(ch)).join("").trim();
+  const text = [...last]
+    .filter((ch) => !/\p{C}/u.test(ch))
+    .join("")
+    .trim();
   return text && text !== "." && text !== ".." ? [...text].slice(0, MAX_NAME).join("") : null;
 }
 
@@ -32,7 +35,8 @@ function pictureOf(b) {
   }
   if (b.length >= 30 && ascii(0, 4) === "RIFF" && ascii(8, 4) === "WEBP") {
     const chunk = ascii(12, 4);
-    if (chunk === "VP8X") return { contentType: "image/webp", width: 1 + (b[24] | (b[25] << 8) | (b[26] << 16)), height: 1 + (b[27] | (b[28] << 8) | (b[29] << 16)) };
+    if (chunk === "VP8X")
+      return { contentType: "image/webp", width: 1 + (b[24] | (b[25] << 8) | (b[26] << 16)), height: 1 + (b[27] | (b[28] << 8) | (b[29] << 16)) };
     if (chunk === "VP8L") {
       const bits = b[21] | (b[22] << 8) | (b[23] << 16) | (b[24] << 24);
       return { contentType: "image/webp", width: 1 + (bits & 0x3fff), height: 1 + ((bits >> 14) & 0x3fff) };

@@ -59,7 +59,12 @@ const say = {
   noAlias: (alias) => new Refusal("unknown_alias", `this project declares no relationship ${quoted(alias)}`),
   pending: (alias) => new Refusal("relationship_pending", `relationship ${quoted(alias)} is pending until the related project declares this one`),
   role: (op, alias) =>
-    new Refusal("forbidden", alias === null ? `${GERUNDS[op]} in this project needs the developer role` : `${GERUNDS[op]} through ${quoted(alias)} needs the developer role in this project`),
+    new Refusal(
+      "forbidden",
+      alias === null
+        ? `${GERUNDS[op]} in this project needs the developer role`
+        : `${GERUNDS[op]} through ${quoted(alias)} needs the developer role in this project`,
+    ),
   grant: (op, key, alias) => new Refusal("forbidden", `${GERUNDS[op]}${key === null ? "" : " " + quoted(key)} through ${quoted(alias)} is not allowed`),
   conflict: (project, key, expected) =>
     new Refusal("conflict", `project.${project}.kv/${quoted(key)} is not ${expected === null ? "absent" : "revision " + expected}; nothing was written`),
@@ -275,7 +280,8 @@ export function createTestWorld(options = {}) {
       const trimmed = text.trim();
       if ([...trimmed].length > MAX_TEXT) throw refuse(`a notification is at most ${MAX_TEXT} characters`);
       if (CONTROL.test(trimmed)) throw refuse("a notification has no control characters");
-      if (card !== undefined && card !== null && (typeof card !== "string" || !CARD.test(card))) throw refuse("card is an id of 1 to 64 letters, digits, _ and -");
+      if (card !== undefined && card !== null && (typeof card !== "string" || !CARD.test(card)))
+        throw refuse("card is an id of 1 to 64 letters, digits, _ and -");
       const stranger = users.find((name) => !members.some((m) => m.username === name));
       if (stranger !== undefined) throw refuse(`${quoted(stranger)} is not a member of this board`);
       const sent = [...new Set(users)].filter((name) => name !== user.username);
@@ -310,7 +316,11 @@ export function createTestWorld(options = {}) {
         return answer(refused(refusal));
       }
       // An upload reads its file first.
-      if (result instanceof Promise) result.then((r) => answer({ v: V, id: f.id, ok: true, result: r }), (e) => answer(refused(e)));
+      if (result instanceof Promise)
+        result.then(
+          (r) => answer({ v: V, id: f.id, ok: true, result: r }),
+          (e) => answer(refused(e)),
+        );
       else answer({ v: V, id: f.id, ok: true, result });
     }
 

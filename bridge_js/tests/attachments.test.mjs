@@ -36,9 +36,7 @@ async function board({ respond, limits } = {}) {
     async fetch(url, init = {}) {
       fetched.push({ url, init });
       const [status, body] = respond(url, init);
-      return body instanceof Blob
-        ? { ok: status < 300, status, blob: async () => body }
-        : { ok: status < 300, status, json: async () => body };
+      return body instanceof Blob ? { ok: status < 300, status, blob: async () => body } : { ok: status < 300, status, json: async () => body };
     },
   });
   createHost(env).connect({ iframe: page.iframe, projectId: PROJECT, configuration: {}, limits });
@@ -87,7 +85,10 @@ describe("the board host", () => {
     assert.deepEqual(Buffer.from(await upload.init.body.get("file").arrayBuffer()), PNG);
     assert.equal(cover.url, "http://127.0.0.1:8000/attachments/signed-cover/");
     // The bytes never went through the socket: it only listed the card.
-    assert.deepEqual(b.ws.sent.map((f) => [f.op, f.alias, f.key]), [["attachments.list", "inventory", "c1"]]);
+    assert.deepEqual(
+      b.ws.sent.map((f) => [f.op, f.alias, f.key]),
+      [["attachments.list", "inventory", "c1"]],
+    );
 
     const [reply] = b.replies();
     assert.equal(reply.id, 9);
@@ -127,7 +128,10 @@ describe("the board host", () => {
     await b.send({ v: 1, id: 2, op: "attachments.upload", key: "c1", value: { name: "a", file: png(), path: "/etc" } });
     await b.send({ v: 1, id: 3, op: "attachments.upload", key: "c1" });
     assert.deepEqual(b.fetched, []);
-    assert.deepEqual(b.replies().map((r) => r.error.code), ["invalid_argument", "invalid_argument", "invalid_argument"]);
+    assert.deepEqual(
+      b.replies().map((r) => r.error.code),
+      ["invalid_argument", "invalid_argument", "invalid_argument"],
+    );
   });
 
   test("a listing's covers are fetched once per attachment and its links made absolute", async () => {
@@ -166,12 +170,21 @@ describe("the SDK on the plugin test host", () => {
     const [listed] = await kanban.attachments.list(null, "c1");
     assert.equal(listed.id, attached.id);
     assert.equal(listed.thumbnailUrl, attached.thumbnailUrl, "one blob: URL per attachment");
-    assert.deepEqual(host.value("attachments:c1").attachments.map((a) => a.id), [attached.id]);
+    assert.deepEqual(
+      host.value("attachments:c1").attachments.map((a) => a.id),
+      [attached.id],
+    );
 
     await kanban.attachments.remove(null, "c1", attached.id);
     assert.deepEqual(await kanban.attachments.list(null, "c1"), []);
     await host.settle();
-    assert.deepEqual(heard.map((c) => [c.key, c.deleted === true]), [["attachments:c1", false], ["attachments:c1", true]]);
+    assert.deepEqual(
+      heard.map((c) => [c.key, c.deleted === true]),
+      [
+        ["attachments:c1", false],
+        ["attachments:c1", true],
+      ],
+    );
     host.close();
   });
 

@@ -44,12 +44,23 @@ check("each bundle carries only what its entry uses", async () => {
   const { "kanban.js": sdk, "host.js": host } = await build({ minify: false });
   const inSdk = names(sdk);
   const inHost = names(host);
-  for (const name of ["createHost", "hostHandshake", "checkRequest", "checkValue", "checkKey", "checkFields",
-    "OP_RULES", "BACKOFF_MAX", "STATUSES", "MAX_EARLY", "utf8Length", "wireError"]) {
+  for (const name of [
+    "createHost",
+    "hostHandshake",
+    "checkRequest",
+    "checkValue",
+    "checkKey",
+    "checkFields",
+    "OP_RULES",
+    "BACKOFF_MAX",
+    "STATUSES",
+    "MAX_EARLY",
+    "utf8Length",
+    "wireError",
+  ]) {
     assert.ok(!inSdk.has(name), "the SDK carries " + name);
   }
-  for (const name of ["createKanban", "pluginHandshake", "deepFreeze", "NO_CONFIGURATION", "checkArguments",
-    "HELLO_EVERY", "MAX_UPDATE_ATTEMPTS"]) {
+  for (const name of ["createKanban", "pluginHandshake", "deepFreeze", "NO_CONFIGURATION", "checkArguments", "HELLO_EVERY", "MAX_UPDATE_ATTEMPTS"]) {
     assert.ok(!inHost.has(name), "the host carries " + name);
   }
   // The host normalises every error before posting it to the plugin (wireError), so the

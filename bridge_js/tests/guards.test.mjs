@@ -79,7 +79,14 @@ describe("frames must be plain objects", () => {
     ["a string", '{"v":1}'],
     ["an array", [1]],
     ["a Map", new Map(Object.entries(get()))],
-    ["a class instance", new (class Frame { constructor() { Object.assign(this, get()); } })()],
+    [
+      "a class instance",
+      new (class Frame {
+        constructor() {
+          Object.assign(this, get());
+        }
+      })(),
+    ],
     ["a Date", new Date()],
   ]) {
     test(name, () => rejects(frame, "invalid_argument", /plain object/));
@@ -244,9 +251,7 @@ describe("knowledge arguments are checked at the host as the server checks them"
     [{ op: "knowledge.edit", value: { title: "T" } }, /needs the document id/],
   ];
   for (const [frame, message] of refused) {
-    test("refuses " + JSON.stringify(frame), () =>
-      rejects({ v: 1, id: 1, ...frame }, "invalid_argument", message),
-    );
+    test("refuses " + JSON.stringify(frame), () => rejects({ v: 1, id: 1, ...frame }, "invalid_argument", message));
   }
   test("accepts what the SDK builds, an explicit null value, and create with an id", () => {
     checkRequest({ v: 1, id: 1, op: "knowledge.get", key: "doc", value: null });
@@ -262,9 +267,7 @@ describe("expectedRevision", () => {
     rejects(get({ expectedRevision: null }), "invalid_argument", /only set/);
   });
   for (const bad of ["", "r".repeat(21), 42, false, {}, undefined]) {
-    test("rejects " + JSON.stringify(bad), () =>
-      rejects(set({ expectedRevision: bad }), "invalid_argument", /expectedRevision/),
-    );
+    test("rejects " + JSON.stringify(bad), () => rejects(set({ expectedRevision: bad }), "invalid_argument", /expectedRevision/));
   }
 });
 

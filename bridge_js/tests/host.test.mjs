@@ -101,7 +101,11 @@ describe("handshake", () => {
   });
 
   test("a ready with the wrong nonce, or without one, closes the port", async () => {
-    for (const answer of [{ type: "ready", v: 1, nonce: "0".repeat(32) }, { type: "ready", v: 1 }, { type: "ready", v: 2 }]) {
+    for (const answer of [
+      { type: "ready", v: 1, nonce: "0".repeat(32) },
+      { type: "ready", v: 1 },
+      { type: "ready", v: 2 },
+    ]) {
       const b = await board();
       const connect = await b.hello();
       const port = connect.ports[0];
@@ -126,10 +130,19 @@ describe("handshake", () => {
     assert.deepEqual(b.ws().sent, [], "nothing is relayed before ready");
     port.postMessage({ v: 1, type: "ready", nonce: connect.data.nonce });
     await flush();
-    assert.deepEqual(b.ws().sent.map((f) => [f.op, f.key]), [["get", "a"], ["subscribe", undefined]]);
+    assert.deepEqual(
+      b.ws().sent.map((f) => [f.op, f.key]),
+      [
+        ["get", "a"],
+        ["subscribe", undefined],
+      ],
+    );
     b.ws().reply(b.ws().sent[0], { found: false });
     await flush();
-    assert.deepEqual(inbox.filter((f) => "id" in f), [{ v: 1, id: 1, ok: true, result: { found: false } }]);
+    assert.deepEqual(
+      inbox.filter((f) => "id" in f),
+      [{ v: 1, id: 1, ok: true, result: { found: false } }],
+    );
   });
 
   test("a channel that sends too much before ready is closed", async () => {
@@ -168,7 +181,11 @@ describe("handshake", () => {
     assert.deepEqual(postedToDeadPort, [], "replies for the dead port are dropped");
     assert.deepEqual(second.replies(), []);
     await second.send({ v: 1, id: 1, op: "get", key: "k" });
-    assert.deepEqual(b.ws().sent.map((f) => f.id), [1, 2], "the new document's id 1 is a new wire id");
+    assert.deepEqual(
+      b.ws().sent.map((f) => f.id),
+      [1, 2],
+      "the new document's id 1 is a new wire id",
+    );
   });
 
   test("a channel whose ready never comes is replaced after five more hellos", async () => {
@@ -237,9 +254,7 @@ describe("relaying requests", () => {
     const b = await board();
     const p = await b.plugin();
     await p.send({ v: 1, id: 77, op: "set", alias: "inventory", key: "k", value: { n: 1 }, expectedRevision: null });
-    assert.deepEqual(b.ws().sent, [
-      { v: 1, id: 1, op: "set", alias: "inventory", key: "k", value: { n: 1 }, expectedRevision: null },
-    ]);
+    assert.deepEqual(b.ws().sent, [{ v: 1, id: 1, op: "set", alias: "inventory", key: "k", value: { n: 1 }, expectedRevision: null }]);
     b.ws().reply(b.ws().sent[0], { revision: "5" });
     await flush();
     assert.deepEqual(p.replies(), [{ v: 1, id: 77, ok: true, result: { revision: "5" } }]);
@@ -304,9 +319,7 @@ describe("relaying requests", () => {
     const p = await b.plugin();
     await p.send({ v: 1, id: 9, op: "get", key: "k" });
     await b.clock.advance(15000);
-    assert.deepEqual(p.replies(), [
-      { v: 1, id: 9, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } },
-    ]);
+    assert.deepEqual(p.replies(), [{ v: 1, id: 9, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } }]);
   });
 });
 
@@ -403,7 +416,10 @@ describe("events", () => {
     await flush();
     assert.deepEqual(assigned, ["/plugins/" + PROJECT + "/index.html"]);
     assert.deepEqual(p.events("reload"), []);
-    assert.deepEqual(p.inbox.filter((f) => f.event !== "status" && f.event !== "configuration"), []);
+    assert.deepEqual(
+      p.inbox.filter((f) => f.event !== "status" && f.event !== "configuration"),
+      [],
+    );
   });
 
   test("setConfiguration sends the new configuration to the plugin", async () => {
@@ -476,7 +492,10 @@ describe("the websocket", () => {
     await p.send({ v: 1, id: 1, op: "get", key: "k" });
     assert.deepEqual(b.ws().sent, []);
     b.ws().accept();
-    assert.deepEqual(b.ws().sent.map((f) => f.key), ["k"]);
+    assert.deepEqual(
+      b.ws().sent.map((f) => f.key),
+      ["k"],
+    );
     assert.deepEqual(b.statuses, ["connecting", "open"]);
   });
 
@@ -519,11 +538,17 @@ describe("the websocket", () => {
     assert.deepEqual(p.replies(), [
       { v: 1, id: 1, ok: false, error: { code: "unavailable", message: "the connection to the server was lost", hint: HINTS.unavailable } },
     ]);
-    assert.deepEqual(p.events("status").map((e) => e.status), ["open", "reconnecting"]);
+    assert.deepEqual(
+      p.events("status").map((e) => e.status),
+      ["open", "reconnecting"],
+    );
     await p.send({ v: 1, id: 2, op: "get", key: "waiting" });
     await b.clock.advance(500);
     b.ws().accept();
-    assert.deepEqual(b.ws().sent.map((f) => f.key), ["waiting"]);
+    assert.deepEqual(
+      b.ws().sent.map((f) => f.key),
+      ["waiting"],
+    );
     b.ws().reply(b.ws().sent[0], { found: false });
     await flush();
     assert.deepEqual(p.replies()[1], { v: 1, id: 2, ok: true, result: { found: false } });
@@ -539,9 +564,7 @@ describe("the websocket", () => {
       await b.clock.advance(100);
       if (b.ws().readyState === 0) b.ws().drop();
     }
-    assert.deepEqual(p.replies(), [
-      { v: 1, id: 3, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } },
-    ]);
+    assert.deepEqual(p.replies(), [{ v: 1, id: 3, ok: false, error: { code: "unavailable", message: "no reply within 15 s", hint: HINTS.unavailable } }]);
   });
 
   test("after a reconnect it resubscribes every alias, then emits one resync revision each", async () => {
@@ -575,7 +598,13 @@ describe("the websocket", () => {
     b.ws().accept();
     for (const f of b.ws().sent) b.ws().reply(f, {});
     await flush();
-    assert.deepEqual(p.events("revision").slice(2).map((e) => e.revision), ["resync-2", "resync-2"]);
+    assert.deepEqual(
+      p
+        .events("revision")
+        .slice(2)
+        .map((e) => e.revision),
+      ["resync-2", "resync-2"],
+    );
   });
 
   test("a resubscribe the server refuses becomes an invalidated event", async () => {
@@ -588,9 +617,7 @@ describe("the websocket", () => {
     b.ws().accept();
     b.ws().fail(b.ws().sent[0], "relationship_pending", "pending");
     await flush();
-    assert.deepEqual(p.events("invalidated"), [
-      { v: 1, event: "invalidated", alias: "inventory", code: "relationship_pending" },
-    ]);
+    assert.deepEqual(p.events("invalidated"), [{ v: 1, event: "invalidated", alias: "inventory", code: "relationship_pending" }]);
     b.ws().drop();
     await b.clock.advance(250);
     b.ws().accept();

@@ -27,31 +27,34 @@ test("everything comes from protocol.json, which the server reads too", () => {
 });
 
 test("the ops are the eight KV ops, the configuration's, notify, the seven knowledge ops, the three attachment ops and the Board's three card ops", () => {
-  assert.deepEqual(Object.keys(protocol.OP_RULES).sort(), [
-    "cards.targets",
-    "cards.copy",
-    "cards.move",
-    "attachments.upload",
-    "attachments.list",
-    "attachments.delete",
-    "configuration.set",
-    "notify",
-    "get",
-    "getMany",
-    "history",
-    "set",
-    "subscribe",
-    "unsubscribe",
-    "watch",
-    "unwatch",
-    "knowledge.list",
-    "knowledge.get",
-    "knowledge.create",
-    "knowledge.edit",
-    "knowledge.delete",
-    "knowledge.search",
-    "knowledge.readLines",
-  ].sort());
+  assert.deepEqual(
+    Object.keys(protocol.OP_RULES).sort(),
+    [
+      "cards.targets",
+      "cards.copy",
+      "cards.move",
+      "attachments.upload",
+      "attachments.list",
+      "attachments.delete",
+      "configuration.set",
+      "notify",
+      "get",
+      "getMany",
+      "history",
+      "set",
+      "subscribe",
+      "unsubscribe",
+      "watch",
+      "unwatch",
+      "knowledge.list",
+      "knowledge.get",
+      "knowledge.create",
+      "knowledge.edit",
+      "knowledge.delete",
+      "knowledge.search",
+      "knowledge.readLines",
+    ].sort(),
+  );
 });
 
 test("limits: 1024-char keys, 1 MiB values, 8 MiB documents, depth 64, 15 s timeout", () => {

@@ -82,7 +82,10 @@ test("calls made while detached wait and are sent in order on attach", async () 
   await clock.advance(10000);
   const { sent, send } = link();
   rpc.attach(send);
-  assert.deepEqual(sent.map((f) => f.id), [1, 2]);
+  assert.deepEqual(
+    sent.map((f) => f.id),
+    [1, 2],
+  );
   await clock.advance(5000);
   assert.equal(clock.timers.size, 0, "the timeout counts from the call, not from sending");
 });
@@ -99,7 +102,10 @@ test("detach fails what was sent and keeps what still waits", async () => {
   assert.equal(reply.error.code, "unavailable");
   assert.match(reply.error.message, /connection/);
   rpc.attach(send);
-  assert.deepEqual(sent.map((f) => f.key), ["a", "b"]);
+  assert.deepEqual(
+    sent.map((f) => f.key),
+    ["a", "b"],
+  );
   rpc.handle({ v: 1, id: 2, ok: true, result: "B" });
   assert.equal((await waiting).result, "B");
 });

@@ -81,7 +81,10 @@ describe("context", () => {
     assert.ok(Object.isFrozen(p.sdk.getContext().can));
     assert.equal(inventory.getContext().status, "confirmed");
     assert.deepEqual(mine, [OWN]);
-    assert.deepEqual(theirs.map((c) => c.status), ["confirmed"]);
+    assert.deepEqual(
+      theirs.map((c) => c.status),
+      ["confirmed"],
+    );
     stop();
     await p.send({ v: 1, event: "context", alias: "inventory", context: { status: "pending", can: {} } });
     assert.equal(theirs.length, 1);
@@ -161,7 +164,11 @@ describe("handshake", () => {
     await p.clock.advance(400);
     assert.equal(p.requests.length, 0);
     await p.connect();
-    assert.deepEqual(p.arrived.map((f) => f.type ?? f.op), ["ready", "get", "subscribe"], "ready is the port's first message");
+    assert.deepEqual(
+      p.arrived.map((f) => f.type ?? f.op),
+      ["ready", "get", "subscribe"],
+      "ready is the port's first message",
+    );
     const request = await p.next();
     assert.deepEqual(request, { v: 1, id: 1, op: "get", key: "early" });
     await p.reply(request, { found: true, value: 1, revision: "3" });
@@ -178,7 +185,10 @@ describe("watch", () => {
     assert.deepEqual(await p.next(), { v: 1, id: 1, op: "watch", value: { prefix: "card:" } });
     const stopAll = p.sdk.kv.watch((e) => all.push(e));
     assert.deepEqual(await p.next(), { v: 1, id: 2, op: "watch", value: { prefix: "" } }, "widened once");
-    const changes = [{ key: "card:1", revision: "7" }, { key: "columns", revision: "8" }];
+    const changes = [
+      { key: "card:1", revision: "7" },
+      { key: "columns", revision: "8" },
+    ];
     await p.send({ v: 1, event: "changes", alias: null, changes });
     await p.send({ v: 1, event: "changes", alias: null, changes: [{ key: "columns", revision: "9" }] });
     await p.send({ v: 1, event: "changes", alias: null, changes: [], resync: true });
@@ -218,7 +228,10 @@ describe("getValues", () => {
     const results = p.sdk.relatedProjects.get("inventory").kv.getValues(["a", "b"]);
     const request = await p.next();
     assert.deepEqual(request, { v: 1, id: 1, op: "getMany", alias: "inventory", value: ["a", "b"] });
-    const answer = [{ found: true, value: 1, revision: "3" }, { found: false, error: { code: "forbidden", message: "no" } }];
+    const answer = [
+      { found: true, value: 1, revision: "3" },
+      { found: false, error: { code: "forbidden", message: "no" } },
+    ];
     await p.reply(request, answer);
     assert.deepEqual(await results, answer);
   });
@@ -341,7 +354,14 @@ describe("kv.getValue and kv.setValue", () => {
     ["NaN", NaN],
     ["a function", () => 1],
     ["a Date", new Date()],
-    ["a cycle", (() => { const a = []; a.push(a); return a; })()],
+    [
+      "a cycle",
+      (() => {
+        const a = [];
+        a.push(a);
+        return a;
+      })(),
+    ],
     ["a value nested deeper than 64", JSON.parse("[".repeat(65) + "]".repeat(65))],
   ]) {
     test("setValue rejects " + name + " with a TypeError and sends nothing", async () => {
@@ -415,8 +435,7 @@ describe("kv.getValue and kv.setValue", () => {
       return true;
     });
     assert.deepEqual(p.log.warn, [
-      "steamHarnessKanban: relationship_pending: inventory has not declared this project " +
-        "(the other project must declare this one)",
+      "steamHarnessKanban: relationship_pending: inventory has not declared this project " + "(the other project must declare this one)",
     ]);
   });
 
@@ -699,7 +718,10 @@ describe("relatedProjects and knowledge", () => {
       [k.createDocument({ id: "conv-7", title: "Chat", markdown: "hi" }), { op: "knowledge.create", key: "conv-7", value: { title: "Chat", markdown: "hi" } }],
       [k.editDocument({ id: "d1", title: "T", markdown: undefined, extra: 1 }), { op: "knowledge.edit", key: "d1", value: { title: "T" } }],
       [k.deleteDocument("d1"), { op: "knowledge.delete", key: "d1" }],
-      [db.searchDocuments({ query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 }), { op: "knowledge.search", alias: "database", value: { query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 } }],
+      [
+        db.searchDocuments({ query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 }),
+        { op: "knowledge.search", alias: "database", value: { query: "Persistent", documentId: "d1", beforeLines: 1, afterLines: 1 } },
+      ],
       [k.readDocumentLines({ id: "d1", start: 1, end: 3 }), { op: "knowledge.readLines", key: "d1", value: { start: 1, end: 3 } }],
     ];
     for (const [i, [promise, expected]] of calls.entries()) {

@@ -34,10 +34,13 @@ describe("the plugin test host", () => {
     h.write("card:1", { t: "a" });
     h.write("card:2", { t: "x".repeat(40) });
     await h.settle();
-    assert.deepEqual(events.map((e) => e.changes[0]).map((c) => ["value" in c, c.key]), [
-      [true, "card:1"],
-      [false, "card:2"],
-    ]);
+    assert.deepEqual(
+      events.map((e) => e.changes[0]).map((c) => ["value" in c, c.key]),
+      [
+        [true, "card:1"],
+        [false, "card:2"],
+      ],
+    );
   });
 
   test("refuses with the server's codes: roles, grants, conflicts", async () => {
@@ -56,11 +59,14 @@ describe("the plugin test host", () => {
 
   test("refuses in the server's words, with the hint a board's host adds", async () => {
     const guest = await host({ role: "guest", kv: { counter: 1 } });
-    await assert.rejects(guest.kanban.kv.updateValue("counter", (n) => n + 1), {
-      code: "forbidden",
-      message: "updating in this project needs the developer role",
-      hint: "your role or the grant does not allow it",
-    });
+    await assert.rejects(
+      guest.kanban.kv.updateValue("counter", (n) => n + 1),
+      {
+        code: "forbidden",
+        message: "updating in this project needs the developer role",
+        hint: "your role or the grant does not allow it",
+      },
+    );
     const h = await host({ related: { inventory: { read: ["stock:"] } } });
     await assert.rejects(h.kanban.relatedProjects.get("inventory").kv.getValue("secret"), {
       message: "reading 'secret' through 'inventory' is not allowed",

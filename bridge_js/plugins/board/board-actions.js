@@ -1,25 +1,8 @@
 // Writing: moves, edits, archiving and undo, each shown at once and settled by its write
 // (board-state.js's `write`, which knows what the user may do).
 import { announce, reportError, toast } from "../../static/bridge/plugin-kit.js";
-import {
-  cardsInColumn,
-  columnOf,
-  keyboardTarget,
-  KEYS,
-  normalizeCard,
-  rankForPlacement,
-} from "./board-core.js";
-import {
-  addToIndex,
-  Conflict,
-  createOnly,
-  mergeCard,
-  moveColumnTo,
-  patchCard,
-  removeFromIndex,
-  storedChanges,
-  useOne as oneFewer,
-} from "./board-changes.js";
+import { cardsInColumn, columnOf, keyboardTarget, KEYS, normalizeCard, rankForPlacement } from "./board-core.js";
+import { addToIndex, Conflict, createOnly, mergeCard, moveColumnTo, patchCard, removeFromIndex, storedChanges, useOne as oneFewer } from "./board-changes.js";
 import {
   boardEl,
   columnCards,
@@ -37,16 +20,7 @@ import {
   visibleCards,
   write,
 } from "./board-state.js";
-import {
-  caughtUp,
-  refreshStock,
-  seen,
-  setView,
-  stockSeen,
-  withOverlays,
-  wrote,
-  wroteStock,
-} from "./board-sync.js";
+import { caughtUp, refreshStock, seen, setView, stockSeen, withOverlays, wrote, wroteStock } from "./board-sync.js";
 import { confirmDialog, conflictDialog } from "./board-prompts.js";
 
 const undoable = [];
@@ -138,9 +112,7 @@ export function moveCard(id, columnId, beforeId) {
   const position = cardsInColumn(state.cards, state.columns, columnId).findIndex((c) => c.id === id) + 1;
   announce("Moved " + card.title + " to " + (column ? column.title : columnId) + ", position " + position + ".");
   // Only this card's key: concurrent moves of other cards cannot conflict with it.
-  write("Moving the card", () =>
-    settle(id, mark, () => update(KEYS.card(id), patchCard({ column: columnId, rank }))),
-  );
+  write("Moving the card", () => settle(id, mark, () => update(KEYS.card(id), patchCard({ column: columnId, rank }))));
   const from = { column: card.column, rank: card.rank };
   remember("Moved " + card.title + ".", () => patchCardNow(id, from, "Moving the card back"));
 }
@@ -299,4 +271,3 @@ export function moveColumn(id, target) {
   const column = state.columns.find((c) => c.id === id);
   announce("Moved column " + (column ? column.title : id) + " to position " + (state.columns.findIndex((c) => c.id === id) + 1) + ".");
 }
-

@@ -108,7 +108,9 @@ function previewRestore(anchor, id, version, field, restored) {
       body.append(el("p", { class: "popover-note", text: "The card already holds what this version had." }));
       return;
     }
-    body.append(el("p", { class: "popover-note", text: "Tick the fields to bring back as " + personLabel(version.who) + " left them " + momentText(version.at) + "." }));
+    body.append(
+      el("p", { class: "popover-note", text: "Tick the fields to bring back as " + personLabel(version.who) + " left them " + momentText(version.at) + "." }),
+    );
     const list = el("ul", { class: "restore-choices", "data-testid": "restore-choices" });
     for (const choice of choices) {
       list.append(
@@ -138,7 +140,13 @@ function previewRestore(anchor, id, version, field, restored) {
       el(
         "div",
         { class: "popover-actions" },
-        el("button", { type: "button", class: "button primary", text: "Restore " + (choices.length > 1 ? "ticked fields" : "it"), "data-testid": "restore-apply", onclick: apply }),
+        el("button", {
+          type: "button",
+          class: "button primary",
+          text: "Restore " + (choices.length > 1 ? "ticked fields" : "it"),
+          "data-testid": "restore-apply",
+          onclick: apply,
+        }),
         el("button", { type: "button", class: "button ghost", text: "Cancel", onclick: () => closePopover() }),
       ),
     );

@@ -3,16 +3,7 @@
 // than once) and the merge of concurrent edits of one card (a card's activity is
 // board-history.js's).
 import { Refused } from "../../static/bridge/plugin-kit.js";
-import {
-  DEFAULT_COLUMNS,
-  KEYS,
-  MAX_CHECKLIST,
-  MAX_TEXT,
-  normalizeCard,
-  normalizeChecklist,
-  normalizeColumns,
-  normalizeIndex,
-} from "./board-core.js";
+import { DEFAULT_COLUMNS, KEYS, MAX_CHECKLIST, MAX_TEXT, normalizeCard, normalizeChecklist, normalizeColumns, normalizeIndex } from "./board-core.js";
 import { normalizeLabelSet } from "./board-labels.js";
 
 const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
@@ -82,7 +73,10 @@ export function createStore() {
       return unread;
     },
     // The card keys the index names that the page does not hold.
-    missing: () => indexed().map(KEYS.card).filter((key) => !values.has(key)),
+    missing: () =>
+      indexed()
+        .map(KEYS.card)
+        .filter((key) => !values.has(key)),
     board() {
       const ids = indexed();
       const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
@@ -161,9 +155,7 @@ export class Conflict extends Refused {
 export const mergeCard = (base, changes) => (current) => {
   const now = normalizeCard(base.id, current);
   if (!now) throw new Refused("gone", "This card was deleted meanwhile.");
-  const conflicts = Object.keys(changes).filter(
-    (f) => f !== "rank" && !sameValue(now[f], base[f]) && !sameValue(now[f], changes[f]),
-  );
+  const conflicts = Object.keys(changes).filter((f) => f !== "rank" && !sameValue(now[f], base[f]) && !sameValue(now[f], changes[f]));
   if (conflicts.length) throw new Conflict(conflicts, now);
   return { ...current, ...storedChanges(changes) };
 };

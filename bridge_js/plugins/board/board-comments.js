@@ -88,7 +88,13 @@ export function mentionAt(value, caret) {
 export function mentionChoices(members, typed, limit = 6) {
   const t = typed.toLocaleLowerCase();
   return members
-    .filter((m) => m.username.toLocaleLowerCase().startsWith(t) || String(m.displayName || "").toLocaleLowerCase().startsWith(t))
+    .filter(
+      (m) =>
+        m.username.toLocaleLowerCase().startsWith(t) ||
+        String(m.displayName || "")
+          .toLocaleLowerCase()
+          .startsWith(t),
+    )
     .slice(0, limit);
 }
 

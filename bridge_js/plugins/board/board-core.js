@@ -82,9 +82,7 @@ export function compareCards(a, b) {
 export function cardsInColumn(cards, columns, columnId) {
   const known = new Set(columns.map((c) => c.id));
   const fallback = columns.length ? columns[0].id : null;
-  return cards
-    .filter((card) => !card.archived && (known.has(card.column) ? card.column : fallback) === columnId)
-    .sort(compareCards);
+  return cards.filter((card) => !card.archived && (known.has(card.column) ? card.column : fallback) === columnId).sort(compareCards);
 }
 
 // An archived card is out of every column until it is restored; the archive lists by title.

@@ -8,7 +8,5 @@ export function showDetails(card) {
   const fields = card ? card.customFields : [];
   $("card-details").hidden = !fields.length;
   $("card-custom-fields-box").hidden = !fields.length;
-  $("card-custom-fields").replaceChildren(
-    ...fields.flatMap((field) => [el("dt", { text: field.name }), el("dd", { text: field.value || "—" })]),
-  );
+  $("card-custom-fields").replaceChildren(...fields.flatMap((field) => [el("dt", { text: field.name }), el("dd", { text: field.value || "—" })]));
 }

@@ -200,7 +200,10 @@ function postComment() {
   input.value = "";
   hideChoices();
   const card = findCard(open.id);
-  const mentioned = Comments.mentioned(text, members().map((m) => m.username));
+  const mentioned = Comments.mentioned(
+    text,
+    members().map((m) => m.username),
+  );
   const comment = { id: newId(), author: me(), text, at: new Date().toISOString() };
   writeComments("Posting the comment", Comments.addComment(comment)).then((posted) => {
     // The inbox and its mail show text: the comment's words without markdown's marks.
@@ -288,4 +291,3 @@ export function wireDiscussion() {
   $("comment-input").addEventListener("keydown", onCommentKey);
   $("comment-input").addEventListener("blur", hideChoices);
 }
-

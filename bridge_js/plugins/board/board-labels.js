@@ -47,15 +47,16 @@ export class LabelProblem extends Error {
 
 // The name as stored, or a LabelProblem saying why not.
 export function labelName(text) {
-  const name = String(text || "").trim().replace(/\s+/g, " ");
+  const name = String(text || "")
+    .trim()
+    .replace(/\s+/g, " ");
   if (!name) throw new LabelProblem("invalid_argument", "A label needs a name.");
   if (name.includes(",")) throw new LabelProblem("invalid_argument", "A label's name cannot hold a comma.");
   if (name.length > MAX_LABEL) throw new LabelProblem("invalid_argument", "A label's name is at most " + MAX_LABEL + " characters.");
   return name;
 }
 
-const entries = (value) =>
-  (Array.isArray(value) ? value : []).filter((e) => e && typeof e === "object" && typeof e.name === "string" && e.name.trim());
+const entries = (value) => (Array.isArray(value) ? value : []).filter((e) => e && typeof e === "object" && typeof e.name === "string" && e.name.trim());
 
 // Adds {name, color}; a name already in the set (any case) is refused.
 export const addLabel = (name, color) => (current) => {
@@ -68,16 +69,18 @@ export const addLabel = (name, color) => (current) => {
 
 // Renames and recolours the label named `from` (any case); a new name another label has is
 // refused. Entries the page cannot read are kept as they are.
-export const editLabel = (from, { name, color }) => (current) => {
-  const list = Array.isArray(current) ? current : [];
-  const at = list.findIndex((e) => e && typeof e.name === "string" && fold(e.name.trim()) === fold(from));
-  if (at < 0) throw new LabelProblem("gone", "That label was removed meanwhile.");
-  if (!LABEL_COLOURS.includes(color)) throw new LabelProblem("invalid_argument", "Pick one of the palette's colours.");
-  if (fold(name) !== fold(from) && entries(list).some((e) => fold(e.name.trim()) === fold(name))) {
-    throw new LabelProblem("exists", "The board already has a label " + name + ".");
-  }
-  return list.map((e, i) => (i === at ? { ...e, name, color } : e));
-};
+export const editLabel =
+  (from, { name, color }) =>
+  (current) => {
+    const list = Array.isArray(current) ? current : [];
+    const at = list.findIndex((e) => e && typeof e.name === "string" && fold(e.name.trim()) === fold(from));
+    if (at < 0) throw new LabelProblem("gone", "That label was removed meanwhile.");
+    if (!LABEL_COLOURS.includes(color)) throw new LabelProblem("invalid_argument", "Pick one of the palette's colours.");
+    if (fold(name) !== fold(from) && entries(list).some((e) => fold(e.name.trim()) === fold(name))) {
+      throw new LabelProblem("exists", "The board already has a label " + name + ".");
+    }
+    return list.map((e, i) => (i === at ? { ...e, name, color } : e));
+  };
 
 // The set without the label named `name` (any case); one removed meanwhile is no error.
 export const removeLabel = (name) => (current) =>

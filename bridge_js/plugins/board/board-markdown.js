@@ -33,8 +33,31 @@ export function markdownHtml(text) {
 
 const PURIFY = {
   ALLOWED_TAGS: [
-    "p", "br", "strong", "em", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a", "hr",
-    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+    "p",
+    "br",
+    "strong",
+    "em",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
   ],
   ALLOWED_ATTR: ["href", "title", "start"],
   ALLOWED_URI_REGEXP: SAFE_LINK,
@@ -166,7 +189,10 @@ function strip(source, max) {
   for (const mark of LINE_MARKS) s = s.replace(mark, "");
   for (const [mark, by] of INLINE) s = s.replace(mark, by);
   // Only runs and other spaces are replaced: a lone space, the most of them, stays as it is.
-  s = s.replace(HELD, release).replace(/\s{2,}|[^\S ]/g, " ").trim();
+  s = s
+    .replace(HELD, release)
+    .replace(/\s{2,}|[^\S ]/g, " ")
+    .trim();
   if (s.length <= max) return s;
   const cut = s.slice(0, max); // the ellipsis takes the place of the space cut at
   const space = cut.lastIndexOf(" ");

@@ -5,7 +5,18 @@
 // written at once, for it is the board's, not the card's.
 import { el, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import { KEYS } from "./board-core.js";
-import { addLabel, editLabel, LABEL_COLOURS, labelColour, labelName, LabelProblem, labelSet, removeLabel, renamedLabels, withoutLabel } from "./board-labels.js";
+import {
+  addLabel,
+  editLabel,
+  LABEL_COLOURS,
+  labelColour,
+  labelName,
+  LabelProblem,
+  labelSet,
+  removeLabel,
+  renamedLabels,
+  withoutLabel,
+} from "./board-labels.js";
 import { dayText, dueState, fullText } from "./board-dates.js";
 import { $, hue, initials, kanban, memberNamed, members, personLabel, state, write } from "./board-state.js";
 import { patchCard } from "./board-changes.js";
@@ -33,7 +44,9 @@ export function labelChip(name, tag = "li") {
 // What the draft holds, under Members, Labels and Dates; a writer's "+" opens the picker.
 export function renderBadges(draft, { readOnly, open }) {
   const plus = (kind, label) =>
-    readOnly ? null : el("button", { type: "button", class: "badge-add", "aria-label": label, title: label, text: "+", onclick: (e) => open(kind, e.currentTarget) });
+    readOnly
+      ? null
+      : el("button", { type: "button", class: "badge-add", "aria-label": label, title: label, text: "+", onclick: (e) => open(kind, e.currentTarget) });
   $("card-members").replaceChildren(
     ...draft.assignees.map((name) => {
       const face = avatar(name);
@@ -93,7 +106,18 @@ export function openMembers(anchor, draft, changed) {
         changed();
       });
       const label = personLabel(name) + (memberNamed(name) ? "" : " (not a member)");
-      return el("li", { class: "pick-row", "data-name": fold(label + " " + name) }, el("label", { class: "pick" }, input, avatar(name), el("span", { class: "pick-name", text: label }), el("span", { class: "pick-check", "aria-hidden": "true", text: "✓" })));
+      return el(
+        "li",
+        { class: "pick-row", "data-name": fold(label + " " + name) },
+        el(
+          "label",
+          { class: "pick" },
+          input,
+          avatar(name),
+          el("span", { class: "pick-name", text: label }),
+          el("span", { class: "pick-check", "aria-hidden": "true", text: "✓" }),
+        ),
+      );
     });
     filter.addEventListener("input", () => {
       for (const row of rows) row.hidden = !row.dataset.name.includes(fold(filter.value.trim()));
@@ -114,15 +138,23 @@ export function openDates(anchor, draft, changed) {
         draft[name] = input.value || null;
         changed();
       });
-      const clear = el("button", { type: "button", class: "button ghost", text: "Remove", "aria-label": "Remove the " + label.toLowerCase(), onclick: () => {
-        input.value = "";
-        draft[name] = null;
-        changed();
-      } });
+      const clear = el("button", {
+        type: "button",
+        class: "button ghost",
+        text: "Remove",
+        "aria-label": "Remove the " + label.toLowerCase(),
+        onclick: () => {
+          input.value = "";
+          draft[name] = null;
+          changed();
+        },
+      });
       return el("div", { class: "field" }, el("label", { text: label }, input), el("div", { class: "popover-actions" }, clear));
     };
     body.append(field("start", "Start date", draft.start), field("due", "Due date", draft.due));
-    body.append(el("div", { class: "popover-actions" }, el("button", { type: "button", class: "button primary", text: "Done", onclick: () => closePopover() })));
+    body.append(
+      el("div", { class: "popover-actions" }, el("button", { type: "button", class: "button primary", text: "Done", onclick: () => closePopover() })),
+    );
   });
 }
 
@@ -156,14 +188,37 @@ export async function openLabels(anchor, draft, changed) {
         changed();
       });
       const chip = labelChip(entry.name, "span");
-      const row = el("li", { class: "pick-row" }, el("label", { class: "pick" }, input, chip, el("span", { class: "pick-check", "aria-hidden": "true", text: "✓" })));
+      const row = el(
+        "li",
+        { class: "pick-row" },
+        el("label", { class: "pick" }, input, chip, el("span", { class: "pick-check", "aria-hidden": "true", text: "✓" })),
+      );
       if (entry.color) {
-        row.append(el("button", { type: "button", class: "button ghost icon-button", text: "✎", title: "Change " + entry.name, "aria-label": "Change the label " + entry.name, "data-testid": "edit-label-" + entry.name, onclick: () => labelForm(anchor, draft, changed, entry) }));
+        row.append(
+          el("button", {
+            type: "button",
+            class: "button ghost icon-button",
+            text: "✎",
+            title: "Change " + entry.name,
+            "aria-label": "Change the label " + entry.name,
+            "data-testid": "edit-label-" + entry.name,
+            onclick: () => labelForm(anchor, draft, changed, entry),
+          }),
+        );
       }
       list.append(row);
     }
     if (!entries.length) body.append(el("p", { class: "popover-note", text: "This board has no labels yet." }));
-    body.append(list, el("button", { type: "button", class: "button ghost", text: "Create a new label", "data-testid": "label-create-open", onclick: () => labelForm(anchor, draft, changed, null) }));
+    body.append(
+      list,
+      el("button", {
+        type: "button",
+        class: "button ghost",
+        text: "Create a new label",
+        "data-testid": "label-create-open",
+        onclick: () => labelForm(anchor, draft, changed, null),
+      }),
+    );
   });
 }
 
@@ -175,7 +230,20 @@ function labelForm(anchor, draft, changed, entry) {
     const chosen = entry ? entry.color : LABEL_COLOURS[0];
     const palette = el("fieldset", { class: "palette" }, el("legend", { text: "Colour" }));
     for (const colour of LABEL_COLOURS) {
-      palette.append(el("label", { class: "swatch label-" + colour, title: colour }, el("input", { type: "radio", name: "label-colour", value: colour, checked: colour === chosen, "aria-label": colour, "data-testid": "swatch-" + colour })));
+      palette.append(
+        el(
+          "label",
+          { class: "swatch label-" + colour, title: colour },
+          el("input", {
+            type: "radio",
+            name: "label-colour",
+            value: colour,
+            checked: colour === chosen,
+            "aria-label": colour,
+            "data-testid": "swatch-" + colour,
+          }),
+        ),
+      );
     }
     const error = el("p", { class: "field-error", role: "alert", hidden: true });
     const save = async () => {
@@ -232,7 +300,15 @@ function labelForm(anchor, draft, changed, entry) {
         { class: "popover-actions" },
         el("button", { type: "button", class: "button primary", text: entry ? "Save" : "Create", "data-testid": "label-save", onclick: save }),
         el("button", { type: "button", class: "button ghost", text: "Back", onclick: () => openLabels(anchor, draft, changed) }),
-        entry ? el("button", { type: "button", class: "button danger", text: "Delete", "data-testid": "label-delete", onclick: (e) => deleteLabel(anchor, draft, changed, entry, e.currentTarget.parentElement) }) : null,
+        entry
+          ? el("button", {
+              type: "button",
+              class: "button danger",
+              text: "Delete",
+              "data-testid": "label-delete",
+              onclick: (e) => deleteLabel(anchor, draft, changed, entry, e.currentTarget.parentElement),
+            })
+          : null,
       ),
     );
   });
@@ -259,19 +335,33 @@ const renameOnCards = (from, to) => relabelCards(from, (labels) => renamedLabels
 // Asks in the popover, then takes the label out of the set and off every card.
 function deleteLabel(anchor, draft, changed, entry, actions) {
   const count = state.cards.filter((card) => withoutLabel(card.labels, entry.name)).length;
-  const yes = el("button", { type: "button", class: "button danger", text: "Delete", "data-testid": "label-delete-confirm", onclick: async () => {
-    const ok = await write("Deleting the label", () => update(KEYS.labels, removeLabel(entry.name)));
-    if (!ok) return;
-    state.labels = new Map(state.labels);
-    state.labels.delete(fold(entry.name));
-    draft.labels = withoutLabel(draft.labels, entry.name) || draft.labels;
-    relabelCards(entry.name, (labels) => withoutLabel(labels, entry.name), "Removing the label");
-    changed();
-    openLabels(anchor, draft, changed);
-  } });
+  const yes = el("button", {
+    type: "button",
+    class: "button danger",
+    text: "Delete",
+    "data-testid": "label-delete-confirm",
+    onclick: async () => {
+      const ok = await write("Deleting the label", () => update(KEYS.labels, removeLabel(entry.name)));
+      if (!ok) return;
+      state.labels = new Map(state.labels);
+      state.labels.delete(fold(entry.name));
+      draft.labels = withoutLabel(draft.labels, entry.name) || draft.labels;
+      relabelCards(entry.name, (labels) => withoutLabel(labels, entry.name), "Removing the label");
+      changed();
+      openLabels(anchor, draft, changed);
+    },
+  });
   const no = el("button", { type: "button", class: "button ghost", text: "Keep it", onclick: () => labelForm(anchor, draft, changed, entry) });
   actions.replaceChildren(
-    el("p", { class: "popover-note", text: "Delete “" + entry.name + "” from the board" + (count ? " and from " + (count === 1 ? "the card that carries it" : "the " + count + " cards that carry it") : "") + "? There is no undo." }),
+    el("p", {
+      class: "popover-note",
+      text:
+        "Delete “" +
+        entry.name +
+        "” from the board" +
+        (count ? " and from " + (count === 1 ? "the card that carries it" : "the " + count + " cards that carry it") : "") +
+        "? There is no undo.",
+    }),
     yes,
     no,
   );

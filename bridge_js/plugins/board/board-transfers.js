@@ -70,7 +70,14 @@ export async function openMove(anchor, { card, draft, changed, done, unsaved }) 
       done();
       toast("Moved “" + card.title + "” to " + name + ".");
     };
-    body.append(error, el("div", { class: "popover-actions" }, el("button", { type: "button", class: "button primary", text: "Move", "data-testid": "transfer-move", onclick: move })));
+    body.append(
+      error,
+      el(
+        "div",
+        { class: "popover-actions" },
+        el("button", { type: "button", class: "button primary", text: "Move", "data-testid": "transfer-move", onclick: move }),
+      ),
+    );
     if (card && !boards.some((b) => !b.current)) body.append(el("p", { class: "popover-note", text: "You can write no other board to move it to." }));
   });
 }
@@ -102,8 +109,11 @@ export async function openCopy(anchor, { card, done, unsaved }) {
     body.append(
       el("p", { class: "popover-note", text: "With its checklist, comments and attachments." }),
       error,
-      el("div", { class: "popover-actions" }, el("button", { type: "button", class: "button primary", text: "Copy", "data-testid": "transfer-copy", onclick: copy })),
+      el(
+        "div",
+        { class: "popover-actions" },
+        el("button", { type: "button", class: "button primary", text: "Copy", "data-testid": "transfer-copy", onclick: copy }),
+      ),
     );
   });
 }
-

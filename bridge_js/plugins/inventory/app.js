@@ -125,13 +125,7 @@ function renderItem(item) {
     el("span", { class: "count" + (item.count === 0 ? " count-empty" : ""), "data-testid": "count-" + item.id, text: String(item.count) }),
     state.readOnly ? null : stepButton(item, +1),
   );
-  return el(
-    "tr",
-    { "data-testid": "item-" + item.id },
-    el("th", { scope: "row", text: item.name }),
-    el("td", {}, el("code", { text: item.id })),
-    count,
-  );
+  return el("tr", { "data-testid": "item-" + item.id }, el("th", { scope: "row", text: item.name }), el("td", {}, el("code", { text: item.id })), count);
 }
 
 $("add-item").addEventListener("click", addItem);

@@ -1,13 +1,7 @@
 // TypeScript declarations for window.steamHarnessKanban (served as written at
 // /static/bridge/kanban.d.ts). Members marked "extension" go beyond the seed contract.
 
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * The same strings on HTTP, the websocket and here. What to do about each:
@@ -136,20 +130,14 @@ export interface KanbanKV {
    * be pure; it receives undefined when the key is absent. Resolves with the stored value.
    * Extension on the current project's kv.
    */
-  updateValue<T extends JsonValue = JsonValue>(
-    key: string,
-    updater: (current: T | undefined) => T,
-  ): Promise<T>;
+  updateValue<T extends JsonValue = JsonValue>(key: string, updater: (current: T | undefined) => T): Promise<T>;
   /**
    * Extension: the key's kept versions, newest first (its current value first), each with
    * who wrote it and through what (`source`) and when; a deletion has `deleted: true` and
    * no value. Under the key's own read rule. Pass `cursor` back as `before` for older ones
    * (null: no more). At most `KANBAN_HISTORY_REVISIONS` (50) per key are kept.
    */
-  getHistory<T extends JsonValue = JsonValue>(
-    key: string,
-    options?: { limit?: number; before?: string },
-  ): Promise<History<T>>;
+  getHistory<T extends JsonValue = JsonValue>(key: string, options?: { limit?: number; before?: string }): Promise<History<T>>;
   /** Extension on the current project's kv. */
   subscribe(listener: (event: RevisionEvent) => void): Unsubscribe;
   /**
@@ -158,10 +146,7 @@ export interface KanbanKV {
    * reconnect. A change carries its new value (or `deleted: true`) when small: apply it;
    * read only the keys that came without one (getValues), and everything on a resync.
    */
-  watch<T extends JsonValue = JsonValue>(
-    listener: (event: ChangesEvent<T>) => void,
-    options?: { prefix?: string },
-  ): Unsubscribe;
+  watch<T extends JsonValue = JsonValue>(listener: (event: ChangesEvent<T>) => void, options?: { prefix?: string }): Unsubscribe;
 }
 
 export interface KnowledgeResult {
@@ -176,12 +161,7 @@ export interface KanbanKnowledge {
   createDocument(document: { id?: string; title: string; markdown: string }): Promise<KnowledgeResult>;
   editDocument(document: { id: string; title?: string; markdown?: string }): Promise<KnowledgeResult>;
   deleteDocument(id: string | { id: string }): Promise<KnowledgeResult>;
-  searchDocuments(options: {
-    query: string;
-    documentId?: string;
-    beforeLines?: number;
-    afterLines?: number;
-  }): Promise<KnowledgeResult>;
+  searchDocuments(options: { query: string; documentId?: string; beforeLines?: number; afterLines?: number }): Promise<KnowledgeResult>;
   readDocumentLines(range: { id: string; start: number; end: number }): Promise<KnowledgeResult>;
 }
 

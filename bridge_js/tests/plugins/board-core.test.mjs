@@ -1,8 +1,44 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { Refused, createGenerations } from "../../static/bridge/plugin-kit.js";
-import { MAX_CHECKLIST, ME, archivedCards, cardsInColumn, checklistProgress, columnOf, defaultView, dueState, isFiltering, isRank, keyboardTarget, localDate, matchesFilter, newId, normalizeCard, normalizeColumns, normalizeView, parseLabels, rankBetween, rankForPlacement, wipState } from "../../plugins/board/board-core.js";
-import { Conflict, addColumn, addToIndex, changeChecklist, changedFields, defaultColumnsIfAbsent, mergeCard, moveColumnTo, patchCard, patchColumn, removeColumn, removeFromIndex, useOne } from "../../plugins/board/board-changes.js";
+import {
+  MAX_CHECKLIST,
+  ME,
+  archivedCards,
+  cardsInColumn,
+  checklistProgress,
+  columnOf,
+  defaultView,
+  dueState,
+  isFiltering,
+  isRank,
+  keyboardTarget,
+  localDate,
+  matchesFilter,
+  newId,
+  normalizeCard,
+  normalizeColumns,
+  normalizeView,
+  parseLabels,
+  rankBetween,
+  rankForPlacement,
+  wipState,
+} from "../../plugins/board/board-core.js";
+import {
+  Conflict,
+  addColumn,
+  addToIndex,
+  changeChecklist,
+  changedFields,
+  defaultColumnsIfAbsent,
+  mergeCard,
+  moveColumnTo,
+  patchCard,
+  patchColumn,
+  removeColumn,
+  removeFromIndex,
+  useOne,
+} from "../../plugins/board/board-changes.js";
 
 const card = (id, rank, extra = {}) => ({
   id,
@@ -27,7 +63,7 @@ const COLUMNS = [
 // A deterministic pseudo-random source, so a failing case can be replayed.
 function lcg(seed) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe("ranks", () => {
@@ -95,12 +131,18 @@ describe("ranks", () => {
 describe("card order and placement", () => {
   test("cards sort by rank, and by id when two ranks tie", () => {
     const cards = [card("c", "m"), card("b", "i"), card("a", "m")];
-    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["b", "a", "c"]);
+    assert.deepEqual(
+      cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id),
+      ["b", "a", "c"],
+    );
   });
 
   test("a card whose column was removed shows in the first column", () => {
     const cards = [card("a", "i", { column: "gone" }), card("b", "m", { column: "doing" })];
-    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
+    assert.deepEqual(
+      cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id),
+      ["a"],
+    );
     assert.equal(columnOf(cards[0], COLUMNS), "todo");
   });
 
@@ -221,22 +263,25 @@ describe("stored board values", () => {
     assert.equal(normalizeCard("a", [1]), null);
     assert.equal(normalizeCard("a", undefined), null);
     const c = normalizeCard("a", { title: "T", labels: ["x", 3], due: "soon", rank: "A", item: "" });
-    assert.deepEqual({ ...c, labels: [...c.labels] }, {
-      id: "a",
-      title: "T",
-      description: "",
-      assignees: [],
-      labels: ["x"],
-      due: null,
-      column: "",
-      rank: "i",
-      item: null,
-      archived: false,
-      checklist: [],
-      commentCount: 0,
-      start: null,
-      customFields: [],
-    });
+    assert.deepEqual(
+      { ...c, labels: [...c.labels] },
+      {
+        id: "a",
+        title: "T",
+        description: "",
+        assignees: [],
+        labels: ["x"],
+        due: null,
+        column: "",
+        rank: "i",
+        item: null,
+        archived: false,
+        checklist: [],
+        commentCount: 0,
+        start: null,
+        customFields: [],
+      },
+    );
   });
 
   test("a card from before several assignees names its one; junk assignees and items go", () => {
@@ -252,8 +297,14 @@ describe("stored board values", () => {
       normalizeCard("a", { title: "Kept", column: "todo", rank: "c" }),
       normalizeCard("b", { title: "Gone", column: "todo", rank: "d", archived: true }),
     ];
-    assert.deepEqual(cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id), ["a"]);
-    assert.deepEqual(archivedCards(cards).map((c) => c.id), ["b"]);
+    assert.deepEqual(
+      cardsInColumn(cards, COLUMNS, "todo").map((c) => c.id),
+      ["a"],
+    );
+    assert.deepEqual(
+      archivedCards(cards).map((c) => c.id),
+      ["b"],
+    );
   });
 });
 
@@ -268,7 +319,10 @@ describe("updaters", () => {
   test("a card patch applies to what is stored now and refuses a deleted card", () => {
     const stored = { id: "a", title: "Moved elsewhere", column: "done", rank: "x" };
     assert.deepEqual(patchCard({ title: "New" })(stored), { ...stored, title: "New" });
-    assert.throws(() => patchCard({ title: "New" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.throws(
+      () => patchCard({ title: "New" })({ id: "a", deleted: true }),
+      (e) => e.reason === "gone",
+    );
     assert.throws(() => patchCard({ title: "New" })(undefined), Refused);
   });
 
@@ -295,13 +349,25 @@ describe("updaters", () => {
     );
     // The same change on both sides is no conflict; a rank moves with its column.
     assert.equal(mergeCard(base, { title: "Nuts" })(theirs).title, "Nuts");
-    assert.throws(() => mergeCard(base, { column: "doing", rank: "j" })(theirs), (e) => e.fields.join() === "column");
-    assert.throws(() => mergeCard(base, { title: "x" })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.throws(
+      () => mergeCard(base, { column: "doing", rank: "j" })(theirs),
+      (e) => e.fields.join() === "column",
+    );
+    assert.throws(
+      () => mergeCard(base, { title: "x" })({ id: "a", deleted: true }),
+      (e) => e.reason === "gone",
+    );
   });
 
   test("default columns are written only when absent", () => {
-    assert.deepEqual(defaultColumnsIfAbsent(undefined).map((c) => c.title), ["To do", "Doing", "Done"]);
-    assert.throws(() => defaultColumnsIfAbsent([]), (e) => e.reason === "exists");
+    assert.deepEqual(
+      defaultColumnsIfAbsent(undefined).map((c) => c.title),
+      ["To do", "Doing", "Done"],
+    );
+    assert.throws(
+      () => defaultColumnsIfAbsent([]),
+      (e) => e.reason === "exists",
+    );
   });
 
   test("a column moves into another's place, the rest keeping their order", () => {
@@ -310,21 +376,36 @@ describe("updaters", () => {
     assert.deepEqual(ids(moveColumnTo("done", "doing")(cols)), ["todo", "done", "doing"]);
     assert.deepEqual(ids(moveColumnTo("todo", "done")(cols)), ["doing", "done", "todo"]);
     assert.deepEqual(ids(moveColumnTo("todo", "todo")(cols)), ["todo", "doing", "done"]);
-    assert.throws(() => moveColumnTo("gone", "todo")(cols), (e) => e.reason === "gone");
+    assert.throws(
+      () => moveColumnTo("gone", "todo")(cols),
+      (e) => e.reason === "gone",
+    );
   });
 
   test("column updaters", () => {
     const cols = COLUMNS.map((c) => ({ ...c }));
-    assert.deepEqual(addColumn({ id: "qa", title: "QA", wip: 1 })(cols).map((c) => c.id), ["todo", "doing", "done", "qa"]);
+    assert.deepEqual(
+      addColumn({ id: "qa", title: "QA", wip: 1 })(cols).map((c) => c.id),
+      ["todo", "doing", "done", "qa"],
+    );
     assert.equal(patchColumn("doing", { wip: 5 })(cols)[1].wip, 5);
     assert.throws(() => patchColumn("nope", { wip: 5 })(cols), Refused);
-    assert.deepEqual(removeColumn("doing")(cols).map((c) => c.id), ["todo", "done"]);
+    assert.deepEqual(
+      removeColumn("doing")(cols).map((c) => c.id),
+      ["todo", "done"],
+    );
   });
 
   test("using one item never takes stock below zero", () => {
     assert.deepEqual(useOne({ name: "Pens", count: 2 }), { name: "Pens", count: 1 });
-    assert.throws(() => useOne({ name: "Pens", count: 0 }), (e) => e.reason === "empty");
-    assert.throws(() => useOne(undefined), (e) => e.reason === "missing");
+    assert.throws(
+      () => useOne({ name: "Pens", count: 0 }),
+      (e) => e.reason === "empty",
+    );
+    assert.throws(
+      () => useOne(undefined),
+      (e) => e.reason === "missing",
+    );
   });
 });
 
@@ -377,7 +458,15 @@ describe("assignees and checklists", () => {
     assert.equal(mergeCard(base, { assignees: [] })({ title: "A" }).assignee, "");
   });
 
-  const stored = { id: "a", title: "A", checklist: [{ id: "x", text: "X" }, { id: "y", text: "Y" }, { id: "z", text: "Z" }] };
+  const stored = {
+    id: "a",
+    title: "A",
+    checklist: [
+      { id: "x", text: "X" },
+      { id: "y", text: "Y" },
+      { id: "z", text: "Z" },
+    ],
+  };
   const texts = (card) => card.checklist.map((i) => i.text + (i.done ? "+" : "")).join(" ");
 
   test("two people ticking different items both keep theirs", () => {
@@ -392,12 +481,21 @@ describe("assignees and checklists", () => {
     assert.equal(texts(changeChecklist({ move: "z", to: 0 })(stored)), "Z X Y");
     assert.equal(texts(changeChecklist({ move: "x", to: 99 })(stored)), "Y Z X");
     assert.equal(texts(changeChecklist({ remove: "y" })(stored)), "X Z");
-    assert.throws(() => changeChecklist({ tick: "gone", done: true })(stored), (e) => e.reason === "gone");
-    assert.throws(() => changeChecklist({ add: { id: "w", text: "W" } })({ id: "a", deleted: true }), (e) => e.reason === "gone");
+    assert.throws(
+      () => changeChecklist({ tick: "gone", done: true })(stored),
+      (e) => e.reason === "gone",
+    );
+    assert.throws(
+      () => changeChecklist({ add: { id: "w", text: "W" } })({ id: "a", deleted: true }),
+      (e) => e.reason === "gone",
+    );
   });
 
   test("a checklist holds at most its maximum", () => {
     const full = { checklist: Array.from({ length: MAX_CHECKLIST }, (_, i) => ({ id: "i" + i, text: "t" })) };
-    assert.throws(() => changeChecklist({ add: { id: "new", text: "one more" } })(full), (e) => e.reason === "full");
+    assert.throws(
+      () => changeChecklist({ add: { id: "new", text: "one more" } })(full),
+      (e) => e.reason === "full",
+    );
   });
 });

@@ -4,7 +4,11 @@ import { cardHistory, fieldChanges, partsText, restoreChoices } from "../../plug
 import { normalizeCard } from "../../plugins/board/board-core.js";
 
 const ctx = {
-  columns: [{ id: "todo", title: "To do" }, { id: "doing", title: "Doing" }, { id: "done", title: "Done" }],
+  columns: [
+    { id: "todo", title: "To do" },
+    { id: "doing", title: "Doing" },
+    { id: "done", title: "Done" },
+  ],
   person: (u) => ({ bob: "Bob Builder", carol: "Carol" })[u] || u,
   day: (d) => "day " + d,
 };
@@ -18,14 +22,27 @@ describe("one entry per field a version changed", () => {
   });
 
   test("checklist ticks, additions and removals each say which item", () => {
-    const before = { checklist: [{ id: "x1", text: "Deploy", done: false }, { id: "x2", text: "Tag", done: false }] };
-    const after = { checklist: [{ id: "x1", text: "Deploy", done: true }, { id: "x3", text: "Announce", done: false }] };
+    const before = {
+      checklist: [
+        { id: "x1", text: "Deploy", done: false },
+        { id: "x2", text: "Tag", done: false },
+      ],
+    };
+    const after = {
+      checklist: [
+        { id: "x1", text: "Deploy", done: true },
+        { id: "x3", text: "Announce", done: false },
+      ],
+    };
     assert.deepEqual(texts(before, after), ["ticked Deploy", "added Announce to the checklist", "removed Tag from the checklist"]);
   });
 
   test("members, labels and dates, one entry each, in the page's words", () => {
     assert.deepEqual(
-      texts({ assignees: ["carol"], labels: ["bug"], due: "2026-12-01" }, { assignees: ["bob"], labels: ["Bug", "ux"], due: "2026-12-24", start: "2026-12-02" }),
+      texts(
+        { assignees: ["carol"], labels: ["bug"], due: "2026-12-01" },
+        { assignees: ["bob"], labels: ["Bug", "ux"], due: "2026-12-24", start: "2026-12-02" },
+      ),
       ["assigned Bob Builder", "unassigned Carol", "added the label ux", "set the start date to day 2026-12-02", "changed the due date to day 2026-12-24"],
     );
     assert.deepEqual(texts({ due: "2026-12-01" }, {}), ["removed the due date"]);

@@ -18,7 +18,10 @@ import { normalizeCard } from "../../plugins/board/board-core.js";
 
 describe("the board's label set", () => {
   test("a label named in the set shows its colour, whatever its case; others have none", () => {
-    const colours = normalizeLabelSet([{ name: "Bug", color: "red" }, { name: "Design", color: "purple" }]);
+    const colours = normalizeLabelSet([
+      { name: "Bug", color: "red" },
+      { name: "Design", color: "purple" },
+    ]);
     assert.equal(labelColour(colours, "bug"), "red");
     assert.equal(labelColour(colours, "DESIGN"), "purple");
     assert.equal(labelColour(colours, "Chore"), null);
@@ -81,7 +84,10 @@ describe("what an import kept on a card", () => {
 });
 
 describe("changing the label set", () => {
-  const set = [{ name: "Bug", color: "red" }, { name: "Design", color: "purple" }];
+  const set = [
+    { name: "Bug", color: "red" },
+    { name: "Design", color: "purple" },
+  ];
 
   test("a new label joins the set in the palette's colour; a name it has, in any case, is refused", () => {
     assert.deepEqual(addLabel("Chore", "lime")(set), [...set, { name: "Chore", color: "lime" }]);

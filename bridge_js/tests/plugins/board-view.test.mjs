@@ -42,8 +42,14 @@ describe("grouping", () => {
   test("columns in board order; archived cards out; a card of a gone column in the first", () => {
     const cards = [card("x", "done", "b"), card("y", "todo", "c"), card("z", "gone", "a"), card("w", "todo", "a", { archived: true })];
     const groups = groupByColumn(cards, COLUMNS);
-    assert.deepEqual(groups.get("todo").map((c) => c.id), ["z", "y"]);
-    assert.deepEqual(groups.get("done").map((c) => c.id), ["x"]);
+    assert.deepEqual(
+      groups.get("todo").map((c) => c.id),
+      ["z", "y"],
+    );
+    assert.deepEqual(
+      groups.get("done").map((c) => c.id),
+      ["x"],
+    );
   });
 
   test("worked out again only for a new array of cards or columns", () => {
@@ -61,10 +67,19 @@ describe("the filter cache", () => {
     const a = card("a", "todo", "h", { title: "Fix login" });
     const b = card("b", "todo", "p", { title: "Write docs" });
     const filter = { text: "login", label: "", assignee: "", due: "" };
-    assert.deepEqual(cache.shown([a, b], filter, "2026-12-05", "alice").map((c) => c.id), ["a"]);
+    assert.deepEqual(
+      cache.shown([a, b], filter, "2026-12-05", "alice").map((c) => c.id),
+      ["a"],
+    );
     const b2 = { ...b, title: "Login page" };
-    assert.deepEqual(cache.shown([a, b2], filter, "2026-12-05", "alice").map((c) => c.id), ["a", "b"]);
-    assert.deepEqual(cache.shown([a, b2], { ...filter, text: "docs" }, "2026-12-05", "alice").map((c) => c.id), []);
+    assert.deepEqual(
+      cache.shown([a, b2], filter, "2026-12-05", "alice").map((c) => c.id),
+      ["a", "b"],
+    );
+    assert.deepEqual(
+      cache.shown([a, b2], { ...filter, text: "docs" }, "2026-12-05", "alice").map((c) => c.id),
+      [],
+    );
   });
 
   test("no filter shows the column as it is", () => {

@@ -1,7 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Refused } from "../../static/bridge/plugin-kit.js";
-import { addToIndex, adjust, checkCount, checkName, createOnly, isItemId, newItemId, normalizeItem, sortItems } from "../../plugins/inventory/inventory-core.js";
+import {
+  addToIndex,
+  adjust,
+  checkCount,
+  checkName,
+  createOnly,
+  isItemId,
+  newItemId,
+  normalizeItem,
+  sortItems,
+} from "../../plugins/inventory/inventory-core.js";
 const bytes = (n) => Uint8Array.from({ length: n }, (_, i) => i + 10);
 
 test("item ids are readable slugs with a random suffix", () => {
@@ -22,8 +32,14 @@ test("names and counts are checked before anything is written", () => {
 test("adjusting a count refuses to go below zero or to a missing item", () => {
   assert.deepEqual(adjust(-1)({ name: "Pens", count: 1 }), { name: "Pens", count: 0 });
   assert.deepEqual(adjust(+3)({ name: "Pens", count: 1 }), { name: "Pens", count: 4 });
-  assert.throws(() => adjust(-1)({ name: "Pens", count: 0 }), (e) => e.reason === "negative");
-  assert.throws(() => adjust(1)(undefined), (e) => e.reason === "missing");
+  assert.throws(
+    () => adjust(-1)({ name: "Pens", count: 0 }),
+    (e) => e.reason === "negative",
+  );
+  assert.throws(
+    () => adjust(1)(undefined),
+    (e) => e.reason === "missing",
+  );
 });
 
 test("the index merges additions and drops junk", () => {
@@ -33,13 +49,14 @@ test("the index merges additions and drops junk", () => {
 });
 
 test("stored items are normalised and sorted by name", () => {
-  const items = [
-    normalizeItem("b-1", { name: "bolts", count: 3 }),
-    normalizeItem("a-1", { name: "Anchors", count: -2 }),
-    normalizeItem("c-1", "junk"),
-  ].filter(Boolean);
-  assert.deepEqual(sortItems(items).map((i) => [i.id, i.count, i.broken]), [
-    ["a-1", 0, true],
-    ["b-1", 3, false],
-  ]);
+  const items = [normalizeItem("b-1", { name: "bolts", count: 3 }), normalizeItem("a-1", { name: "Anchors", count: -2 }), normalizeItem("c-1", "junk")].filter(
+    Boolean,
+  );
+  assert.deepEqual(
+    sortItems(items).map((i) => [i.id, i.count, i.broken]),
+    [
+      ["a-1", 0, true],
+      ["b-1", 3, false],
+    ],
+  );
 });
