@@ -27,7 +27,13 @@ from kanban.jobs.imports import (
 from kanban.jobs.tasks import ARCHIVE, TRELLO
 from storage.errors import ErrorCode, KanbanError
 
-STATUS_OF = {ErrorCode.TOO_LARGE: 413, ErrorCode.RATE_LIMITED: 429, ErrorCode.NOT_FOUND: 404}
+STATUS_OF = {
+    ErrorCode.TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.NOT_FOUND: 404,
+    # The boards one person may own (as REST answers it, kanban/api/errors.py).
+    ErrorCode.LIMIT_REACHED: 409,
+}
 
 
 def _form(request: HttpRequest, *, kind: str, error: str = "", status: int = 200) -> HttpResponse:
