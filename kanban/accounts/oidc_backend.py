@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
@@ -95,3 +96,9 @@ class OidcBackend(OIDCAuthenticationBackend):
     def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> User:
         claims = self.get_userinfo(access_token, id_token, payload)
         return oidc_account(issuer=self.provider.issuer, claims=claims)
+
+    def get_user(self, user_id: Any) -> User | None:
+        # Django's own: a session of an account turned off ends at its next request (the
+        # library's finds the account whatever its state).
+        user: User | None = ModelBackend.get_user(self, user_id)
+        return user

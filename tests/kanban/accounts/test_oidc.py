@@ -20,6 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
 
 from kanban.accounts import oidc
 from kanban.accounts.oidc import (
@@ -31,6 +32,7 @@ from kanban.accounts.oidc import (
     oidc_provider,
 )
 from kanban.settings import BASE_DIR, oidc_issuer_from_env
+from kanban.web.sign_in import BACKEND
 from storage.errors import ErrorCode, KanbanError
 from tests.factories import a_user
 from tests.oidc.provider import CLIENT_ID, OidcProvider
@@ -287,3 +289,15 @@ def test_a_turned_off_account_is_refused() -> None:
     with pytest.raises(KanbanError) as off:
         oidc_account(issuer=ISSUER, claims=dave())
     assert off.value.code == ErrorCode.FORBIDDEN
+
+
+@in_the_database
+def test_a_single_sign_on_session_ends_when_its_account_is_turned_off(
+    settings: Any, client: Client
+) -> None:
+    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, BACKEND]
+    made = oidc_account(issuer=ISSUER, claims=dave())
+    client.force_login(made, backend=BACKEND)
+    assert client.get("/").status_code == 200
+    get_user_model().objects.filter(pk=made.pk).update(is_active=False)
+    assert client.get("/").url.startswith("/accounts/login/")  # type: ignore[attr-defined]
