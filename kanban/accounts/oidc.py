@@ -52,6 +52,9 @@ MAX_ANSWER_BYTES: Final = 256 * 1024
 LEEWAY_SECONDS: Final = 30
 #: A key id not among the kept keys reads the keys again, at most this often.
 KEYS_REREAD_SECONDS: Final = 60
+#: A provider that did not answer is not asked again for this long: sign-ins meanwhile are
+#: refused at once instead of each holding a worker thread for the timeout.
+DOWN_SECONDS: Final = 5
 
 #: What a refused sign-in says after what went wrong.
 START_AGAIN: Final = "Nobody was signed in; start again from the sign-in page."
@@ -75,6 +78,7 @@ class _Kept:
 
 
 _kept: dict[str, _Kept] = {}
+_down: dict[str, tuple[float, KanbanError]] = {}
 _lock = threading.Lock()
 
 
@@ -153,9 +157,17 @@ def oidc_provider() -> Provider:
         kept = _kept.get(issuer)
         if kept is not None and now - kept.read_at < DISCOVERY_SECONDS:
             return kept.provider
-    document = oidc_fetch(
-        f"{issuer}/.well-known/openid-configuration", what="discovery document"
-    ).json(what="discovery document")
+        down = _down.get(issuer)
+        if down is not None and now < down[0]:
+            raise down[1]
+    try:
+        answer = oidc_fetch(f"{issuer}/.well-known/openid-configuration", what="discovery document")
+    except KanbanError as error:
+        if error.code == ErrorCode.UNAVAILABLE:
+            with _lock:
+                _down[issuer] = (now + DOWN_SECONDS, error)
+        raise
+    document = answer.json(what="discovery document")
     # A document naming another issuer is another provider's (OpenID Connect Discovery 4.3).
     if str(document.get("issuer", "")).rstrip("/") != issuer:
         raise refused(f"The discovery document at {issuer} names another issuer.")
@@ -175,6 +187,7 @@ def oidc_forget() -> None:
     """Forgets every provider's document and keys (a test's new provider)."""
     with _lock:
         _kept.clear()
+        _down.clear()
 
 
 def oidc_signing_key(*, provider: Provider, kid: str) -> Any:

@@ -6,6 +6,7 @@ else's, staff as the provider's group says."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from kanban.settings import BASE_DIR, oidc_issuer_from_env
 from kanban.web.sign_in import BACKEND
 from storage.errors import ErrorCode, KanbanError
 from tests.factories import a_user
+from tests.live import free_port
 from tests.oidc.provider import CLIENT_ID, OidcProvider
 
 ISSUER = "https://id.example.com"
@@ -117,6 +119,48 @@ def test_discovery_is_read_once_and_kept_and_a_provider_that_is_down_is_refused(
     assert down.value.code == ErrorCode.UNAVAILABLE
     assert "does not answer (discovery document: ConnectionError)" in down.value.message
     assert time.monotonic() - started < 5
+
+
+class Discovery(BaseHTTPRequestHandler):
+    """A provider that answers its discovery document, counting the times it is asked."""
+
+    asked = 0
+
+    def do_GET(self) -> None:
+        Discovery.asked += 1
+        at = f"http://127.0.0.1:{self.server.server_address[1]}"
+        names = ("authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri")
+        document = {"issuer": at, **{name: f"{at}/{name}" for name in names}}
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps(document).encode())
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_provider_that_did_not_answer_is_not_asked_again_for_a_few_seconds(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(oidc, "DOWN_SECONDS", 0.5)  # a few seconds, shortened
+    port = free_port()
+    settings.KANBAN_OIDC_ISSUER = f"http://127.0.0.1:{port}"
+    with pytest.raises(KanbanError, match="does not answer"):
+        oidc_provider()
+    server = ThreadingHTTPServer(("127.0.0.1", port), Discovery)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        Discovery.asked = 0
+        with pytest.raises(KanbanError, match="does not answer"):
+            oidc_provider()
+        assert Discovery.asked == 0, "refused at once, nobody waiting on a provider that is down"
+        time.sleep(oidc.DOWN_SECONDS)
+        assert oidc_provider().token_endpoint.endswith("/token_endpoint")
+        assert Discovery.asked == 1
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_discovery_document_of_another_issuer_is_refused(settings: Any) -> None:
