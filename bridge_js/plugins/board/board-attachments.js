@@ -72,6 +72,12 @@ export function wantAttachments(ids) {
 
 function want(id) {
   if (known.has(id) || wanted.has(id)) return;
+  // A card that came after the board was read has had its files' changes pushed with the
+  // rest (the watch started first): nothing to read for it.
+  if (!loaded.has(id)) {
+    known.add(id);
+    return;
+  }
   wanted.add(id);
   if (readQueued) return;
   readQueued = true;
@@ -103,8 +109,12 @@ async function readWanted() {
   if (changed) render();
 }
 
+// The cards the board's last full read found, whose files only a read can tell.
+let loaded = new Set();
+
 // After the board's first load and after a resync: every drawn card asks again.
 export async function loadAttachments() {
+  loaded = new Set(state.cards.map((c) => c.id));
   known.clear();
   for (const id of [...listed.keys()]) refresh(id);
   if (openId) refresh(openId);

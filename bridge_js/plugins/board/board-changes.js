@@ -39,6 +39,9 @@ export function createStore() {
   // an unchanged card is the same object from one board() to the next and the page can
   // keep its drawing (board-render.js compares cards by identity).
   const normalized = new Map();
+  // Card keys set since the last board(), and what that call built from the index.
+  const dirty = new Set();
+  let built = null;
   const cardOf = (id) => {
     const key = KEYS.card(id);
     const raw = values.get(key);
@@ -55,10 +58,13 @@ export function createStore() {
     set(key, value) {
       values.delete(key); // re-inserted last: the newest unindexed card is kept longest
       values.set(key, value);
+      if (key.startsWith("card:")) dirty.add(key);
     },
     clear() {
       values.clear();
       normalized.clear();
+      dirty.clear();
+      built = null;
     },
     // A watch event's changes of the board's keys; the keys it named without a value.
     apply(changes) {
@@ -79,14 +85,28 @@ export function createStore() {
         .filter((key) => !values.has(key)),
     board() {
       const ids = indexed();
-      const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
-      for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) {
-        values.delete(key);
-        normalized.delete(key);
+      // Only more keys than the index and the three board keys can hold an unindexed card.
+      if (values.size > ids.length + 3) {
+        const unindexed = [...values.keys()].filter((key) => key.startsWith("card:") && !inIndex.has(key));
+        for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) {
+          values.delete(key);
+          normalized.delete(key);
+        }
       }
+      // The cards in index order, kept from the last call: a new index reads them all
+      // again (each still normalized once per stored value), a changed card only itself.
+      if (!built || built.ids !== ids) {
+        built = { ids, all: ids.map(cardOf), at: new Map(ids.map((id, i) => [KEYS.card(id), i])) };
+      } else {
+        for (const key of dirty) {
+          const i = built.at.get(key);
+          if (i !== undefined) built.all[i] = cardOf(ids[i]);
+        }
+      }
+      dirty.clear();
       return {
         columns: normalizeColumns(values.get(KEYS.columns)) || [],
-        cards: ids.map(cardOf).filter(Boolean),
+        cards: built.all.filter(Boolean),
         labels: normalizeLabelSet(values.get(KEYS.labels)),
       };
     },

@@ -91,6 +91,7 @@ export function configuredView() {
 }
 
 export function withOverlays(cards) {
+  if (!overlays.size) return cards;
   const byId = new Map(cards.map((c) => [c.id, c]));
   for (const [id, card] of overlays) {
     if (card.deleted) byId.delete(id);

@@ -25,6 +25,21 @@ describe("the store hands unchanged cards back as the same objects", () => {
     assert.equal(after[1].column, "done");
   });
 
+  test("changes one after another, a deletion and a new index each show in board()", () => {
+    const store = createStore();
+    store.set(KEYS.cards, ["a", "b", "c"]);
+    for (const id of ["a", "b", "c"]) store.set(KEYS.card(id), card(id, "todo", id === "a" ? "h" : id === "b" ? "p" : "t"));
+    store.board();
+    store.apply([{ key: KEYS.card("a"), value: card("a", "done", "h") }]);
+    assert.equal(store.board().cards[0].column, "done");
+    store.apply([{ key: KEYS.card("c"), value: card("c", "done", "t") }]);
+    assert.deepEqual(store.board().cards.map((c) => c.column), ["done", "todo", "done"]);
+    store.apply([{ key: KEYS.card("b"), deleted: true }]);
+    assert.deepEqual(store.board().cards.map((c) => c.id), ["a", "c"]);
+    store.apply([{ key: KEYS.cards, value: ["c", "a", "d"] }, { key: KEYS.card("d"), value: card("d", "todo", "x") }]);
+    assert.deepEqual(store.board().cards.map((c) => c.id), ["c", "a", "d"]);
+  });
+
   test("a resync forgets what it had normalized", () => {
     const store = createStore();
     const value = card("a", "todo", "h");
