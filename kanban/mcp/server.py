@@ -41,7 +41,8 @@ SERVER_TITLE: Final = "Kanban boards"
 SERVER_VERSION: Final = "1.0.0"
 INSTRUCTIONS: Final = (
     "Tools over one kanban project's Knowledge documents, KV and Board cards, chosen by the "
-    "bearer token; pass `alias` to reach a related project. Results are JSON text. Change "
+    "bearer token; pass `alias` to reach a related project. Results are typed JSON (each "
+    "tool's outputSchema), also given as text; a refusal is {code, message, field?}. Change "
     "a Board's cards with board_cards, which keeps the board's layout whole."
 )
 #: A value at its depth limit, inside a tool call's message, params and arguments.
@@ -71,6 +72,7 @@ async def _list_tools(
                 title=tool["title"],
                 description=tool["description"],
                 input_schema=tool["inputSchema"],
+                output_schema=tool["outputSchema"],
             )
             for tool in TOOLS
         ]
@@ -81,10 +83,17 @@ async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Cal
     if params.name not in TOOL_NAMES:
         raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}")
     token: ApiToken = ctx.request.scope[TOKEN_SCOPE_KEY]
-    failed, text = await database_sync_to_async(tool_result)(
+    failed, value = await database_sync_to_async(tool_result)(
         token=token, name=params.name, arguments=params.arguments or {}
     )
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
+    # The value typed (what the tool's outputSchema declares) and as JSON text beside it,
+    # for clients older than typed results; a refusal is text only, which no client checks
+    # against the schema.
+    return types.CallToolResult(
+        content=[types.TextContent(text=jsoncodec.encode(value))],
+        structured_content=None if failed else value,
+        is_error=failed,
+    )
 
 
 def build_server() -> Server[Any]:

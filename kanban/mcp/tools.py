@@ -22,6 +22,8 @@ from kanban.data.board import cards as board_cards
 from kanban.data.board import columns as board_columns
 from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
+from kanban.mcp.arguments import ArgumentRule
+from kanban.mcp.results import BOARD_RESULT, KNOWLEDGE_RESULT, KV_RESULT
 from kanban.models import ApiToken
 from kanban.observability.metrics import MCP_CALLS
 from storage import jsoncodec, limits
@@ -73,6 +75,7 @@ KV_STORE: Final[dict[str, Any]] = {
         "required": ["action", "key"],
         "additionalProperties": False,
     },
+    "outputSchema": KV_RESULT,
 }
 
 KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
@@ -108,6 +111,7 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
         "required": ["action"],
         "additionalProperties": False,
     },
+    "outputSchema": KNOWLEDGE_RESULT,
 }
 
 
@@ -191,6 +195,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "required": ["action"],
         "additionalProperties": False,
     },
+    "outputSchema": BOARD_RESULT,
 }
 
 
@@ -254,26 +259,12 @@ def _knowledge(action: str, call: Call) -> Any:
     )
 
 
-#: The board_cards arguments where null means something ("no due date"); elsewhere a null
-#: is a client's way of leaving an argument out, and is left out. Read from the schema.
-_BOARD_NULLABLE: Final = frozenset(
-    name
-    for name, schema in BOARD_CARDS["inputSchema"]["properties"].items()
-    if "null" in (schema.get("type") or [])
-)
-
-
 def _board(action: str, call: Call) -> Any:
-    arguments = {
-        name: value
-        for name, value in call.arguments.items()
-        if value is not None or name in _BOARD_NULLABLE
-    }
     return board_cards.board_action(
         action=action,
         user=call.token.user,
         project_id=call.common["project_id"],
-        arguments=arguments,
+        arguments=call.arguments,
         provenance=call.provenance(),
     )
 
@@ -299,6 +290,9 @@ assert all(
     tool.schema["inputSchema"]["properties"]["action"]["enum"] == list(tool.actions)
     for tool in _TOOLS.values()
 )
+_RULES: Final = {
+    name: ArgumentRule(name, tool.schema["inputSchema"]) for name, tool in _TOOLS.items()
+}
 TOOLS: Final = tuple(tool.schema for tool in _TOOLS.values())
 TOOL_NAMES: Final = frozenset(_TOOLS)
 
@@ -308,28 +302,21 @@ def tool_call(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> An
     tool = _TOOLS.get(name)
     if tool is None:
         raise invalid_argument(f"no tool {name!r}", field="name")
-    allowed = tool.schema["inputSchema"]["properties"]
-    extra = sorted(set(arguments) - set(allowed))
-    if extra:
-        raise invalid_argument(f"{name} takes no {extra[0]!r}", field=extra[0])
-    action = arguments.get("action")
-    if not isinstance(action, str) or action not in tool.actions:
-        raise invalid_argument(f"action must be one of {', '.join(tool.actions)}", field="action")
-    alias = arguments.get("alias")
-    if alias is not None and not isinstance(alias, str):
-        raise invalid_argument("alias must be a string", field="alias")
+    arguments = _RULES[name].checked(arguments)
+    action = arguments["action"]
     access_token_scope(token=token, project_id=token.project_id, write=tool.actions[action])
     return tool.run(action, Call(token=token, arguments=arguments))
 
 
-def tool_result(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> tuple[bool, str]:
-    """A tool's answer: whether it failed, and its JSON result as text, or the refusal
-    (``{code, message}``, the codes REST and the bridge use) as a tool error the agent can
-    read and act on."""
+def tool_result(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> tuple[bool, Any]:
+    """A tool's answer: whether it failed, and its JSON result (what its ``outputSchema``
+    declares), or the refusal (``{code, message}``, the codes REST and the bridge use) as a
+    tool error the agent can read and act on."""
     try:
-        text = jsoncodec.encode(tool_call(token=token, name=name, arguments=arguments))
+        value = tool_call(token=token, name=name, arguments=arguments)
+        jsoncodec.check_json(value)
     except KanbanError as error:
         MCP_CALLS.labels(name, str(error.code)).inc()
-        return True, jsoncodec.encode(error.as_dict())
+        return True, error.as_dict()
     MCP_CALLS.labels(name, "ok").inc()
-    return False, text
+    return False, value

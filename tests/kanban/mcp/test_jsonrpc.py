@@ -91,8 +91,10 @@ def test_tools_list_refuses_a_cursor_it_never_gave_with_invalid_params(
 def test_every_tool_together_stays_within_an_agents_budget(
     bob: str, live_server: LiveServer
 ) -> None:
-    """#41: tools/list under 8,000 tokens. Counted without a tokenizer, at a pessimistic
-    3 bytes a token (JSON schemas run near 4), so 24,000 bytes; 6,110 in December 2026."""
+    """#41: tools/list under 8,000 tokens. Counted without a tokenizer: JSON schemas run near
+    4 bytes a token (8,000 tokens would be 32,000 bytes), pinned here at a pessimistic 3, so
+    24,000 bytes. 6,110 in December 2026, 10,601 (about 2,650 tokens at 4 bytes) once every
+    tool declared its outputSchema."""
     listed = post(live_server, {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, token=bob)
     size = len(json.dumps(listed[2]["result"], separators=(",", ":")).encode())
     assert size < 24_000, size
@@ -112,3 +114,35 @@ def test_the_401_challenge_names_the_bearer_scheme_and_no_metadata_it_does_not_s
     connection.request("GET", "/.well-known/oauth-protected-resource")
     assert connection.getresponse().status == 404
     connection.close()
+
+
+def test_tools_publish_output_schemas_and_answer_typed_json_beside_the_same_text(
+    bob: str, live_server: LiveServer
+) -> None:
+    """#41 build item 4, on the wire: outputSchema in tools/list, structuredContent in the
+    result with the same JSON as text for older clients; a refusal is text only."""
+    listed = post(live_server, {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, token=bob)
+    for tool in listed[2]["result"]["tools"]:
+        assert tool["outputSchema"]["type"] == "object", tool["name"]
+    written = tools_call(live_server, bob, "kv_store", action="set", key="k", value=[1, 2])
+    assert written["isError"] is False and set(written["structuredContent"]) == {"revision"}
+    assert json.loads(written["content"][0]["text"]) == written["structuredContent"]
+    refused = tools_call(live_server, bob, "kv_store", action="set", key="k", valu=3)
+    assert refused["isError"] is True and "structuredContent" not in refused
+    assert json.loads(refused["content"][0]["text"]) == {
+        "code": "invalid_argument",
+        "message": "kv_store takes no 'valu'",
+        "field": "valu",
+    }
+
+
+def tools_call(server: LiveServer, token: str, tool: str, **arguments: Any) -> Any:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    status, _, body = post(server, message, token=token)
+    assert status == 200, body
+    return body["result"]

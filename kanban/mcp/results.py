@@ -1,0 +1,147 @@
+"""What each tool answers, as the ``outputSchema`` it publishes: one object at the root
+(MCP up to 2025-11-25 wants one), ``anyOf`` the shapes its actions answer, each written out
+in full (no ``$ref``, which not every client's validator resolves). The same value goes out
+as ``structuredContent`` and as JSON text beside it, for clients older than typed results.
+
+The schemas are open (a field added later does not break an older client's validation);
+``tests/kanban/mcp/test_typed_results.py`` checks every action's answer against them closed,
+so each field answered is declared here. A refusal is a tool error whose text is
+``{code, message, ...}``, the codes REST and the bridge use; it carries no structured
+content, which clients then do not check against these schemas.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+_STRING: Final = {"type": "string"}
+_STRINGS: Final = {"type": "array", "items": _STRING}
+_OR_NULL: Final = {"type": ["string", "null"]}
+_INTEGER: Final = {"type": "integer"}
+_BOOLEAN: Final = {"type": "boolean"}
+
+
+def _shape(*required: str, **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "required": list(required), "properties": properties}
+
+
+KV_RESULT: Final = {
+    "type": "object",
+    "anyOf": [
+        _shape("found", found=_BOOLEAN, value={}, revision=_STRING),  # get
+        _shape("revision", revision=_STRING),  # set
+    ],
+}
+
+_ABSTRACT: Final = {
+    "id": _STRING,
+    "title": _STRING,
+    "markdownPreview": _STRING,
+    "size": _INTEGER,
+    "updatedAt": _STRING,
+}
+KNOWLEDGE_RESULT: Final = {
+    "type": "object",
+    "anyOf": [
+        _shape(  # list
+            "documents",
+            documents={"type": "array", "items": _shape(*_ABSTRACT, **_ABSTRACT)},
+            total=_INTEGER,
+            nextCursor=_OR_NULL,
+        ),
+        _shape(  # get, and create and edit: the summary, or id and revision alone
+            "id",
+            "revision",
+            **_ABSTRACT,
+            markdown=_STRING,
+            createdAt=_STRING,
+            revision=_STRING,
+        ),
+        _shape(  # search
+            "results",
+            results={
+                "type": "array",
+                "items": _shape(
+                    documentId=_STRING,
+                    title=_STRING,
+                    lineNumber=_INTEGER,
+                    line=_STRING,
+                    before=_STRINGS,
+                    after=_STRINGS,
+                ),
+            },
+            truncated=_BOOLEAN,
+        ),
+        _shape(  # read_lines
+            "lines",
+            documentId=_STRING,
+            startLine=_INTEGER,
+            endLine=_INTEGER,
+            totalLines=_INTEGER,
+            lines=_STRINGS,
+        ),
+        _shape("deleted", deleted=_BOOLEAN),  # delete
+    ],
+}
+
+_COLUMN: Final = _shape("id", "title", "wip", id=_STRING, title=_STRING, wip=_INTEGER)
+_CARD: Final = _shape(
+    "id",
+    "title",
+    "column",
+    "revision",
+    id=_STRING,
+    title=_STRING,
+    description=_STRING,
+    assignees=_STRINGS,
+    labels=_STRINGS,
+    start=_OR_NULL,
+    due=_OR_NULL,
+    column=_STRING,
+    rank=_STRING,
+    item=_OR_NULL,
+    archived=_BOOLEAN,
+    checklist={
+        "type": "array",
+        "items": _shape("id", "text", "done", id=_STRING, text=_STRING, done=_BOOLEAN),
+    },
+    commentCount=_INTEGER,
+    revision=_STRING,
+    # add and update: the assignees told of it, or why telling them failed
+    notified=_STRINGS,
+    notifyError={"type": "object"},
+)
+_COMMENT: Final = _shape(
+    "id",
+    "author",
+    "text",
+    id=_STRING,
+    author=_STRING,
+    text=_STRING,
+    at=_STRING,
+    edited=_OR_NULL,
+)
+BOARD_RESULT: Final = {
+    "type": "object",
+    "anyOf": [
+        _CARD,  # get, add, update, move, archive, restore, checklist_*
+        _shape(  # list
+            "cards",
+            columns={"type": "array", "items": _COLUMN},
+            cards={"type": "array", "items": _CARD},
+            cursor=_OR_NULL,
+        ),
+        _shape(  # comment, comment_edit, comment_delete
+            "commentCount",
+            comment=_COMMENT,
+            deleted=_STRING,
+            commentCount=_INTEGER,
+        ),
+        _shape(  # column_add, column_update
+            "column",
+            "columns",
+            column=_COLUMN,
+            columns={"type": "array", "items": _COLUMN},
+        ),
+    ],
+}
