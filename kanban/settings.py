@@ -317,8 +317,11 @@ if REDIS_URL:
                 # blocking receive outlives it; 30 s sits well above the layer's poll.
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
                 "prefix": KANBAN_REDIS_PREFIX,
-                "capacity": 1000,
-                "expiry": 60,
+                # How many messages one worker's hub channel may hold unread, and for how
+                # many seconds. Past either the layer drops a message without a word; the
+                # hub tells the affected subscribers to resync (kanban/bridge/overflow.py).
+                "capacity": env_int("KANBAN_LAYER_CAPACITY", 1000, minimum=1),
+                "expiry": env_int("KANBAN_LAYER_EXPIRY", 60, minimum=1),
             },
         }
     }
