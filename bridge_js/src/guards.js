@@ -13,12 +13,14 @@ import { BridgeError, typeError } from "./errors.js";
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 // Plain in any realm: structured clones and vm contexts have their own Object.prototype.
+/** @param {unknown} x @returns {x is Record<string, any>} */
 export function isPlain(x) {
   if (x === null || typeof x !== "object" || Array.isArray(x)) return false;
   const proto = Object.getPrototypeOf(x);
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/** @param {string} s @param {string} what */
 function checkString(s, what) {
   if (LONE_SURROGATE.test(s)) throw typeError(what + " contains an unpaired surrogate");
 }
@@ -26,6 +28,11 @@ function checkString(s, what) {
 // JSON values only: depth ≤ 64, no cycles or holes; any size. `strings`, when given (the
 // host passes checkString), also sees every string and object key. Recursion is bounded
 // by MAX_DEPTH, so hostile nesting cannot exhaust the stack.
+/**
+ * @param {any} x
+ * @param {(s: string, what: string) => void} [strings]
+ * @param {unknown[]} [ancestors]
+ */
 export function checkJson(x, strings, depth = 0, ancestors = []) {
   const type = typeof x;
   if (type === "string") {
@@ -57,6 +64,7 @@ export function checkJson(x, strings, depth = 0, ancestors = []) {
   }
 }
 
+/** @param {string} s */
 function utf8Length(s) {
   let n = s.length;
   for (let i = 0; i < s.length; i++) {
@@ -66,17 +74,20 @@ function utf8Length(s) {
   return n;
 }
 
+/** @param {unknown} key @returns {asserts key is string} */
 function checkKeyType(key) {
   if (typeof key !== "string" || !key) throw typeError("key must be a non-empty string");
 }
 
 // What the SDK checks before sending: the rules that need no measuring.
+/** @param {import("./wire.js").Call} f */
 export function checkArguments(f) {
   if ("key" in f) checkKeyType(f.key);
   if ("value" in f) checkJson(f.value);
 }
 
 // `limits` are the server's valueBytes and documentBytes (the spec's by default).
+/** @param {unknown} value */
 export function checkValue(value, limits = LIMITS) {
   checkJson(value, checkString);
   const text = JSON.stringify(value);
@@ -86,6 +97,7 @@ export function checkValue(value, limits = LIMITS) {
   }
 }
 
+/** @param {unknown} key @returns {asserts key is string} */
 export function checkKey(key) {
   checkKeyType(key);
   const max = LIMITS.keyChars;
@@ -97,6 +109,7 @@ export function checkKey(key) {
 }
 
 // A batched read's keys: 1 to batchKeys of them, each a valid key.
+/** @param {unknown} keys */
 function checkKeys(keys) {
   if (!Array.isArray(keys) || !keys.length || keys.length > LIMITS.batchKeys) {
     throw typeError("keys must be a list of 1 to " + LIMITS.batchKeys + " keys");
@@ -104,6 +117,7 @@ function checkKeys(keys) {
   keys.forEach(checkKey);
 }
 
+/** @param {unknown} alias @returns {asserts alias is string} */
 export function checkAlias(alias) {
   if (typeof alias !== "string" || !ALIAS.test(alias)) {
     throw typeError("alias must match " + ALIAS.source);
@@ -114,6 +128,13 @@ export function checkAlias(alias) {
 // them): only the op's own fields, and markdown within the document limit. The `blobs`
 // fields hold a Blob (an attachment's bytes, which the host uploads over HTTP), at most
 // attachmentBytes: a larger file is refused before a byte of it is sent.
+/**
+ * @param {string} op
+ * @param {unknown} value
+ * @param {(string | symbol)[]} fields
+ * @param {import("./wire.js").Limits} limits
+ * @param {string[]} [blobs]
+ */
 function checkFields(op, value, fields, limits, blobs = []) {
   if (value === null && !blobs.length) return;
   if (!isPlain(value)) throw typeError(op + " takes an object as value");
@@ -141,17 +162,20 @@ function checkFields(op, value, fields, limits, blobs = []) {
 // Returns a fresh frame holding only the validated fields, or throws an error with a
 // code: invalid_argument (a TypeError) or too_large (a BridgeError). Each op's arguments
 // are the spec's (protocol.json).
+/** @param {unknown} f @returns {import("./wire.js").Request} */
 export function checkRequest(f, limits = LIMITS) {
   if (!isPlain(f)) throw typeError("a frame must be a plain object");
   for (const k of Reflect.ownKeys(f)) {
-    if (!FIELDS.includes(k)) throw typeError("unexpected field " + String(k));
+    if (!FIELDS.includes(/** @type {string} */ (k))) throw typeError("unexpected field " + String(k));
   }
   if (f.v !== V) throw typeError("unsupported protocol version");
   if (!Number.isSafeInteger(f.id) || f.id < 1) throw typeError("id must be a safe positive integer");
   const op = f.op;
   const rule = typeof op === "string" && Object.hasOwn(OP_RULES, op) && OP_RULES[op];
   if (!rule) throw typeError("unknown op");
+  /** @param {string} k */
   const has = (k) => Object.hasOwn(f, k);
+  /** @type {import("./wire.js").Request} */
   const out = { v: V, id: f.id, op };
   if (has("alias")) {
     if (f.alias !== null) checkAlias(f.alias);
@@ -185,11 +209,13 @@ export function checkRequest(f, limits = LIMITS) {
 }
 
 // A Blob from any realm (a structured clone is the receiving realm's; a File is a Blob).
+/** @param {unknown} x @returns {x is Blob} */
 export function isBlob(x) {
   return Object.prototype.toString.call(x) === "[object Blob]" || Object.prototype.toString.call(x) === "[object File]";
 }
 
 // Light check of what comes back from the server or the host: a reply or an event.
+/** @param {any} f */
 export function isFrame(f) {
   const reply = Number.isSafeInteger(f?.id) && typeof f.ok === "boolean";
   return isPlain(f) && f.v === V && (typeof f.event === "string" || reply);

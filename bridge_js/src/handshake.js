@@ -5,10 +5,17 @@ import { V, HELLO, CONNECT, READY, HELLO_EVERY, HELLO_FOR, MAX_EARLY } from "./p
 import { isPlain } from "./guards.js";
 
 // Plugin side: say hello until the parent answers, accept the first connect from it.
+/**
+ * @param {import("./wire.js").PluginEnv} win
+ * @param {(port: MessagePort) => void} onPort
+ * @param {() => void} onGiveUp
+ */
 export function pluginHandshake(win, onPort, onGiveUp) {
   const parent = win.parent;
   let hellos = 0;
+  /** @type {unknown} */
   let timer;
+  /** @param {MessageEvent} e */
   const onMessage = (e) => {
     const d = e.data;
     if (e.source !== parent || !isPlain(d) || d.type !== CONNECT || d.v !== V) return;
@@ -23,14 +30,15 @@ export function pluginHandshake(win, onPort, onGiveUp) {
   };
   const hello = () => {
     if (hellos++ * HELLO_EVERY >= HELLO_FOR) return onGiveUp();
-    parent.postMessage({ type: HELLO, v: V }, "*");
+    /** @type {NonNullable<typeof parent>} */ (parent).postMessage({ type: HELLO, v: V }, "*");
     timer = win.setTimeout(hello, HELLO_EVERY);
   };
-  if (!parent || parent === win) return onGiveUp();
+  if (!parent || /** @type {unknown} */ (parent) === win) return onGiveUp();
   win.addEventListener("message", onMessage);
   hello();
 }
 
+/** @param {{crypto: Crypto}} env */
 function nonce(env) {
   const bytes = env.crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -41,7 +49,14 @@ function nonce(env) {
 // while a channel is open means a new document only once the iframe has fired `load`
 // since that channel became ready (the SDK stops saying hello once connected, but a hello
 // already in flight may arrive late).
+/** @typedef {{port: MessagePort, nonce: string, ready: boolean, hellos: number, loads: number}} Channel */
+/**
+ * @param {Pick<Window, "addEventListener" | "removeEventListener" | "crypto"> & {MessageChannel: typeof MessageChannel}} env
+ * @param {HTMLIFrameElement} iframe
+ * @param {(port: MessagePort) => void} onReady
+ */
 export function hostHandshake(env, iframe, onReady) {
+  /** @type {Channel | null} */
   let chan = null;
   let loads = 0;
   const drop = () => {
@@ -51,6 +66,7 @@ export function hostHandshake(env, iframe, onReady) {
     chan = null;
   };
   const onLoad = () => loads++;
+  /** @param {MessageEvent} e */
   const onHello = (e) => {
     const d = e.data;
     const frame = iframe.contentWindow;
@@ -60,9 +76,10 @@ export function hostHandshake(env, iframe, onReady) {
     if (chan && (chan.ready ? chan.loads === loads : ++chan.hellos < 5)) return;
     drop();
     const { port1, port2 } = new env.MessageChannel();
-    const c = (chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads });
+    const c = /** @type {Channel} */ ((chan = { port: port1, nonce: nonce(env), ready: false, hellos: 0, loads }));
     // Frames that arrive before ready (an SDK that sent its queued calls first) wait for
     // it, a bounded number of them, and are then handed over in order.
+    /** @type {unknown[]} */
     const early = [];
     port1.onmessage = (m) => {
       const r = m.data;
@@ -73,7 +90,8 @@ export function hostHandshake(env, iframe, onReady) {
       c.loads = loads;
       port1.onmessage = null;
       onReady(port1);
-      for (const data of early) port1.onmessage?.({ data });
+      // onReady has set the port's onmessage (or not): tsc narrowed it to null above.
+      for (const data of early) /** @type {((e: {data: unknown}) => void) | null} */ (port1.onmessage)?.({ data });
     };
     frame.postMessage({ type: CONNECT, v: V, nonce: c.nonce }, "*", [port2]);
   };

@@ -19,4 +19,5 @@ export const HINTS = Object.freeze({
 });
 
 // A refusal as the plugin receives it: the wire's error, normalised, with its hint.
+/** @param {import("./wire.js").WireError} error */
 export const withHint = (error) => ({ ...error, hint: HINTS[error.code] });

@@ -8,6 +8,24 @@ import { checkRequest, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { hostHandshake } from "./handshake.js";
 
+/** @typedef {{ok: boolean, result?: any, error?: any}} Answer */
+/** @typedef {Omit<import("./wire.js").Request, "id">} Relayed */
+/**
+ * @typedef {object} ConnectOptions
+ * @property {HTMLIFrameElement} iframe
+ * @property {string} projectId
+ * @property {string} [wsUrl]
+ * @property {unknown} [configuration]
+ * @property {unknown} [context]
+ * @property {unknown} [page]
+ * @property {(status: string) => void} [onStatus]
+ * @property {(error: {message: string, at: string}) => void} [onPluginError]
+ * @property {(reason: string) => void} [onEnded]
+ * @property {() => void} [onReload]
+ * @property {import("./wire.js").Limits} [limits]
+ */
+
+/** @param {unknown} c */
 function toHostConfiguration(c) {
   if (!isPlain(c)) return { id: "", name: "", values: {} };
   return {
@@ -20,6 +38,7 @@ function toHostConfiguration(c) {
 // `env` is the host window (or a fake one): location, WebSocket, MessageChannel, crypto,
 // add/removeEventListener, setTimeout/clearTimeout, fetch and document (its cookie: the
 // CSRF token of an upload), and optionally random() for jitter.
+/** @param {Window & typeof globalThis & {random?: () => number}} env */
 export function createHost(env) {
   const random = env.random || Math.random;
 
@@ -32,6 +51,7 @@ export function createHost(env) {
   //
   // `page`: {url, fragment} of the board page, added to this project's context part (the
   // server's context does not know it); `setPage` tells the plugin of a new fragment.
+  /** @param {ConnectOptions} options */
   function connect({ iframe, projectId, wsUrl, configuration, context, page, onStatus, onPluginError, onEnded, onReload, limits }) {
     if (!iframe || typeof iframe.addEventListener !== "function") {
       throw new TypeError("KanbanHost.connect needs the plugin iframe element");
@@ -41,34 +61,46 @@ export function createHost(env) {
     const rpc = createRpc(env);
     // "subscribe:alias" / "watch:alias" (alias "" = this project) -> {gen, request} of the
     // subscribe or watch that created it, to repeat after a reconnect.
+    /** @type {Map<string, {gen: number, request: Relayed}>} */
     const follows = new Map();
+    /** @param {string} op @param {string | null | undefined} alias */
     const followKey = (op, alias) => op + ":" + (alias ?? "");
     let generation = 0;
     let config = toHostConfiguration(configuration);
+    /** @type {MessagePort | null} */
     let port = null;
+    /** @type {WebSocket | null} */
     let ws = null;
+    /** @type {string | null} */
     let status = null;
     let opened = 0;
     let failures = 0;
+    /** @type {number | null} */
     let retry = null;
     let closed = false;
 
+    /** @param {object} frame */
     const toPlugin = (frame) => port && port.postMessage(frame);
 
     // The plugin hears its context in parts: this project's ({user, role, can}) under no
     // alias, and each related project's ({status, can}) under its alias; a part only
     // when it changed. alias ("" = this project) -> that part, as JSON.
+    /** @type {Map<string, string>} */
     const parts = new Map();
     let lastContext = context;
     let pagePart = toPage(page);
+    /** @param {unknown} c @returns {[string, object][]} */
     const contextParts = (c) => {
       if (!isPlain(c)) return [];
       const { related, ...own } = c;
+      /** @type {[string, object][]} */
       const out = [["", pagePart ? { ...own, page: pagePart } : own]];
       if (isPlain(related)) for (const [alias, part] of Object.entries(related)) if (isPlain(part)) out.push([alias, part]);
       return out;
     };
+    /** @param {string} alias @param {object} part */
     const contextFrame = (alias, part) => ({ v: V, event: "context", ...(alias && { alias }), context: part });
+    /** @param {unknown} c */
     const setContext = (c) => {
       lastContext = c;
       for (const [alias, part] of contextParts(c)) {
@@ -78,6 +110,7 @@ export function createHost(env) {
         toPlugin(contextFrame(alias, part));
       }
     };
+    /** @param {string} s */
     const setStatus = (s) => {
       if (s === status) return;
       status = s;
@@ -85,9 +118,11 @@ export function createHost(env) {
       if (onStatus) onStatus(s);
     };
 
+    /** @param {MessagePort} p @param {unknown} data */
     const relay = (p, data) => {
       if (p !== port) return;
       if (isPlain(data) && data.event === "error") {
+        /** @param {unknown} x */
         const text = (x) => (typeof x === "string" ? x.slice(0, 2000) : "");
         return onPluginError && onPluginError({ message: text(data.message), at: text(data.at) });
       }
@@ -96,12 +131,15 @@ export function createHost(env) {
         frame = checkRequest(data, { ...LIMITS, ...limits });
       } catch (err) {
         const id = isPlain(data) && Number.isSafeInteger(data.id) && data.id > 0 ? data.id : null;
-        const refused = replyError(id, err.code, err.message);
+        const refused = /** @type {import("./wire.js").Reply & {ok: false}} */ (
+          replyError(id, /** @type {any} */ (err).code, /** @type {any} */ (err).message)
+        );
         return p.postMessage({ ...refused, error: withHint(refused.error) });
       }
       const { id, ...request } = frame;
       const alias = request.alias ?? null;
       const op = request.op;
+      /** @param {Answer} reply */
       const answer = (reply) =>
         p === port && p.postMessage(reply.ok ? { v: V, id, ok: true, result: reply.result } : { v: V, id, ok: false, error: withHint(wireError(reply.error)) });
       if (op === "attachments.upload" || op === "attachments.list") {
@@ -131,12 +169,14 @@ export function createHost(env) {
     const origin = loc.protocol + "//" + loc.host;
     const attachmentsUrl = origin + "/api/v1/projects/" + encodeURIComponent(projectId) + "/attachments/";
     // "alias\nid" -> Promise of the cover's Blob (or null): an attachment's cover never changes.
+    /** @type {Map<string, Promise<Blob | null>>} */
     const covers = new Map();
+    /** @param {string | null} alias @param {any} item @returns {Promise<Blob | null>} */
     const cover = (alias, item) => {
       if (typeof item.thumbnailUrl !== "string") return Promise.resolve(null);
       const slot = (alias ?? "") + "\n" + item.id;
       if (!covers.has(slot)) {
-        if (covers.size >= MAX_COVERS) covers.delete(covers.keys().next().value);
+        if (covers.size >= MAX_COVERS) covers.delete(/** @type {string} */ (covers.keys().next().value));
         const blob = env
           .fetch(new URL(item.thumbnailUrl, origin).href, { credentials: "same-origin" })
           .then((r) => (r.ok ? r.blob() : null))
@@ -144,14 +184,16 @@ export function createHost(env) {
         covers.set(slot, blob);
         blob.then((b) => b || covers.delete(slot));
       }
-      return covers.get(slot);
+      return /** @type {Promise<Blob | null>} */ (covers.get(slot));
     };
+    /** @param {string | null} alias @param {any} item */
     const decorate = async (alias, item) => ({
       ...item,
       url: new URL(item.url, origin).href,
       thumbnailUrl: null,
       thumbnail: await cover(alias, item),
     });
+    /** @param {Relayed} request @returns {Promise<Answer>} */
     const listed = async (request) => {
       const reply = await rpc.call(request);
       if (!reply.ok || !Array.isArray(reply.result)) return reply;
@@ -160,10 +202,11 @@ export function createHost(env) {
     };
     // The REST upload (the one the app uses, CSRF and all), then the card's list for the
     // links made for this person.
+    /** @param {Relayed} request @returns {Promise<Answer>} */
     const upload = async (request) => {
       const { name, file } = request.value;
       const form = new FormData();
-      form.append("card", request.key);
+      form.append("card", /** @type {string} */ (request.key));
       if (request.alias) form.append("alias", request.alias);
       let response, body;
       try {
@@ -183,12 +226,13 @@ export function createHost(env) {
       if (!response.ok) return { ok: false, error: body };
       const { op: _, value: __, ...target } = request;
       const reply = await listed({ ...target, op: "attachments.list" });
-      const found = reply.ok && reply.result.find((item) => item.id === body.id);
+      const found = reply.ok && reply.result.find((/** @type {{id: string}} */ item) => item.id === body.id);
       return found ? { ok: true, result: found } : { ok: true, result: { ...body, url: null, thumbnailUrl: null, thumbnail: null } };
     };
 
     // After a reconnect the server has forgotten our subscriptions and watches, and any
     // event in between was lost: subscribe and watch again, then tell the plugin to re-read.
+    /** @param {number} n */
     const resync = (n) => {
       for (const [k, follow] of follows) {
         const { request } = follow;
@@ -210,7 +254,9 @@ export function createHost(env) {
       }
     };
 
+    /** @param {string} text */
     const fromServer = (text) => {
+      /** @type {any} */
       let f;
       try {
         f = JSON.parse(text);
@@ -226,8 +272,8 @@ export function createHost(env) {
         // Only the fields a change may carry: its key and revision, and its pushed value
         // or deletion.
         const changes = f.changes
-          .filter((c) => typeof c?.key === "string" && typeof c.revision === "string")
-          .map((c) => ({
+          .filter((/** @type {any} */ c) => typeof c?.key === "string" && typeof c.revision === "string")
+          .map((/** @type {any} */ c) => ({
             key: c.key,
             revision: c.revision,
             ...(c.deleted === true ? { deleted: true } : "value" in c && { value: c.value }),
@@ -244,6 +290,7 @@ export function createHost(env) {
         // this event; its new document says hello and replaces the channel. What the old
         // document failed with is the page's to forget (onReload).
         if (onReload) onReload();
+        // biome-ignore lint/correctness/noSelfAssign: setting src again is what reloads an iframe
         iframe.src = iframe.src;
       }
     };
@@ -288,10 +335,11 @@ export function createHost(env) {
     // The server ended this page view for good (`reason`: "unauthenticated" when the user
     // was signed out, "forbidden" when they may no longer open the board), or the page did
     // (null). No reconnect: the server would refuse it.
+    /** @param {string | null} reason */
     function end(reason) {
       if (closed) return;
       closed = true;
-      env.clearTimeout(retry);
+      env.clearTimeout(/** @type {number} */ (retry));
       handshake.close();
       if (ws) ws.close();
       rpc.detach(reason ? "the server ended this board's connection (" + reason + ")" : "the board was closed", true);
@@ -309,10 +357,12 @@ export function createHost(env) {
       get status() {
         return status;
       },
+      /** @param {unknown} c */
       setConfiguration(c) {
         config = toHostConfiguration(c);
         toPlugin({ v: V, event: "configuration", configuration: config });
       },
+      /** @param {unknown} p */
       setPage(p) {
         pagePart = toPage(p);
         setContext(lastContext);
@@ -327,11 +377,13 @@ export function createHost(env) {
 // Covers a page view keeps (small PNGs), the oldest forgotten first.
 const MAX_COVERS = 500;
 
+/** @param {{document?: {cookie?: string}}} env */
 function csrfToken(env) {
   const match = /(?:^|;\s*)csrftoken=([^;]*)/.exec(env.document?.cookie || "");
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+/** @param {unknown} p */
 function toPage(p) {
   if (!isPlain(p) || typeof p.url !== "string") return null;
   return { url: p.url, fragment: typeof p.fragment === "string" ? p.fragment : "" };

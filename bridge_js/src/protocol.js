@@ -10,16 +10,20 @@ export const CONNECT = spec.handshake.connect;
 export const READY = spec.handshake.ready;
 
 // SDK method name -> {op, key: "required" | "optional", value: [fields of its object]}.
+/** @type {Record<keyof typeof spec.knowledge, {op: string, key?: string, value: string[]}>} */
 export const KNOWLEDGE = spec.knowledge;
 export const ENTRYPOINTS = spec.entrypoints;
 // SDK method name -> rule, as KNOWLEDGE; `blobs` are value fields holding a Blob (never
 // JSON), and a `via: "host"` op is the board host's to serve over HTTP, never the socket's.
+/** @type {Record<string, import("./wire.js").Rule>} */
 export const ATTACHMENTS = spec.attachments;
 // SDK method name -> rule: the Board's card transfers (copy or move to another Board).
+/** @type {Record<string, import("./wire.js").Rule>} */
 export const CARDS = spec.cards;
 
 // op -> {key: "required" | "optional", value: "required" | [fields of its object], ...}
 export const OP_RULES = /* @__PURE__ */ (() => {
+  /** @type {Record<string, import("./wire.js").Rule>} */
   const rules = { ...spec.ops };
   for (const rule of Object.values(spec.knowledge)) rules[rule.op] = rule;
   for (const rule of Object.values(spec.attachments)) rules[rule.op] = rule;
@@ -29,12 +33,15 @@ export const OP_RULES = /* @__PURE__ */ (() => {
 
 // The only fields a request may carry: the target is always derived by the server from
 // the page and the alias, never named by the plugin.
+/** @type {string[]} */
 export const FIELDS = spec.fields;
 
 export const ALIAS = /* @__PURE__ */ new RegExp(spec.alias);
 export const MAX_DEPTH = spec.limits.depth;
+/** @type {import("./wire.js").Limits} */
 export const LIMITS = spec.limits;
-export const CODES = spec.errors;
+/** @type {import("./wire.js").ErrorCode[]} */
+export const CODES = /** @type {any} */ (spec.errors);
 export const TIMEOUT = 15000;
 // An upload may take minutes on a slow link: its reply comes once the file is stored.
 export const UPLOAD_TIMEOUT = 600000;
