@@ -40,6 +40,7 @@ SOURCE_FIELDS: Final = (
     ("conversationId", "conversation"),
     ("runId", "run"),
     ("token", "token"),
+    ("agent", "agent"),
     ("restoredFrom", "restored from"),
 )
 

@@ -44,13 +44,15 @@ MAX_RUN_ID_LENGTH: Final = 256
 class Provenance:
     """Through what a write arrived; becomes part of its last write source. An agent's write
     (REST or MCP) may name the run and the conversation it belongs to, and a token's names
-    the token (its public prefix)."""
+    the token (its public prefix) and, over MCP, the agent by the token's name ("triage-bot"),
+    so a write shows as the agent's on its owner's behalf."""
 
     via: Via
     page: str | None = None
     run_id: str | None = None
     conversation_id: str | None = None
     token: str | None = None
+    agent: str | None = None
 
 
 def check_run_id(raw: object, *, field: str) -> str | None:
@@ -92,6 +94,7 @@ def write_source(
         "runId": provenance.run_id,
         "conversationId": conversation_id or provenance.conversation_id,
         "token": provenance.token,
+        "agent": provenance.agent,
     }
     source.update({name: item for name, item in optional.items() if item is not None})
     return source

@@ -217,6 +217,8 @@ class Call:
         return Provenance(
             via="mcp",
             token=self.token.prefix,
+            # The token's name is the agent's ("triage-bot"); a blank one names none.
+            agent=self.token.name.strip() or None,
             run_id=check_run_id(self.arguments.get("runId"), field="runId"),
             conversation_id=self.conversation_id,
         )

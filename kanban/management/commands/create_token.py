@@ -21,7 +21,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
-        parser.add_argument("--name", default="", help="a label shown in the admin")
+        parser.add_argument(
+            "--name",
+            default="",
+            help="the agent's name (triage-bot): its MCP writes carry it beside USERNAME",
+        )
         parser.add_argument("--project", type=UUID, help="the one project it reaches")
         parser.add_argument("--scope", default="write", choices=TokenScope.values)
         parser.add_argument("--expires", help="a lifetime: 30m, 1h, 7d (default: none)")
