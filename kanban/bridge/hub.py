@@ -19,6 +19,10 @@ itself a heartbeat through a group of its own; a failed layer call or a heartbea
 not come back marks the layer down. Once the groups can
 be joined again, every local socket is re-checked (access changes were lost too) and each
 surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
+
+Under overload a layer drops messages without failing a call (a channel past its
+``capacity``); ``kanban.bridge.overflow`` numbers every change message so the hub hears the
+gap, and tells that project's subscribers to resync rather than leaving them behind.
 """
 
 from __future__ import annotations
@@ -27,13 +31,11 @@ import asyncio
 import contextlib
 import json
 import logging
-import threading
 import time
 import weakref
 from collections import defaultdict
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import Any
 from uuid import UUID, uuid4
 
 from asgiref.sync import async_to_sync
@@ -41,12 +43,21 @@ from channels import DEFAULT_CHANNEL_LAYER
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 
-from kanban.access.relationships import Rule
-from kanban.bridge import frames
+from kanban.bridge import frames, overflow
 from kanban.bridge.frames import Change
+from kanban.bridge.overflow import RESYNC_CHANGE, send_or_keep
+from kanban.bridge.overflow import keep_undelivered as _keep_undelivered
+from kanban.bridge.overflow import take_undelivered as _take_undelivered
+from kanban.bridge.subscription import (  # noqa: F401 (others import them from here)
+    KINDS,
+    ChangeKind,
+    ReadRules,
+    Socket,
+    Subscription,
+    send_each,
+)
 from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
 from kanban.projects.packages import plugin_versions
-from storage.knowledge_format import document_id_of
 
 logger = logging.getLogger(__name__)
 
@@ -64,30 +75,7 @@ HEARTBEAT_TIMEOUT = 10.0
 #: How soon a hub retries a failed layer before it can rejoin its groups.
 RECOVER_RETRY_SECONDS = 0.5
 #: The revision a subscription hears when events may have been lost: re-read everything.
-RESYNC_REVISION = "resync"
-
-
-#: What a change is: a KV key, or a Knowledge document (its body key).
-ChangeKind = Literal["kv", "knowledge"]
-KINDS: Final[frozenset[str]] = frozenset({"kv", "knowledge"})
-
-
-#: Held for a subscription whose events may have been lost: re-read everything.
-RESYNC_CHANGE: Final = Change(RESYNC_REVISION, "", RESYNC_REVISION)
-
-
-class ReadRules(NamedTuple):
-    """The two read rules a subscription filters by; each kind of change by its own, so a KV
-    grant never lets document writes through, nor a knowledge grant KV writes."""
-
-    kv: Rule
-    knowledge: Rule
-
-    def allows(self, kind: str, key: str) -> bool:
-        if kind == "kv":
-            return self.kv.allows(key)
-        # Knowledge rules name document ids; the change names the document's body key.
-        return self.knowledge.allows(document_id_of(key))
+RESYNC_REVISION = RESYNC_CHANGE.revision
 
 
 def project_group(project_id: UUID) -> str:
@@ -101,50 +89,6 @@ def board_group(project_id: UUID) -> str:
 def inbox_group(user_id: int) -> str:
     """A person's open pages (``kanban.bridge.inbox``), told when their inbox changed."""
     return f"kanban.inbox.{user_id}"
-
-
-class Socket(Protocol):
-    user_id: int
-    consumer_id: UUID
-
-    async def send_text(self, text: str) -> None: ...
-
-    def write_frame(self, frame: bytes) -> bool:
-        """Write an encoded frame straight to the connection; False when this socket
-        cannot (then ``send_text`` sends it)."""
-        ...
-
-    async def recheck(self, subscriptions: Sequence[Subscription]) -> None: ...
-
-
-@dataclass(eq=False)
-class Subscription:
-    socket: Socket
-    alias: str | None
-    target_id: UUID
-    read: Rule
-    knowledge_read: Rule
-    #: While access is being re-checked, events wait here instead of being delivered.
-    held: list[Change] | None = field(default=None)
-    #: A watch (``kv.watch``): its events name the KV keys that changed, those its rule
-    #: opens and that start with ``prefix``. Otherwise a subscribe (``{alias, revision}``).
-    watch: bool = False
-    prefix: str = ""
-
-    @property
-    def rules(self) -> ReadRules:
-        return ReadRules(self.read, self.knowledge_read)
-
-    def visible(self, changes: Iterable[Change]) -> tuple[Change, ...]:
-        """The KV changes this watch may learn of, values and all, in order: the one rule
-        that decides both whether a key is named and whether its value is pushed."""
-        return tuple(
-            change
-            for change in changes
-            if change.kind == "kv"
-            and change.key.startswith(self.prefix)
-            and self.read.allows(change.key)
-        )
 
 
 class Hub:
@@ -168,6 +112,13 @@ class Hub:
         self.recoveries = 0
         #: One lock per project group: joining and leaving one group never interleave.
         self._group_locks: dict[UUID, asyncio.Lock] = defaultdict(asyncio.Lock)
+        #: The change numbers heard per followed project, and the last own beat heard:
+        #: a number skipped is a message the layer dropped.
+        self.gaps = overflow.Gaps()
+        self.beat_heard = 0
+        self._gap_sweep: asyncio.Task[None] | None = None
+        #: Times this hub told subscribers to resync over a dropped message (tests read it).
+        self.overflows = 0
 
     async def _ensure_started(self) -> str:
         async with self._ready:
@@ -252,7 +203,8 @@ class Hub:
         a resync."""
         for group, message in _take_undelivered():
             try:
-                await self.layer.group_send(group, message)
+                if await overflow.group_send_counting(self.layer, group, message):
+                    _keep_undelivered(group, message)  # still full: again at the next beat
             except asyncio.CancelledError:
                 _keep_undelivered(group, message)
                 raise
@@ -289,6 +241,8 @@ class Hub:
             return  # still down; the watchdog tries again
         self.layer_ok = True
         self.beat_seen = time.monotonic()
+        for target in list(self.gaps.joined):  # everything before now is resynced below
+            self.gaps.join(target, time.time())
         self.recoveries += 1
         LAYER_RECOVERIES.inc()
         logger.warning("channel layer is back; resyncing %d sockets", len(self.sockets))
@@ -351,8 +305,11 @@ class Hub:
             group = project_group(target)
             if self.by_target.get(target):
                 await self._layer_call(self.layer.group_add(group, self.channel), "join")
+                if target not in self.gaps.joined:
+                    self.gaps.join(target, time.time())
             else:
                 await self._layer_call(self.layer.group_discard(group, self.channel), "leave")
+                self.gaps.leave(target)
 
     async def _listen(self) -> None:
         assert self.channel is not None
@@ -369,9 +326,16 @@ class Hub:
             try:
                 if message.get("type") == "hub.beat":
                     self.beat_seen = time.monotonic()
+                    await self._beat_heard(message.get("beat"))
                 elif message.get("type") == "kv.changed":
+                    target = UUID(message["project"])
                     changes = [Change(*change) for change in message["changes"]]
-                    await self._deliver(UUID(message["project"]), changes)
+                    if self.gaps.heard(target, message, time.monotonic()):
+                        self._overflowed(target)
+                        changes.append(RESYNC_CHANGE)
+                    elif self.gaps.pending() and self._gap_sweep is None:
+                        self._gap_sweep = asyncio.create_task(self._sweep_gaps())
+                    await self._deliver(target, changes)
                     if "at" in message:
                         DELIVERY.observe(max(0.0, time.time() - message["at"]))
                 elif message.get("type") == "access.changed":
@@ -380,6 +344,35 @@ class Hub:
                     await self._plugin_changed(UUID(message["project"]), message["version"])
             except Exception:
                 logger.exception("hub failed to handle %r", message.get("type"))
+
+    def _overflowed(self, target: UUID) -> None:
+        self.overflows += 1
+        self.gaps.resynced(target)
+        logger.warning("change messages of %s were dropped; resyncing its subscribers", target)
+
+    async def _sweep_gaps(self) -> None:
+        """Resync the projects whose missing numbers did not turn up in time."""
+        try:
+            while self.gaps.pending():
+                await asyncio.sleep(overflow.GAP_GRACE_SECONDS / 2)
+                for target in self.gaps.overdue(time.monotonic()):
+                    self._overflowed(target)
+                    await self._deliver(target, [RESYNC_CHANGE])
+        finally:
+            self._gap_sweep = None
+
+    async def _beat_heard(self, beat: Any) -> None:
+        """A beat skipped means this hub's channel dropped a message, a change as likely as
+        the beat: it may have been the last one of its project, with no later number to
+        reveal it, so every followed project resyncs."""
+        if type(beat) is not int:
+            return
+        skipped = self.beat_heard and beat > self.beat_heard + 1
+        self.beat_heard = max(self.beat_heard, beat)
+        if skipped:
+            for target in list(self.by_target):
+                self._overflowed(target)
+                await self._deliver(target, [RESYNC_CHANGE])
 
     async def _refresh_groups(self) -> None:
         while True:
@@ -390,6 +383,8 @@ class Hub:
     async def _poll_plugins(self) -> None:
         while True:
             await asyncio.sleep(PLUGIN_POLL_SECONDS)
+            await self._resend_undelivered()  # what a full channel of this layer skipped
+            await self._rejoin_if_expelled()
             if not self.boards:
                 continue
             try:
@@ -401,6 +396,16 @@ class Hub:
             except Exception:
                 logger.warning("plugin poll failed; retrying", exc_info=True)
 
+    async def _rejoin_if_expelled(self) -> None:
+        """The in-memory layer takes a channel out of every group once a message waited on
+        it past ``expiry``: this hub would hear nothing again. Rejoin and resync all."""
+        assert self.channel is not None
+        if self.channel in self.layer.groups.get(ACCESS_GROUP, {}):
+            return
+        logger.warning("the in-memory layer dropped this hub's groups; rejoining")
+        await self._join_all()
+        self._hold_and_recheck({socket: [] for socket in self.sockets}, resync=True)
+
     async def _plugin_changed(self, board: UUID, version: str) -> None:
         """Reload the board's open iframes once per new version: the message and the poll
         may both report the same import."""
@@ -409,7 +414,7 @@ class Hub:
             return
         self.plugin_versions[board] = version
         text = json.dumps(frames.reload_event())
-        await _send_each((s, text) for s in list(sockets))
+        await send_each((s, text) for s in list(sockets))
 
     async def _deliver(self, target: UUID, changes: Sequence[Change]) -> None:
         subs = self.by_target.get(target)
@@ -449,7 +454,7 @@ class Hub:
                     encoded[(sub.alias, change.revision)] = text
                 sends.append((sub.socket, text))
         FANOUT.observe(len(sends))
-        await _send_each(sends)
+        await send_each(sends)
 
     def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
         project_ids = {UUID(p) for p in projects}
@@ -502,24 +507,6 @@ class Hub:
                 await sub.socket.send_text(json.dumps(event))
 
 
-async def _send_each(sends: Iterable[tuple[Socket, str]]) -> None:
-    """Send each text in turn. An ASGI websocket send only hands the frame to the server
-    (daphne writes it into the connection's buffer), so awaiting one never waits on its peer;
-    a task per subscriber (``gather``) cost a third of a 1,000-socket fan-out. A text going
-    to many sockets is framed once and written to each connection as it is. One failing
-    socket must not stop the others."""
-    framed: dict[str, bytes] = {}
-    for socket, text in sends:
-        try:
-            frame = framed.get(text)
-            if frame is None:
-                frame = framed[text] = frames.server_frame(text)
-            if not socket.write_frame(frame):
-                await socket.send_text(text)
-        except Exception:
-            logger.debug("send to a closing socket failed", exc_info=True)
-
-
 def _own_layer() -> Any:
     """The hub's layer: its own instance, since a cross-process layer (channels_redis) binds
     its receive state to one event loop. The in-memory layer must be shared: its groups live
@@ -543,43 +530,7 @@ def get_hub() -> Hub:
 
 
 _pending_sends: set[asyncio.Task[None]] = set()
-
-#: What this process's publishers could not hand to the layer, by group, until its hub
-#: sends it again: a lost change as a resync of its project, a lost access change with
-#: every project and user it named (publishers run in threads, hence the lock).
-_undelivered: dict[str, dict[str, Any]] = {}
-_undelivered_lock = threading.Lock()
-
-
-def _keep_undelivered(group: str, message: dict[str, Any]) -> None:
-    with _undelivered_lock:
-        kept = _undelivered.get(group)
-        if message.get("type") == "kv.changed":
-            message = {**message, "changes": [list(RESYNC_CHANGE)]}
-        elif message.get("type") == "access.changed" and kept is not None:
-            message = {
-                **message,
-                "projects": sorted({*kept["projects"], *message["projects"]}),
-                "users": sorted({*kept["users"], *message["users"]}),
-            }
-        _undelivered[group] = message
-
-
-def _take_undelivered() -> list[tuple[str, dict[str, Any]]]:
-    with _undelivered_lock:
-        taken = list(_undelivered.items())
-        _undelivered.clear()
-    return taken
-
-
-async def _send_or_keep(layer: Any, group: str, message: dict[str, Any]) -> None:
-    try:
-        await layer.group_send(group, message)
-    except Exception:
-        # The write committed; its subscribers must still learn of it. The hub sends it
-        # again once the layer answers. Never fail the write.
-        logger.warning("could not publish %s to %s; kept", message.get("type"), group)
-        _keep_undelivered(group, message)
+_send_or_keep = send_or_keep
 
 
 def _group_send(group: str, message: dict[str, Any]) -> None:
@@ -603,14 +554,17 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
 def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:
     """One layer message per committed write batch of one project: each change as a list
     (``Change``'s fields), filtered per subscription by the rule of its kind."""
+    group = project_group(project_id)
+    at = time.time()  # wall clock (the workers are on one network): write -> delivered
     message = {
         "type": "kv.changed",
         "project": str(project_id),
         "changes": [list(c) for c in changes],
-        # Wall-clock (the workers are on one network): write -> delivered, per worker.
-        "at": time.time(),
+        "at": at,
+        # Numbered per group, so a hub hears a message the layer dropped (``overflow``).
+        **overflow.stamp(group, at),
     }
-    _group_send(project_group(project_id), message)
+    _group_send(group, message)
 
 
 def publish_plugin_changed(project_id: UUID, version: str) -> None:
