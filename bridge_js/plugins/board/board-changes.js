@@ -42,6 +42,7 @@ export function createStore() {
   // Card keys set since the last board(), and what that call built from the index.
   const dirty = new Set();
   let built = null;
+  let missingOf = { ids: null, size: -1, keys: [] };
   const cardOf = (id) => {
     const key = KEYS.card(id);
     const raw = values.get(key);
@@ -78,11 +79,16 @@ export function createStore() {
       }
       return unread;
     },
-    // The card keys the index names that the page does not hold.
-    missing: () =>
-      indexed()
-        .map(KEYS.card)
-        .filter((key) => !values.has(key)),
+    // The card keys the index names that the page does not hold: the same while neither
+    // the index nor the set of held keys changed (a key is only ever added or dropped).
+    missing() {
+      const ids = indexed();
+      if (ids !== missingOf.ids || values.size !== missingOf.size) {
+        const keys = ids.map(KEYS.card).filter((key) => !values.has(key));
+        missingOf = { ids, size: values.size, keys };
+      }
+      return missingOf.keys;
+    },
     board() {
       const ids = indexed();
       // Only more keys than the index and the three board keys can hold an unindexed card.

@@ -65,7 +65,16 @@ function fillSelect(select, first, values, selected, label = (v) => v) {
 // The filters' choices come from every card: worked out again only for a new set of cards.
 let choicesOf = null;
 let choices = { labels: [], people: [] };
+// Whether the cards' labels and assignees are those of the last set: an edit of a title or
+// a tick leaves the filters' choices as they were.
+function sameChoices(was, now) {
+  if (!was || was.length !== now.length) return false;
+  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  return now.every((card, i) => card === was[i] || (same(card.labels, was[i].labels) && same(card.assignees, was[i].assignees)));
+}
+
 function renderFilters() {
+  if (choicesOf !== state.cards && sameChoices(choicesOf, state.cards)) choicesOf = state.cards;
   if (choicesOf !== state.cards) {
     choicesOf = state.cards;
     choices = {

@@ -28,18 +28,56 @@ export function groupByColumn(cards, columns) {
   return groups;
 }
 
-// `groupByColumn` of the newest cards and columns, worked out again only when either is a
-// new array (the store hands the same card objects back while they are unchanged).
+// Past this many changed cards a fresh grouping is as cheap as patching the last one.
+const MOST_PATCHED = 64;
+
+// `groupByColumn` of the newest cards and columns. A new array whose changed cards kept
+// their place (same id at the same index, same column, rank and archived state: an edit, a
+// tick, a comment) patches the groups it had: only the touched columns get new arrays, so
+// the others keep their identity and every cache keyed on it (filters, heights). Anything
+// else (an add, a move, an archive, new columns) groups again.
 export function createGrouping() {
   let cards = null;
   let columns = null;
   let groups = new Map();
-  return (nextCards, nextColumns) => {
-    if (nextCards !== cards || nextColumns !== columns) {
-      cards = nextCards;
-      columns = nextColumns;
-      groups = groupByColumn(cards, columns);
+  // card id -> [the group it is in, its index there]
+  let where = new Map();
+
+  function regroup() {
+    groups = groupByColumn(cards, columns);
+    where = new Map();
+    for (const [id, group] of groups) group.forEach((card, i) => where.set(card.id, [id, i]));
+  }
+
+  function patched(next) {
+    if (!cards || next.length !== cards.length) return false;
+    const changed = [];
+    for (let i = 0; i < next.length; i++) {
+      const was = cards[i];
+      const now = next[i];
+      if (was === now) continue;
+      const moved = was.id !== now.id || was.column !== now.column || was.rank !== now.rank;
+      if (moved || Boolean(was.archived) !== Boolean(now.archived) || changed.length === MOST_PATCHED) return false;
+      changed.push(now);
     }
+    const touched = new Map();
+    for (const card of changed) {
+      const at = where.get(card.id);
+      if (!at) continue; // archived before and after: in no column
+      let group = touched.get(at[0]);
+      if (!group) touched.set(at[0], (group = groups.get(at[0]).slice()));
+      group[at[1]] = card;
+    }
+    if (touched.size) groups = new Map([...groups, ...touched]);
+    return true;
+  }
+
+  return (nextCards, nextColumns) => {
+    if (nextCards === cards && nextColumns === columns) return groups;
+    const keep = nextColumns === columns && patched(nextCards);
+    cards = nextCards;
+    columns = nextColumns;
+    if (!keep) regroup();
     return groups;
   };
 }

@@ -67,12 +67,23 @@ describe("grouping", () => {
     );
   });
 
-  test("worked out again only for a new array of cards or columns", () => {
+  test("an edit patches its own column alone; a move or a new card groups again", () => {
     const grouping = createGrouping();
-    const cards = [card("a", "todo", "h")];
+    const cards = [card("a", "todo", "h"), card("b", "done", "p"), card("c", "todo", "t")];
     const first = grouping(cards, COLUMNS);
     assert.equal(grouping(cards, COLUMNS), first);
-    assert.notEqual(grouping([...cards], COLUMNS), first);
+    const same = grouping([...cards], COLUMNS);
+    assert.equal(same.get("todo"), first.get("todo"), "the same cards in a new array change nothing");
+    const edited = [cards[0], cards[1], { ...cards[2], title: "C, renamed" }];
+    const patched = grouping(edited, COLUMNS);
+    assert.notEqual(patched.get("todo"), first.get("todo"));
+    assert.equal(patched.get("done"), first.get("done"), "an untouched column keeps its array");
+    assert.deepEqual(patched.get("todo").map((c) => c.title), ["a", "C, renamed"]);
+    const moved = grouping([edited[0], edited[1], { ...edited[2], column: "done" }], COLUMNS);
+    assert.deepEqual(moved.get("done").map((c) => c.id), ["b", "c"]);
+    assert.deepEqual(moved.get("todo").map((c) => c.id), ["a"]);
+    const added = grouping([...cards, card("d", "todo", "a")], COLUMNS);
+    assert.deepEqual(added.get("todo").map((c) => c.id), ["d", "a", "c"]);
   });
 });
 
