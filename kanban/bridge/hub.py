@@ -19,10 +19,8 @@ itself a heartbeat through a group of its own; a failed layer call or a heartbea
 not come back marks the layer down. Once the groups can
 be joined again, every local socket is re-checked (access changes were lost too) and each
 surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
-
-Under overload a layer drops messages without failing a call (a channel past its
-``capacity``); ``kanban.bridge.overflow`` numbers every change message so the hub hears the
-gap, and tells that project's subscribers to resync rather than leaving them behind.
+A layer under overload drops messages without failing a call (a channel past its
+``capacity``): ``kanban.bridge.overflow`` finds each drop, and its subscribers resync.
 """
 
 from __future__ import annotations
@@ -112,13 +110,10 @@ class Hub:
         self.recoveries = 0
         #: One lock per project group: joining and leaving one group never interleave.
         self._group_locks: dict[UUID, asyncio.Lock] = defaultdict(asyncio.Lock)
-        #: The change numbers heard per followed project, and the last own beat heard:
-        #: a number skipped is a message the layer dropped.
-        self.gaps = overflow.Gaps()
-        self.beat_heard = 0
+        #: Numbers heard (changes per project, own beats): one skipped was dropped. Resyncs
+        #: over dropped messages are counted in ``overflows``.
+        self.gaps, self.beat_heard, self.overflows = overflow.Gaps(), 0, 0
         self._gap_sweep: asyncio.Task[None] | None = None
-        #: Times this hub told subscribers to resync over a dropped message (tests read it).
-        self.overflows = 0
 
     async def _ensure_started(self) -> str:
         async with self._ready:
@@ -214,23 +209,9 @@ class Hub:
                 return
 
     async def _beat_group_kept(self) -> bool | None:
-        """Whether the layer still holds this hub in its own beat group: True for a layer
-        that is only slow (its beats late behind a busy worker), False for one that
-        restarted empty, None when it cannot say (or fails to answer).
-
-        Seam: channels_redis keeps a group as a sorted set of channel names under
-        ``layer._group_key(group)``, on the shard ``layer.consistent_hash(group)``; this reads
-        that set's one member. Pinned in tests/kanban/bridge/test_scale_out.py."""
-        key_of = getattr(self.layer, "_group_key", None)
-        if key_of is None or self.channel is None:
+        if self.channel is None:
             return None
-        try:
-            connection = self.layer.connection(self.layer.consistent_hash(self.beat_group))
-            return await connection.zscore(key_of(self.beat_group), self.channel) is not None
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            return None
+        return await overflow.group_holds(self.layer, self.beat_group, self.channel)
 
     async def _recover(self) -> None:
         try:
@@ -327,6 +308,8 @@ class Hub:
                 if message.get("type") == "hub.beat":
                     self.beat_seen = time.monotonic()
                     await self._beat_heard(message.get("beat"))
+                elif message.get("type") == "hub.dropped":
+                    await self._dropped(message.get("groups", ()))
                 elif message.get("type") == "kv.changed":
                     target = UUID(message["project"])
                     changes = [Change(*change) for change in message["changes"]]
@@ -350,29 +333,55 @@ class Hub:
         self.gaps.resynced(target)
         logger.warning("change messages of %s were dropped; resyncing its subscribers", target)
 
+    async def _resync(self, targets: Iterable[UUID]) -> None:
+        for target in targets:
+            self._overflowed(target)
+            await self._deliver(target, [RESYNC_CHANGE])
+
     async def _sweep_gaps(self) -> None:
         """Resync the projects whose missing numbers did not turn up in time."""
         try:
             while self.gaps.pending():
                 await asyncio.sleep(overflow.GAP_GRACE_SECONDS / 2)
-                for target in self.gaps.overdue(time.monotonic()):
-                    self._overflowed(target)
-                    await self._deliver(target, [RESYNC_CHANGE])
+                await self._resync(self.gaps.overdue(time.monotonic()))
         finally:
             self._gap_sweep = None
 
     async def _beat_heard(self, beat: Any) -> None:
-        """A beat skipped means this hub's channel dropped a message, a change as likely as
-        the beat: it may have been the last one of its project, with no later number to
-        reveal it, so every followed project resyncs."""
+        """A beat skipped: this hub's channel dropped messages, perhaps a project's last
+        (no later number reveals it), so every followed project resyncs. Then read which
+        groups the channel was too full for."""
         if type(beat) is not int:
             return
         skipped = self.beat_heard and beat > self.beat_heard + 1
         self.beat_heard = max(self.beat_heard, beat)
         if skipped:
-            for target in list(self.by_target):
-                self._overflowed(target)
-                await self._deliver(target, [RESYNC_CHANGE])
+            await self._dropped([self.beat_group])
+        assert self.channel is not None
+        try:
+            dropped = await overflow.take_dropped(self.layer, self.channel)
+        except Exception:
+            self._layer_failed("reading dropped groups")
+            return
+        if dropped:
+            # Resync only once everything queued before the drop has been delivered: an
+            # older event after the re-read would put a subscriber behind again. So the
+            # groups go through this channel too, behind whatever it still holds.
+            note = {"type": "hub.dropped", "groups": sorted(dropped)}
+            await self._layer_call(
+                overflow.group_send_counting(self.layer, self.beat_group, note), "heartbeat"
+            )
+
+    async def _dropped(self, groups: Iterable[str]) -> None:
+        """This hub's channel was too full to take messages of ``groups``: resync each
+        followed project among them, every one when its own (a beat, a note) went missing,
+        and re-check every socket when an access change did."""
+        groups = set(groups)
+        everything = self.beat_group in groups
+        targets = [t for t in self.by_target if everything or project_group(t) in groups]
+        await self._resync(targets)
+        if ACCESS_GROUP in groups:
+            self._hold_and_recheck({socket: [] for socket in self.sockets}, resync=False)
 
     async def _refresh_groups(self) -> None:
         while True:

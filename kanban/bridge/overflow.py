@@ -5,27 +5,29 @@ The way from a commit to a socket, and where it can drop:
 
 1. The publisher's ``group_send``: channels_redis writes the message into each member
    channel's sorted set, and skips a channel already holding ``capacity`` messages without
-   a word (its Lua script only counts them, for a log line). The in-memory layer swallows
-   its ``ChannelFull`` likewise. ``group_send_counting`` sends as the layer does and says how
-   many channels were skipped; the publisher then keeps the message as a resync of its
-   project, which its hub sends again (``undelivered``), as after a failed send.
+   a word (its Lua script only counts them, for a log line); the in-memory layer swallows
+   its ``ChannelFull`` likewise. Here (``group_send_counting``) a full Redis channel records
+   the group it missed in a set beside it, which its hub reads at each beat
+   (``take_dropped``), whoever published; on the in-memory layer the publisher keeps the
+   message as a resync of its project, which its hub sends again (``undelivered``).
 2. The hub's channel: channels_redis deletes a message older than ``expiry`` at the next
    send; its per-process receive buffer drops the oldest past ``capacity``. The in-memory
-   layer, on an expired message, takes the channel out of every group.
+   layer, on an expired message, takes the channel out of every group (the hub rejoins).
 3. The hub's own queues (a subscription's ``held`` events, the undelivered messages) and a
    socket's send buffer (Twisted's) never drop: they hold or collapse into a resync.
 
-Whatever drops in 1 or 2, a receiver can tell: each change message carries its publisher's
-number for that group (``stamp``), and the time of its previous one. A hub that hears
-number 7 after 5 waits briefly for 6 (two threads of one process may send out of order),
-then tells that project's subscribers to resync (``Gaps``). A first message whose previous
-one was published after this hub joined the group says the same of the one before it. The
-last message of a burst has no successor to reveal it: that one is step 1's to catch, and
-the hub's own heartbeats, numbered too, show its channel dropped anything at all.
+Whatever drops, a receiver can also tell by numbers: each change message carries its
+publisher's number for that group (``stamp``) and the time of its previous one. A hub that
+hears number 7 after 5 waits briefly for 6 (two threads of one process may send out of
+order), then tells that project's subscribers to resync (``Gaps``); a first message whose
+previous one was published after this hub joined the group says the same. The last message
+of a burst has no successor to reveal it: that one is for step 1's record, and the hub's own
+beats are numbered too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -192,28 +194,36 @@ async def _in_memory_group_send(
     return full
 
 
-#: channels_redis's group send script (4.x), unchanged: it already counts the channels
-#: over capacity; its group_send only logs the count.
+#: channels_redis's group send script (4.x), which counts the channels over capacity (its
+#: group_send only logs the count); here a full channel also records the group it missed in
+#: a set beside it (``DROPPED_SUFFIX``), which the channel's hub reads at its next beat.
 _GROUP_SEND_LUA: Final = """
     local over_capacity = 0
-    local current_time = ARGV[#ARGV - 1]
-    local expiry = ARGV[#ARGV]
+    local current_time = ARGV[#ARGV - 2]
+    local expiry = ARGV[#ARGV - 1]
+    local group = ARGV[#ARGV]
     for i=1,#KEYS do
         if redis.call('ZCOUNT', KEYS[i], '-inf', '+inf') < tonumber(ARGV[i + #KEYS]) then
             redis.call('ZADD', KEYS[i], current_time, ARGV[i])
             redis.call('EXPIRE', KEYS[i], expiry)
         else
             over_capacity = over_capacity + 1
+            redis.call('SADD', KEYS[i] .. ':dropped', group)
+            redis.call('EXPIRE', KEYS[i] .. ':dropped', 3600)
         end
     end
     return over_capacity
 """
+#: Beside a channel's sorted set: the groups whose messages it was too full to take (kept an
+#: hour: a hub reads its own every second, and one gone that long is read by no one).
+DROPPED_SUFFIX: Final = ":dropped"
 
 
 async def _redis_group_send(layer: Any, group: str, message: dict[str, Any]) -> int:
     """Seam: channels_redis's ``RedisChannelLayer.group_send`` (4.3), step for step and with
-    its own helpers, returning the script's count instead of logging it. Pinned against a
-    real Redis in tests/kanban/bridge/test_overload.py."""
+    its own helpers, but a full channel records the group it missed, and the count of them
+    is returned rather than logged. Pinned against a real Redis in
+    tests/kanban/bridge/test_overload.py."""
     key = layer._group_key(group)
     connection = layer.connection(layer.consistent_hash(group))
     await connection.zremrangebyscore(key, min=0, max=int(time.time()) - layer.group_expiry)
@@ -228,10 +238,42 @@ async def _redis_group_send(layer: Any, group: str, message: dict[str, Any]) -> 
             pipe.zremrangebyscore(channel_key, min=0, max=int(time.time()) - int(layer.expiry))
         await pipe.execute()
         args = [messages[k] for k in channel_keys] + [capacities[k] for k in channel_keys]
-        args += [time.time(), layer.expiry]
+        args += [time.time(), layer.expiry, group]
         connection = layer.connection(index)
         full += int(await connection.eval(_GROUP_SEND_LUA, len(channel_keys), *channel_keys, *args))
     return full
+
+
+async def take_dropped(layer: Any, channel: str) -> set[str]:
+    """The groups whose messages ``channel`` (a hub's, on channels_redis) was too full to
+    take since the last call; empty on any other layer. Seam: the channel's key and shard
+    as channels_redis derives them for a process-local channel."""
+    if not hasattr(layer, "non_local_name") or not hasattr(layer, "_group_key"):
+        return set()
+    name = layer.non_local_name(channel)
+    connection = layer.connection(layer.consistent_hash(name))
+    taken = await connection.spop(layer.prefix + name + DROPPED_SUFFIX, 100_000)
+    return {group.decode("utf8") for group in taken or ()}
+
+
+async def group_holds(layer: Any, group: str, channel: str) -> bool | None:
+    """Whether the layer still holds ``channel`` in ``group`` (a hub in its own beat group):
+    True for a layer that is only slow (beats late behind a busy worker), False for one that
+    restarted empty, None when it cannot say (or fails to answer).
+
+    Seam: channels_redis keeps a group as a sorted set of channel names under
+    ``layer._group_key(group)``, on the shard ``layer.consistent_hash(group)``; this reads
+    that set's one member. Pinned in tests/kanban/bridge/test_scale_out.py."""
+    key_of = getattr(layer, "_group_key", None)
+    if key_of is None:
+        return None
+    try:
+        connection = layer.connection(layer.consistent_hash(group))
+        return await connection.zscore(key_of(group), channel) is not None
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        return None
 
 
 _pending_lock = threading.Lock()
@@ -272,11 +314,9 @@ async def send_or_keep(layer: Any, group: str, message: dict[str, Any]) -> None:
         logger.warning("could not publish %s to %s; kept", message.get("type"), group)
         keep_undelivered(group, message)
         return
-    if full:
-        logger.warning(
-            "%d channels of %s were full; %s kept to resend as a resync",
-            full,
-            group,
-            message.get("type"),
-        )
+    if full and isinstance(layer, InMemoryChannelLayer):
+        logger.warning("%d channels of %s were full; kept to resend as a resync", full, group)
         keep_undelivered(group, message)
+    elif full:
+        # channels_redis's full channels recorded the group; their hubs resync it.
+        logger.info("%d channels of %s were full; their hubs will resync", full, group)
