@@ -55,8 +55,23 @@ def output_schema(name: str) -> dict[str, Any]:
     return next(tool["outputSchema"] for tool in TOOLS if tool["name"] == name)
 
 
+#: (tool, action) of every call ``answered`` checked, so a test can show it ran them all.
+checked: set[tuple[str, str]] = set()
+
+
+def every_action_checked(*tools: str) -> bool:
+    wanted = {
+        (tool["name"], action)
+        for tool in TOOLS
+        if tool["name"] in tools
+        for action in tool["inputSchema"]["properties"]["action"]["enum"]
+    }
+    return wanted <= checked
+
+
 def answered(token: ApiToken, tool: str, **arguments: Any) -> Any:
     """A call that must succeed, its answer checked against the tool's closed schema."""
+    checked.add((tool, arguments["action"]))
     failed, value = tool_result(token=token, name=tool, arguments=arguments)
     assert not failed, value
     errors = list(Draft202012Validator(closed(output_schema(tool))).iter_errors(value))
@@ -118,6 +133,7 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
     column = answered(agent, "board_cards", action="column_add", title="Review", wip=3)
     answered(agent, "board_cards", action="column_update", column=column["column"]["id"], wip=0)
     assert len(answered(agent, "board_cards", action="list", limit=1)["cards"]) == 1
+    assert every_action_checked("board_cards"), "a new action needs its answer checked here"
 
 
 def test_every_knowledge_and_kv_action_answers_what_its_output_schema_declares(
@@ -144,6 +160,7 @@ def test_every_knowledge_and_kv_action_answers_what_its_output_schema_declares(
     written = answered(agent, "kv_store", action="set", key="triage:last", value={"n": 3})
     got = answered(agent, "kv_store", action="get", key="triage:last")
     assert got == {"found": True, "value": {"n": 3}, "revision": written["revision"]}
+    assert every_action_checked("knowledge_documents", "kv_store")
 
 
 @pytest.mark.parametrize(
