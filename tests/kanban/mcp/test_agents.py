@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kanban.accounts.tokens import token_create
-from kanban.data.kv import project_kv_get
+from kanban.data.kv import project_kv_get, project_kv_history
 from kanban.mcp.tools import tool_result
 from kanban.models import ApiToken, Project
 from tests.factories import a_board, users
@@ -62,3 +62,18 @@ def test_an_unnamed_token_records_no_agent_name_and_the_name_is_recorded_trimmed
     run(a_token(board, "  triage-bot \n"), "kv_store", action="set", key="c", value=1)
     assert "agent" not in source_of(board, "a") and "agent" not in source_of(board, "b")
     assert source_of(board, "c")["agent"] == "triage-bot"
+
+
+def test_the_cards_history_the_boards_activity_reads_names_the_agent_and_its_owner(
+    board: Project,
+) -> None:
+    """The Board's Activity is the card's kept versions: each says who (the owner), through
+    what (mcp) and, for an agent's, which agent, so it can read "triage-bot (bob's agent)"."""
+    agent = a_token(board, "triage-bot")
+    card = run(agent, "board_cards", action="add", title="Sort the inbox", column="todo")
+    alice = board.memberships.get(user__username="alice").user
+    run(agent, "board_cards", action="move", id=card["id"], column="doing")
+    history = project_kv_history(user=alice, project_id=board.id, key=f"card:{card['id']}")
+    moved, added = history["entries"]
+    for version in (moved, added):
+        assert (version["source"]["agent"], version["source"]["user"]) == ("triage-bot", "bob")
