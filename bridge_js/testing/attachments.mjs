@@ -13,8 +13,9 @@ const MAX_NAME = 255;
 const OCTET = "application/octet-stream";
 
 // The server's check_file_name: the last path component, without control characters.
+/** @param {unknown} name */
 function fileName(name) {
-  const last = String(name).replaceAll("\\", "/").split("/").pop();
+  const last = /** @type {string} */ (String(name).replaceAll("\\", "/").split("/").pop());
   const text = [...last]
     .filter((ch) => !/\p{C}/u.test(ch))
     .join("")
@@ -23,10 +24,11 @@ function fileName(name) {
 }
 
 // An image as Pillow names it, and its size, from the first bytes: null for anything else.
+/** @param {Uint8Array} b */
 function pictureOf(b) {
-  const u16 = (i, little) => (little ? b[i] | (b[i + 1] << 8) : (b[i] << 8) | b[i + 1]);
-  const u32 = (i) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
-  const ascii = (i, n) => String.fromCharCode(...b.subarray(i, i + n));
+  const u16 = (/** @type {number} */ i, /** @type {boolean} */ little = false) => (little ? b[i] | (b[i + 1] << 8) : (b[i] << 8) | b[i + 1]);
+  const u32 = (/** @type {number} */ i) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
+  const ascii = (/** @type {number} */ i, /** @type {number} */ n) => String.fromCharCode(...b.subarray(i, i + n));
   if (b.length >= 24 && u32(0) === 0x89504e47 && ascii(12, 4) === "IHDR") {
     return { contentType: "image/png", width: u32(16), height: u32(20) };
   }
@@ -57,16 +59,26 @@ function pictureOf(b) {
 
 /** `store(project, key, value, by)` writes a value as the world does, `drop(project, key,
  * by)` deletes one; `refusal(code, message)` makes one of the world's refusals. */
+/**
+ * @typedef {{item: {id: string, image: object | null} & Record<string, unknown>, file: Blob}} Entry
+ * @param {{store: (project: string, key: string, value: unknown, by: string) => void,
+ *   drop: (project: string, key: string, by: string) => void,
+ *   refusal: (code: string, message: string) => Error}} world
+ */
 export function createAttachments({ store, drop, refusal }) {
   // project -> card -> [{item, file}], the item as the service keeps it (its public part).
+  /** @type {Map<string, Map<string, Entry[]>>} */
   const cards = new Map();
   let next = 0;
+  /** @param {string} project @param {string} card */
   const held = (project, card) => cards.get(project)?.get(card) || [];
+  /** @param {string} project @param {string} card @param {Entry[]} entries @param {string} by */
   const keep = (project, card, entries, by) => {
     if (!cards.has(project)) cards.set(project, new Map());
-    cards.get(project).set(card, entries);
+    /** @type {Map<string, Entry[]>} */ (cards.get(project)).set(card, entries);
     store(project, PREFIX + card, { attachments: entries.map((e) => e.item) }, by);
   };
+  /** @param {Entry} entry */
   const listed = ({ item, file }) => ({
     ...item,
     url: "https://kanban.test/attachments/" + item.id + "/",
@@ -76,21 +88,25 @@ export function createAttachments({ store, drop, refusal }) {
 
   return {
     /** The card's attachments, as a board's host hands them to the SDK. */
+    /** @param {string} project @param {string} card */
     list(project, card) {
       return held(project, card).map(listed);
     },
     /** The file's name as the service keeps it; checked before access is decided. */
+    /** @param {unknown} name */
     name(name) {
       const shown = fileName(name);
       if (shown === null) throw refusal("invalid_argument", "name must name a file");
       return shown;
     },
     /** The id of the attachment a delete names; checked before access is decided. */
+    /** @param {any} value */
     id(value) {
       const id = value?.id;
       if (typeof id !== "string" || !id) throw refusal("invalid_argument", "name the attachment: value {id}");
       return id;
     },
+    /** @param {string} project @param {string} card @param {{name: string, file: Blob}} value @param {{username: string}} user */
     async upload(project, card, { name, file }, user) {
       const shown = fileName(name);
       const picture = pictureOf(new Uint8Array(await file.arrayBuffer()));
@@ -109,18 +125,20 @@ export function createAttachments({ store, drop, refusal }) {
       keep(project, card, [...entries, { item, file }], user.username);
       return listed({ item, file });
     },
+    /** @param {string} project @param {string} card @param {string} id @param {{username: string}} user */
     remove(project, card, id, user) {
       const entries = held(project, card);
       if (!entries.some((e) => e.item.id === id)) throw refusal("not_found", "no such attachment on this card");
       const kept = entries.filter((e) => e.item.id !== id);
       if (kept.length) keep(project, card, kept, user.username);
       else {
-        cards.get(project).delete(card);
+        cards.get(project)?.delete(card);
         drop(project, PREFIX + card, user.username);
       }
       return {};
     },
     /** What a plain `set` of the key may not do (kanban/data/kv.py check_attachments_write). */
+    /** @param {string} key */
     guard(key) {
       if (key.startsWith(PREFIX)) {
         throw refusal("invalid_argument", `keys starting with '${PREFIX}' hold a card's attachments; use the attachments operations`);

@@ -39,6 +39,19 @@ export { createTestWorld };
 
 const OWN = "plugin";
 
+/**
+ * @typedef {object} TestHostOptions
+ * @property {import("./world.mjs").User} [user]
+ * @property {"guest" | "developer" | "owner"} [role]
+ * @property {Record<string, unknown>} [kv]
+ * @property {Record<string, {kv?: Record<string, unknown>, read?: import("./world.mjs").Rule, write?: import("./world.mjs").Rule, pending?: boolean}>} [related]
+ * @property {import("./world.mjs").Configuration} [configuration]
+ * @property {number} [pushLimit]
+ * @property {import("./world.mjs").Member[]} [members]
+ * @property {number} [attachmentBytes]
+ */
+
+/** @param {TestHostOptions} [options] */
 export async function createTestHost(options = {}) {
   const related = Object.entries(options.related || {});
   const world = createTestWorld({
@@ -49,18 +62,20 @@ export async function createTestHost(options = {}) {
     attachmentBytes: options.attachmentBytes,
   });
   const page = world.connect({ project: OWN, user: options.user, role: options.role, configuration: options.configuration });
-  const win = shimWindow(page);
-  win.steamHarnessKanban = createKanban(win);
-  await win.steamHarnessKanban.ready;
-  const projectOf = (alias) => (alias === null ? OWN : alias);
+  const shim = shimWindow(page);
+  const win = Object.assign(shim, { steamHarnessKanban: createKanban(shim) });
+  const kanban = win.steamHarnessKanban;
+  await kanban.ready;
+  const projectOf = (/** @type {string | null} */ alias) => (alias === null ? OWN : alias);
   return {
     window: win,
-    kanban: win.steamHarnessKanban,
+    kanban,
     world,
     errors: page.errors,
     notifications: world.notifications,
-    write: (key, value, { alias = null, by } = {}) => world.write(projectOf(alias), key, value, { by }),
-    value: (key, { alias = null } = {}) => world.value(projectOf(alias), key),
+    write: (/** @type {string} */ key, /** @type {unknown} */ value, /** @type {{alias?: string | null, by?: string}} */ { alias = null, by } = {}) =>
+      world.write(projectOf(alias), key, value, { by }),
+    value: (/** @type {string} */ key, /** @type {{alias?: string | null}} */ { alias = null } = {}) => world.value(projectOf(alias), key),
     switchConfiguration: page.switchConfiguration,
     /** Wait for every message in flight on the port to be handled. */
     settle: () => new Promise((resolve) => setTimeout(resolve, 5)),
@@ -73,13 +88,19 @@ export async function createTestHost(options = {}) {
 
 // The plugin's window in node: its parent answers the SDK's hello with a port, as a board
 // page does.
+/** @param {{attach: (send: (frame: any) => void) => (frame: any) => void}} page */
 function shimWindow(page) {
+  /** @type {Map<string, Set<(event: any) => void>>} */
   const listeners = new Map();
+  /** @type {Set<ReturnType<typeof setTimeout>>} */
   const timers = new Set();
   const channel = new MessageChannel();
   const port = channel.port1;
-  const dispatch = (type, event) => [...(listeners.get(type) || [])].forEach((fn) => fn(event));
+  const dispatch = (/** @type {string} */ type, /** @type {object} */ event) => {
+    for (const fn of [...(listeners.get(type) || [])]) fn(event);
+  };
   const parent = {
+    /** @param {any} data */
     postMessage(data) {
       if (data?.type !== HELLO) return;
       queueMicrotask(() => {
@@ -92,13 +113,20 @@ function shimWindow(page) {
   return {
     parent,
     console,
-    addEventListener: (type, fn) => (listeners.get(type) || listeners.set(type, new Set()).get(type)).add(fn),
+    /** @param {string} type @param {(event: any) => void} fn */
+    addEventListener: (type, fn) => {
+      if (!listeners.has(type)) listeners.set(type, new Set());
+      listeners.get(type)?.add(fn);
+    },
+    /** @param {string} type @param {(event: any) => void} fn */
     removeEventListener: (type, fn) => listeners.get(type)?.delete(fn),
+    /** @param {() => void} fn @param {number} ms */
     setTimeout: (fn, ms) => {
       const id = setTimeout(() => (timers.delete(id), fn()), ms);
       timers.add(id);
       return id;
     },
+    /** @param {ReturnType<typeof setTimeout>} id */
     clearTimeout: (id) => (timers.delete(id), clearTimeout(id)),
     close() {
       for (const id of timers) clearTimeout(id);
@@ -110,6 +138,11 @@ function shimWindow(page) {
 
 /** Host a plugin page in `iframe` (sandboxed, on this page) for `world`: resolves with the
  * world's page once the plugin's SDK has connected. A reload connects again, as on a board. */
+/**
+ * @param {ReturnType<typeof createTestWorld>} world
+ * @param {HTMLIFrameElement} iframe
+ * @param {import("./world.mjs").PageOptions} [options]
+ */
 export function connectFrame(world, iframe, options = {}) {
   const page = world.connect(options);
   return new Promise((resolve) => {

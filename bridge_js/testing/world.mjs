@@ -20,9 +20,33 @@ import { checkRequest } from "../src/guards.js";
 import { withHint } from "../src/hints.js";
 import { createAttachments } from "./attachments.mjs";
 
+/** @typedef {"all" | "none" | string[]} Rule a grant: everything, nothing, or keys under these prefixes */
+/** @typedef {{from: string, alias: string, to: string, read?: Rule, write?: Rule, pending?: boolean}} Relationship */
+/** @typedef {{id: number, username: string, displayName: string}} User */
+/** @typedef {User & {role?: string}} Member */
+/** @typedef {{id: string, name: string, values: Record<string, unknown>}} Configuration */
+/**
+ * @typedef {object} WorldOptions
+ * @property {Record<string, {kv?: Record<string, unknown>}>} [projects]
+ * @property {Relationship[]} [relationships]
+ * @property {Member[]} [members]
+ * @property {number} [pushLimit]
+ * @property {number} [attachmentBytes]
+ */
+/**
+ * @typedef {object} PageOptions
+ * @property {string} [project]
+ * @property {User} [user]
+ * @property {string} [role]
+ * @property {Configuration} [configuration]
+ */
+/** @typedef {{id: string, alias: string | null, read: Rule, write: Rule}} Target */
+/** @typedef {(frame: any) => void} Send */
+
 const WRITERS = new Set(["developer", "owner"]);
 const FIRST_USER = { id: 1, username: "alice", displayName: "Alice" };
 
+/** @param {Rule} rule @param {string} key */
 function allows(rule, key) {
   if (rule === "all") return true;
   if (Array.isArray(rule)) return rule.some((prefix) => key.startsWith(prefix));
@@ -30,11 +54,12 @@ function allows(rule, key) {
 }
 
 // Python's repr() of a string: the server's messages quote keys, aliases and usernames so.
+/** @param {string} text */
 export function quoted(text) {
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = quote;
   for (const ch of text) {
-    const c = ch.codePointAt(0);
+    const c = /** @type {number} */ (ch.codePointAt(0));
     if (ch === quote || ch === "\\") out += "\\" + ch;
     else if (ch === "\n") out += "\\n";
     else if (ch === "\r") out += "\\r";
@@ -50,27 +75,32 @@ export function quoted(text) {
 // The server's refusals, in its words (kanban/access/decision.py, kanban/data,
 // storage/engine.py): a plugin's test that checks a message passes here and on a board.
 // tests/bridge_js/test_testing_host.py sends the same bad calls to both and compares.
+/** @type {Record<string, string>} */
 const GERUNDS = { get: "reading", history: "reading", getMany: "reading", subscribe: "subscribing", watch: "subscribing", set: "writing", update: "updating" };
 const MAX_TEXT = 500;
 const MAX_RECIPIENTS = 20;
 const CARD = /^[A-Za-z0-9_-]{1,64}$/;
 const CONTROL = /[^\P{C}\n]|[\p{Zl}\p{Zp}]|[^\P{Zs} ]/u;
+/** @typedef {string | null} Alias */
 const say = {
-  noAlias: (alias) => new Refusal("unknown_alias", `this project declares no relationship ${quoted(alias)}`),
-  pending: (alias) => new Refusal("relationship_pending", `relationship ${quoted(alias)} is pending until the related project declares this one`),
-  role: (op, alias) =>
+  noAlias: (/** @type {string} */ alias) => new Refusal("unknown_alias", `this project declares no relationship ${quoted(alias)}`),
+  pending: (/** @type {string} */ alias) =>
+    new Refusal("relationship_pending", `relationship ${quoted(alias)} is pending until the related project declares this one`),
+  role: (/** @type {string} */ op, /** @type {Alias} */ alias) =>
     new Refusal(
       "forbidden",
       alias === null
         ? `${GERUNDS[op]} in this project needs the developer role`
         : `${GERUNDS[op]} through ${quoted(alias)} needs the developer role in this project`,
     ),
-  grant: (op, key, alias) => new Refusal("forbidden", `${GERUNDS[op]}${key === null ? "" : " " + quoted(key)} through ${quoted(alias)} is not allowed`),
-  conflict: (project, key, expected) =>
+  grant: (/** @type {string} */ op, /** @type {string | null} */ key, /** @type {any} */ alias) =>
+    new Refusal("forbidden", `${GERUNDS[op]}${key === null ? "" : " " + quoted(key)} through ${quoted(alias)} is not allowed`),
+  conflict: (/** @type {string} */ project, /** @type {string} */ key, /** @type {string | null} */ expected) =>
     new Refusal("conflict", `project.${project}.kv/${quoted(key)} is not ${expected === null ? "absent" : "revision " + expected}; nothing was written`),
 };
 
 class Refusal extends Error {
+  /** @param {string} code @param {string} message @param {object} [extra] fields the error carries besides (a conflict's current) */
   constructor(code, message, extra) {
     super(message);
     this.code = code;
@@ -78,28 +108,37 @@ class Refusal extends Error {
   }
 }
 
+/** @param {WorldOptions} [options] */
 export function createTestWorld(options = {}) {
   const pushLimit = options.pushLimit ?? LIMITS.pushValueBytes;
   const members = [...(options.members || [])];
-  const relationships = (options.relationships || []).map((r) => ({ read: "all", write: "none", ...r }));
+  const relationships = (options.relationships || []).map((r) => ({ read: /** @type {Rule} */ ("all"), write: /** @type {Rule} */ ("none"), ...r }));
+  /** @type {Map<string, {values: Map<string, unknown>, revisions: Map<string, string>, history: Map<string, object[]>}>} */
   const projects = new Map();
+  /** @type {Set<{announce: (id: string, key: string, rev: string, value: unknown) => void, close: () => void}>} */
   const connections = new Set();
-  /** Every request a page sent: {project, user, op, alias, key}. */
+  /** Every request a page sent: {project, user, op, alias, key}. @type {object[]} */
   const requests = [];
   /** key -> milliseconds: replies to requests naming that key come this much later. */
+  /** @type {Map<string, number>} */
   const delays = new Map();
   /** op -> {code, message, times}: the next `times` requests of that op are refused so. */
+  /** @type {Map<string, {code: string, message?: string, times: number}>} */
   const failures = new Map();
-  /** What `kanban.notify` sent: [{user, text, card}]. */
+  /** What `kanban.notify` sent: [{user, text, card}]. @type {{user: string, text: string, card: string | null}[]} */
   const notifications = [];
+  /** @type {Set<ReturnType<typeof setTimeout>>} */
   const timers = new Set();
   let revision = 0;
 
+  /** @param {string} id */
   function projectOf(id) {
-    if (!projects.has(id)) projects.set(id, { values: new Map(), revisions: new Map(), history: new Map() });
-    return projects.get(id);
+    let project = projects.get(id);
+    if (!project) projects.set(id, (project = { values: new Map(), revisions: new Map(), history: new Map() }));
+    return project;
   }
 
+  /** @param {string} id @param {string} key @param {unknown} value @param {string} by */
   function store(id, key, value, by) {
     const target = projectOf(id);
     const rev = String(++revision);
@@ -113,6 +152,7 @@ export function createTestWorld(options = {}) {
   }
 
   // A deletion (the last attachment of a card removed): watchers hear `deleted: true`.
+  /** @param {string} id @param {string} key @param {string} by */
   function drop(id, key, by) {
     const target = projectOf(id);
     const rev = String(++revision);
@@ -124,7 +164,7 @@ export function createTestWorld(options = {}) {
     for (const page of connections) page.announce(id, key, rev, undefined);
   }
 
-  const attachments = createAttachments({ store, drop, refusal: (code, message) => new Refusal(code, message) });
+  const attachments = createAttachments({ store, drop, refusal: (/** @type {string} */ code, /** @type {string} */ message) => new Refusal(code, message) });
   // The board host's refusal of a larger file, before it sends a byte (the server's setting).
   const limits = { ...LIMITS, attachmentBytes: options.attachmentBytes ?? LIMITS.attachmentBytes };
 
@@ -132,6 +172,7 @@ export function createTestWorld(options = {}) {
     for (const [key, value] of Object.entries(spec.kv || {})) store(id, key, value, "seed");
   }
 
+  /** @param {string} op */
   function refuseIfFailing(op) {
     const failure = failures.get(op);
     if (!failure) return;
@@ -139,21 +180,27 @@ export function createTestWorld(options = {}) {
     throw new Refusal(failure.code, failure.message || `the test world refuses this ${op}`);
   }
 
+  /** @param {number} ms @param {() => void} fn */
   function later(ms, fn) {
     const id = setTimeout(() => (timers.delete(id), fn()), ms);
     timers.add(id);
   }
 
   // One plugin page: a person with a role on a project, looking through its aliases.
-  function connect({ project, user = FIRST_USER, role = "developer", configuration } = {}) {
+  /** @param {PageOptions} [options] */
+  function connect({ project = "", user = FIRST_USER, role = "developer", configuration } = {}) {
     const person = { ...user, role };
     if (!members.some((m) => m.username === person.username)) members.push(person);
     let config = configuration || { id: "", name: "Default", values: {} };
+    /** @type {Send | null} */
     let send = null;
+    /** @type {{subscribe: Set<Alias>, watch: Map<Alias, string>}} */
     let follows = { subscribe: new Set(), watch: new Map() }; // alias; alias -> prefix
+    /** @type {object[]} */
     const errors = [];
 
     // alias -> {id, read, write, pending}: null is the page's own project, all of it.
+    /** @param {Alias} alias @returns {Target} */
     function targetOf(alias) {
       if (alias === null) return { id: project, alias, read: "all", write: "all" };
       const link = relationships.find((r) => r.from === project && r.alias === alias);
@@ -162,16 +209,18 @@ export function createTestWorld(options = {}) {
       return { id: link.to, alias, read: link.read, write: link.write };
     }
 
+    /** @param {Alias} alias */
     function context(alias) {
       if (alias === null) {
         return { user, role, staff: false, can: { read: true, write: WRITERS.has(role) }, members: [...members] };
       }
-      const link = relationships.find((r) => r.from === project && r.alias === alias);
+      const link = /** @type {Relationship & {read: Rule, write: Rule}} */ (relationships.find((r) => r.from === project && r.alias === alias));
       if (link.pending) return { status: "pending", can: { read: false, write: false, knowledgeRead: false, knowledgeWrite: false } };
       const write = link.write !== "none" && WRITERS.has(role);
       return { status: "confirmed", can: { read: link.read !== "none", write, knowledgeRead: false, knowledgeWrite: false } };
     }
 
+    /** @param {Target} target @param {string} key */
     function read(target, key) {
       if (!allows(target.read, key)) throw say.grant("get", key, target.alias);
       const values = projectOf(target.id);
@@ -179,16 +228,17 @@ export function createTestWorld(options = {}) {
       return { found: true, value: structuredClone(values.values.get(key)), revision: values.revisions.get(key) };
     }
 
+    /** @param {any} f a checked request @param {Alias} alias @returns {any} */
     function call(f, alias) {
       switch (f.op) {
         case "get":
           return read(targetOf(alias), f.key);
         case "getMany": {
           const target = targetOf(alias);
-          return f.value.map((key) => {
+          return f.value.map((/** @type {string} */ key) => {
             try {
               return read(target, key);
-            } catch (refusal) {
+            } catch (/** @type {any} */ refusal) {
               return { found: false, error: { code: refusal.code, message: refusal.message } };
             }
           });
@@ -255,6 +305,7 @@ export function createTestWorld(options = {}) {
     }
 
     // An attachment is written as its card's key `attachments:<card>` is (Op.SET).
+    /** @param {Alias} alias @param {string} card */
     function writable(alias, card) {
       const target = targetOf(alias);
       if (!WRITERS.has(role)) throw say.role("set", alias);
@@ -263,17 +314,19 @@ export function createTestWorld(options = {}) {
     }
 
     // A subscription needs the read grant to open something (knowledge is not served here).
+    /** @param {Alias} alias */
     function following(alias) {
       const target = targetOf(alias);
       if (alias !== null && target.read === "none") throw say.grant("subscribe", null, alias);
     }
 
+    /** @param {any} f @param {Alias} alias */
     function notify(f, alias) {
-      const refuse = (message) => new Refusal("invalid_argument", message);
+      const refuse = (/** @type {string} */ message) => new Refusal("invalid_argument", message);
       if (alias !== null) throw refuse("a plugin notifies members of its own board");
       if (!WRITERS.has(role)) throw new Refusal("forbidden", "notifying people needs the developer role");
       const { users, text, card } = f.value || {};
-      if (!Array.isArray(users) || !users.every((name) => typeof name === "string")) throw refuse("users is a list of usernames");
+      if (!Array.isArray(users) || !users.every((/** @type {unknown} */ name) => typeof name === "string")) throw refuse("users is a list of usernames");
       if (users.length < 1 || users.length > MAX_RECIPIENTS) throw refuse(`notify 1 to ${MAX_RECIPIENTS} people at once`);
       if (typeof text !== "string" || !text.trim()) throw refuse("a notification needs text");
       // Python's strip() and len(): whitespace at both ends, and code points, not UTF-16 units.
@@ -282,29 +335,33 @@ export function createTestWorld(options = {}) {
       if (CONTROL.test(trimmed)) throw refuse("a notification has no control characters");
       if (card !== undefined && card !== null && (typeof card !== "string" || !CARD.test(card)))
         throw refuse("card is an id of 1 to 64 letters, digits, _ and -");
-      const stranger = users.find((name) => !members.some((m) => m.username === name));
+      const stranger = users.find((/** @type {string} */ name) => !members.some((m) => m.username === name));
       if (stranger !== undefined) throw refuse(`${quoted(stranger)} is not a member of this board`);
-      const sent = [...new Set(users)].filter((name) => name !== user.username);
+      const sent = [.../** @type {Set<string>} */ (new Set(users))].filter((name) => name !== user.username);
       for (const name of sent) notifications.push({ user: name, text: trimmed, card: card ?? null });
       return { sent };
     }
 
+    /** @param {any} f a frame from the page */
     function receive(f) {
       if (f?.event === "error") return errors.push(f);
       if (!f || f.v !== V || typeof f.id !== "number") return;
       const alias = f.alias ?? null;
       requests.push({ project, user: user.username, op: f.op, alias, key: f.key ?? null });
       const to = send;
+      /** @param {object} reply */
       const answer = (reply) => {
         const delay = delays.get(f.key);
         if (delay) later(delay, () => to === send && to?.(reply));
         else if (to === send) send?.(reply);
       };
+      /** @param {any} refusal */
       const refused = (refusal) => {
         if (!(refusal instanceof Refusal) && typeof refusal?.code !== "string") throw refusal;
         // The board's host adds each code's hint to every refusal it relays.
         return { v: V, id: f.id, ok: false, error: withHint({ code: refusal.code, message: refusal.message, ...refusal.extra }) };
       };
+      /** @type {any} */
       let result;
       try {
         // What a board's host checks before it relays a frame (src/host.js): the same
@@ -318,8 +375,8 @@ export function createTestWorld(options = {}) {
       // An upload reads its file first.
       if (result instanceof Promise)
         result.then(
-          (r) => answer({ v: V, id: f.id, ok: true, result: r }),
-          (e) => answer(refused(e)),
+          (/** @type {unknown} */ r) => answer({ v: V, id: f.id, ok: true, result: r }),
+          (/** @type {unknown} */ e) => answer(refused(e)),
         );
       else answer({ v: V, id: f.id, ok: true, result });
     }
@@ -331,6 +388,7 @@ export function createTestWorld(options = {}) {
       /** The page's reported errors ({message, at}). */
       errors,
       /** A new document on the page (the first, or one after a reload): what it hears. */
+      /** @param {Send} to */
       attach(to) {
         send = to;
         follows = { subscribe: new Set(), watch: new Map() };
@@ -340,6 +398,7 @@ export function createTestWorld(options = {}) {
         send({ v: V, event: "status", status: "open" });
         return receive;
       },
+      /** @param {string} id @param {string} key @param {string} rev @param {unknown} value */
       announce(id, key, rev, value) {
         for (const alias of new Set([...follows.subscribe, ...follows.watch.keys()])) {
           let target;
@@ -360,6 +419,7 @@ export function createTestWorld(options = {}) {
       /** The configuration the page has now, with what it saved. */
       configuration: () => structuredClone(config),
       /** Switch the user's configuration, as the board page's picker does. */
+      /** @param {Configuration} next */
       switchConfiguration(next) {
         config = next;
         send?.({ v: V, event: "configuration", configuration: config });
@@ -378,15 +438,18 @@ export function createTestWorld(options = {}) {
     requests,
     delays,
     /** The next `times` requests of `op` are refused with `code` (an outage, a busy server). */
+    /** @param {string} op @param {{code?: string, message?: string, times?: number}} [refusal] */
     failNext(op, { code = "unavailable", message, times = 1 } = {}) {
       failures.set(op, { code, message, times });
     },
     notifications,
     /** Someone else's write (a person on another board, an agent): events reach the pages. */
+    /** @param {string} project @param {string} key @param {unknown} value @param {{by?: string}} [options] */
     write(project, key, value, { by = "someone-else" } = {}) {
       return store(project, key, value, by);
     },
     /** What `project` holds under `key` (undefined: absent). */
+    /** @param {string} project @param {string} key */
     value(project, key) {
       return structuredClone(projectOf(project).values.get(key));
     },

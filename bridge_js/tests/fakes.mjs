@@ -115,7 +115,7 @@ export class FakeWindow {
   removeEventListener(type, fn) {
     if (type === "message") this.listeners.delete(fn);
   }
-  postMessage(data, target, transfer = []) {
+  postMessage(data, _target, transfer = []) {
     this.receive(structuredClone(data), this.sender, transfer);
   }
   // Delivers a message event as if `source` had posted it.
@@ -139,9 +139,11 @@ export function fakePage(clock) {
   const iframe = {
     contentWindow: frame,
     addEventListener: (type, fn) => type === "load" && iframeListeners.add(fn),
-    removeEventListener: (type, fn) => iframeListeners.delete(fn),
+    removeEventListener: (_type, fn) => iframeListeners.delete(fn),
     // A navigation: a fresh content window with the same identity (a WindowProxy stays).
-    fireLoad: () => [...iframeListeners].forEach((fn) => fn({})),
+    fireLoad: () => {
+      for (const fn of [...iframeListeners]) fn({});
+    },
   };
   return { host, frame, iframe };
 }
@@ -189,7 +191,7 @@ export function fakeSockets() {
 }
 
 // A host environment: the fake page's host window plus what the host relay needs.
-export function hostEnv(clock, page, sockets, random = () => 0.5) {
+export function hostEnv(_clock, page, sockets, random = () => 0.5) {
   return Object.assign(page.host, {
     location: { protocol: "http:", host: "127.0.0.1:8000" },
     WebSocket: sockets.WebSocket,

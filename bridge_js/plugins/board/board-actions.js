@@ -265,7 +265,7 @@ export function saveColumns(label, updater) {
 
 export function moveColumn(id, target) {
   saveColumns("Moving the column", moveColumnTo(id, target)).then(() => {
-    const grip = boardEl.querySelector('[data-focus-key="grip-' + CSS.escape(id) + '"]');
+    const grip = boardEl.querySelector(/** @type {"button"} */ ('[data-focus-key="grip-' + CSS.escape(id) + '"]'));
     if (grip) grip.focus();
   });
   const column = state.columns.find((c) => c.id === id);

@@ -128,7 +128,7 @@ function previewRestore(anchor, id, version, field, restored) {
       );
     }
     const apply = () => {
-      const picked = [...list.querySelectorAll("input:checked")].map((input) => input.value);
+      const picked = [.../** @type {NodeListOf<HTMLInputElement>} */ (list.querySelectorAll("input:checked"))].map((input) => input.value);
       if (!picked.length) return toast("Tick a field to restore, or close.");
       const changes = Object.fromEntries(choices.filter((c) => picked.includes(c.field)).map((c) => [c.field, c.value]));
       closePopover({ restore: false });

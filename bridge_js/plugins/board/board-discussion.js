@@ -179,7 +179,7 @@ function writeComments(label, updater) {
     const since = seenComments(id);
     const list = await kanban.kv.updateValue(Comments.key(id), updater);
     if (open === target && seenComments(id) === since) showComments(Comments.normalizeComments(list));
-    await countComments(id, list.length);
+    await countComments(id, /** @type {unknown[]} */ (list).length);
   });
 }
 
@@ -270,7 +270,7 @@ function complete(username) {
 }
 
 function onCommentKey(event) {
-  const first = $("mention-choices").hidden ? null : $("mention-choices").firstElementChild;
+  const first = $("mention-choices").hidden ? null : /** @type {HTMLElement} */ ($("mention-choices").firstElementChild);
   if (first && (event.key === "Enter" || event.key === "Tab")) {
     event.preventDefault();
     complete(first.dataset.username);

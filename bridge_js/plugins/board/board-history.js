@@ -145,6 +145,7 @@ export function restoreChoices(now, version, ctx = defaults) {
       field,
       name: RESTORE_NAMES[field],
       now: valueText(field, now[field], ctx),
+      // biome-ignore lint/suspicious/noThenProperty: a plain record of a restore preview (now and then), never awaited
       then: valueText(field, version[field], ctx),
       value: version[field],
     });

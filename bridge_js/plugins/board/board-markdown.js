@@ -107,10 +107,11 @@ export function markdownNode(text, { mentions = [] } = {}) {
 
 function markMentions(root, usernames) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (t) => (t.data.includes("@") && !t.parentElement.closest("a, code") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT),
+    acceptNode: (/** @type {Text} */ t) => (t.data.includes("@") && !t.parentElement.closest("a, code") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT),
   });
+  /** @type {Text[]} */
   const texts = [];
-  while (walker.nextNode()) texts.push(walker.currentNode);
+  while (walker.nextNode()) texts.push(/** @type {Text} */ (walker.currentNode));
   for (const t of texts) {
     const parts = [];
     let last = 0;

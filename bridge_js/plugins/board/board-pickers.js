@@ -255,8 +255,9 @@ function labelForm(anchor, draft, changed, entry) {
         error.hidden = false;
         return name.focus();
       }
-      const colour = palette.querySelector("input:checked").value;
+      const colour = /** @type {HTMLInputElement} */ (palette.querySelector("input:checked")).value;
       // The set's own refusals (a name taken meanwhile) show here; anything else as a toast.
+      /** @type {LabelProblem | null} */
       let problem = null;
       const updater = entry ? editLabel(entry.name, { name: text, color: colour }) : addLabel(text, colour);
       const ok = await write(entry ? "Changing the label" : "Creating the label", async () => {

@@ -92,8 +92,9 @@ export function wirePopover() {
     }
   });
   $("card-dialog").addEventListener("pointerdown", (event) => {
-    if (!popoverOpen() || box.contains(event.target)) return;
-    if (opener && opener.contains(event.target)) return;
+    const target = /** @type {Node} */ (event.target);
+    if (!popoverOpen() || box.contains(target)) return;
+    if (opener && opener.contains(target)) return;
     closePopover({ restore: false });
   });
 }

@@ -13,11 +13,14 @@ const { KEYS } = Core;
 
 const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
 const generations = createGenerations();
+// An element of the page's markup (index.html has every id asked for); `any`, for the
+// many kinds of element a page reads (an input's value, a dialog's open).
+/** @param {string} id @returns {any} */
 const $ = (id) => document.getElementById(id);
 
 let resolveReady;
 const ready = new Promise((resolve) => (resolveReady = resolve));
-window.inventoryDebug = Object.freeze({
+/** @type {any} */ (window).inventoryDebug = Object.freeze({
   ready,
   get state() {
     return Object.freeze(JSON.parse(JSON.stringify(state)));

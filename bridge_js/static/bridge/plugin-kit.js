@@ -10,6 +10,7 @@
 
 // What a pure updater throws to stop an updateValue: shown to the user as it is.
 export class Refused extends Error {
+  /** @param {string} reason a word for the page's own use @param {string} message what the person reads */
   constructor(reason, message) {
     super(message);
     this.name = "Refused";
@@ -22,7 +23,7 @@ export function createGenerations() {
   let current = 0;
   return {
     next: () => ++current,
-    isCurrent: (generation) => generation === current,
+    isCurrent: (/** @type {number} */ generation) => generation === current,
     get current() {
       return current;
     },
@@ -38,8 +39,15 @@ export function followColorScheme(search = location.search) {
   if (chosen === "dark" || chosen === "light") document.documentElement.dataset.theme = chosen;
 }
 
+/**
+ * @template {string} K
+ * @param {K} tag
+ * @param {Record<string, any> | null} [attrs]
+ * @param {...(Node | string | null | undefined | false)} children
+ * @returns {K extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[K] : HTMLElement}
+ */
 export function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
+  const node = /** @type {any} */ (document.createElement(tag));
   for (const [name, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (name === "class") node.className = value;
@@ -53,30 +61,42 @@ export function el(tag, attrs, ...children) {
 
 // A button a redraw finds again: `focusKey` (data-focus-key) is what redraw() keeps the
 // focus on. button("use-" + id, {class, "aria-label", text, onclick}, ...children)
+/**
+ * @param {string} focusKey
+ * @param {Record<string, any>} [attrs]
+ * @param {...(Node | string | null | undefined | false)} children
+ */
 export function button(focusKey, attrs, ...children) {
   return el("button", { type: "button", "data-focus-key": focusKey, ...attrs }, ...children);
 }
 
 // Replaces what `root` shows with draw(), and puts the focus back where it was: on the
 // element with the same data-focus-key in what draw() made, when focus was inside `root`.
+/** @param {HTMLElement} root @param {() => void} draw */
 export function redraw(root, draw) {
   const focused = document.activeElement && root.contains(document.activeElement) ? document.activeElement : null;
   const focusKey = focused ? focused.getAttribute("data-focus-key") : null;
   draw();
   if (focusKey) {
     const again = root.querySelector('[data-focus-key="' + CSS.escape(focusKey) + '"]');
-    if (again) again.focus();
+    if (again instanceof HTMLElement) again.focus();
   }
 }
 
 // Read by screen readers (#announcer, role=status); set after a beat so a repeat is heard.
+/** @param {string} text */
 export function announce(text) {
-  const live = document.getElementById("announcer");
+  const live = /** @type {HTMLElement} */ (document.getElementById("announcer"));
   live.textContent = "";
   setTimeout(() => (live.textContent = text), 30);
 }
 
 // A toast in #toasts; `code` marks an error, `action` ({label, run}) adds a button (Undo).
+/**
+ * @param {string} message
+ * @param {string} [code]
+ * @param {{label: string, run: () => void}} [action]
+ */
 export function toast(message, code, action) {
   const box = el(
     "div",
@@ -94,11 +114,12 @@ export function toast(message, code, action) {
       : null,
     el("button", { type: "button", class: "toast-close", "aria-label": "Dismiss", text: "×", onclick: () => box.remove() }),
   );
-  document.getElementById("toasts").append(box);
+  /** @type {HTMLElement} */ (document.getElementById("toasts")).append(box);
   setTimeout(() => box.remove(), action ? 10000 : 6000);
 }
 
 // A refusal says what happened; a bridge error also its code; anything else is a bug.
+/** @param {any} err @param {string} [context] what was being done ("Saving the card failed") */
 export function reportError(err, context) {
   const where = context ? context + ": " : "";
   if (err instanceof Refused) {
@@ -117,8 +138,11 @@ export function reportError(err, context) {
 // the page has #readonly-note, and `render`, `refresh` (what the page does after a write,
 // done or failed: the Board draws what it holds, the Inventory reads again) and `onEnter`
 // (close what only edits) are its own.
+/**
+ * @param {{state: {readOnly: boolean, pending: number}, render: () => void, refresh: () => void, onEnter?: () => void}} page
+ */
 export function createWriteMode({ state, render, refresh, onEnter = () => {} }) {
-  const note = () => document.getElementById("readonly-note");
+  const note = () => /** @type {HTMLElement} */ (document.getElementById("readonly-note"));
   function enter() {
     if (state.readOnly) return;
     state.readOnly = true;
@@ -128,6 +152,7 @@ export function createWriteMode({ state, render, refresh, onEnter = () => {} }) 
     render();
   }
   // A host that says nothing (no `can.write`) leaves it to the first refused write.
+  /** @param {{can: {write?: boolean}}} context the SDK's getContext() */
   function apply(context) {
     if (context.can.write === false) return enter();
     if (context.can.write === true && state.readOnly) {
@@ -138,6 +163,7 @@ export function createWriteMode({ state, render, refresh, onEnter = () => {} }) 
     render();
   }
   // One write: the page already shows its change; whatever happens, it refreshes.
+  /** @param {string} label @param {() => unknown} fn */
   async function write(label, fn) {
     if (state.readOnly) {
       toast("Read only: your role here cannot change this.");
@@ -147,7 +173,7 @@ export function createWriteMode({ state, render, refresh, onEnter = () => {} }) 
     try {
       await fn();
       return true;
-    } catch (err) {
+    } catch (/** @type {any} */ err) {
       if (err && err.code === "forbidden") enter();
       reportError(err, label);
       return false;

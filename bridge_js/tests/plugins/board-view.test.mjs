@@ -33,11 +33,23 @@ describe("the store hands unchanged cards back as the same objects", () => {
     store.apply([{ key: KEYS.card("a"), value: card("a", "done", "h") }]);
     assert.equal(store.board().cards[0].column, "done");
     store.apply([{ key: KEYS.card("c"), value: card("c", "done", "t") }]);
-    assert.deepEqual(store.board().cards.map((c) => c.column), ["done", "todo", "done"]);
+    assert.deepEqual(
+      store.board().cards.map((c) => c.column),
+      ["done", "todo", "done"],
+    );
     store.apply([{ key: KEYS.card("b"), deleted: true }]);
-    assert.deepEqual(store.board().cards.map((c) => c.id), ["a", "c"]);
-    store.apply([{ key: KEYS.cards, value: ["c", "a", "d"] }, { key: KEYS.card("d"), value: card("d", "todo", "x") }]);
-    assert.deepEqual(store.board().cards.map((c) => c.id), ["c", "a", "d"]);
+    assert.deepEqual(
+      store.board().cards.map((c) => c.id),
+      ["a", "c"],
+    );
+    store.apply([
+      { key: KEYS.cards, value: ["c", "a", "d"] },
+      { key: KEYS.card("d"), value: card("d", "todo", "x") },
+    ]);
+    assert.deepEqual(
+      store.board().cards.map((c) => c.id),
+      ["c", "a", "d"],
+    );
   });
 
   test("a resync forgets what it had normalized", () => {
@@ -78,12 +90,24 @@ describe("grouping", () => {
     const patched = grouping(edited, COLUMNS);
     assert.notEqual(patched.get("todo"), first.get("todo"));
     assert.equal(patched.get("done"), first.get("done"), "an untouched column keeps its array");
-    assert.deepEqual(patched.get("todo").map((c) => c.title), ["a", "C, renamed"]);
+    assert.deepEqual(
+      patched.get("todo").map((c) => c.title),
+      ["a", "C, renamed"],
+    );
     const moved = grouping([edited[0], edited[1], { ...edited[2], column: "done" }], COLUMNS);
-    assert.deepEqual(moved.get("done").map((c) => c.id), ["b", "c"]);
-    assert.deepEqual(moved.get("todo").map((c) => c.id), ["a"]);
+    assert.deepEqual(
+      moved.get("done").map((c) => c.id),
+      ["b", "c"],
+    );
+    assert.deepEqual(
+      moved.get("todo").map((c) => c.id),
+      ["a"],
+    );
     const added = grouping([...cards, card("d", "todo", "a")], COLUMNS);
-    assert.deepEqual(added.get("todo").map((c) => c.id), ["d", "a", "c"]);
+    assert.deepEqual(
+      added.get("todo").map((c) => c.id),
+      ["d", "a", "c"],
+    );
   });
 });
 
