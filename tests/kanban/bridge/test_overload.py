@@ -1,0 +1,355 @@
+"""Overload loses nothing silently: when a channel is too full to take a change, every
+subscriber that missed it is told to resync (watches ``resync: true``), and a viewer that
+re-reads on resync ends with what the store holds. Numbers, in-process on the in-memory
+layer, and on PostgreSQL + Redis with two workers, one of them stopped while writes flood
+past a small ``capacity``.
+
+The full-size flood: ``KANBAN_OVERLOAD_WRITES=5000 KANBAN_OVERLOAD_VIEWERS=50`` with the
+Redis pass's environment (README, Operations)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+from channels.layers import InMemoryChannelLayer
+from websockets.asyncio.client import ClientConnection
+
+from kanban.bridge import hub as hub_module
+from kanban.bridge import overflow
+from kanban.bridge.frames import Change
+from kanban.bridge.hub import Hub, Subscription
+from tests.kanban.bridge.test_hub_outage import ALL, FakeSocket, stop, wait_for
+from tests.kanban.bridge.test_scale_out import REDIS_URL, open_socket, redis_reachable, scene
+from tests.live import LiveServer
+
+__all__ = ["scene"]  # the two-worker scene of test_scale_out, a fixture here too
+
+
+def a_message(origin: str, seq: int, prev: float | None = None) -> dict[str, Any]:
+    return {"origin": origin, "seq": seq, "prev": prev}
+
+
+# -- the numbers a hub hears -------------------------------------------------------------
+
+
+def test_a_number_skipped_and_not_heard_in_time_resyncs_its_project() -> None:
+    gaps, target = overflow.Gaps(), uuid4()
+    gaps.join(target, at=100.0)
+    assert not gaps.heard(target, a_message("a", 1), now=0.0)
+    assert not gaps.heard(target, a_message("a", 3), now=0.0)  # 2 may only be late
+    assert gaps.overdue(now=0.5) == set()
+    assert gaps.overdue(now=overflow.GAP_GRACE_SECONDS) == {target}
+    assert not gaps.pending(), "the resync covers it"
+
+
+def test_a_number_heard_late_but_within_the_grace_is_no_loss() -> None:
+    gaps, target = overflow.Gaps(), uuid4()
+    gaps.join(target, at=100.0)
+    for seq in (1, 3, 2, 4):  # two threads of one publisher sent 2 and 3 out of order
+        assert not gaps.heard(target, a_message("a", seq), now=0.0)
+    assert gaps.overdue(now=10.0) == set()
+
+
+def test_a_first_message_whose_previous_came_after_the_join_reveals_that_one_lost() -> None:
+    gaps, target = overflow.Gaps(), uuid4()
+    gaps.join(target, at=100.0)
+    gaps.heard(target, a_message("a", 7, prev=99.0), now=0.0)  # 6 came before the join
+    assert gaps.overdue(now=10.0) == set()
+    gaps.heard(target, a_message("b", 4, prev=101.0), now=0.0)  # 3 came after: lost
+    assert gaps.overdue(now=10.0) == {target}
+
+
+def test_a_jump_of_many_numbers_resyncs_at_once_and_a_duplicate_is_no_gap() -> None:
+    gaps, target = overflow.Gaps(), uuid4()
+    gaps.join(target, at=100.0)
+    gaps.heard(target, a_message("a", 1), now=0.0)
+    assert gaps.heard(target, a_message("a", overflow.MAX_MISSING + 10), now=0.0)
+    assert not gaps.heard(target, a_message("a", 1), now=0.0), "a kept message sent again"
+    assert not gaps.pending()
+
+
+def test_numbers_of_a_project_not_followed_are_ignored_and_a_leave_forgets() -> None:
+    gaps, target = overflow.Gaps(), uuid4()
+    assert not gaps.heard(target, a_message("a", 5, prev=1e12), now=0.0)
+    gaps.join(target, at=100.0)
+    gaps.heard(target, a_message("a", 1), now=0.0)
+    gaps.heard(target, a_message("a", 3), now=0.0)
+    gaps.leave(target)
+    assert not gaps.pending()
+
+
+def test_each_publisher_numbers_each_group_on_its_own_and_says_when_it_last_sent() -> None:
+    group = f"kanban.kv.{uuid4()}"
+    first, second = overflow.stamp(group, 1.0), overflow.stamp(group, 2.0)
+    other = overflow.stamp(f"kanban.kv.{uuid4()}", 3.0)
+    assert (first["seq"], first["prev"]) == (1, None)
+    assert (second["seq"], second["prev"]) == (2, 1.0)
+    assert (other["seq"], other["prev"]) == (1, None)
+    assert first["origin"] == second["origin"] == other["origin"]
+
+
+# -- in-process, on the in-memory layer ---------------------------------------------------
+
+
+class Viewer:
+    """A watcher as the Board is one: it applies each change's value, and on ``resync``
+    re-reads everything (here, the store as it is at that moment)."""
+
+    def __init__(self, socket: FakeSocket, store: dict[str, str]) -> None:
+        self.socket, self.store, self.seen = socket, store, 0
+        self.values: dict[str, str] = {}
+        self.resyncs = 0
+
+    def catch_up(self) -> None:
+        for text in self.socket.sent[self.seen :]:
+            event = json.loads(text)
+            if event.get("resync"):
+                self.resyncs += 1
+                self.values = dict(self.store)
+            for change in event.get("changes", ()):
+                self.values[change["key"]] = json.dumps(change["value"])
+        self.seen = len(self.socket.sent)
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def no_versions(**_: Any) -> dict[UUID, str]:
+        return {}
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", lambda _: no_versions)
+    monkeypatch.setattr(hub_module, "PLUGIN_POLL_SECONDS", 0.05)
+    monkeypatch.setattr(overflow, "GAP_GRACE_SECONDS", 0.1)
+
+
+async def watching_hub(
+    layer: InMemoryChannelLayer, target: UUID, viewers: int, store: dict[str, str]
+) -> tuple[Hub, list[Viewer]]:
+    hub = Hub()
+    hub.layer = layer
+    watchers = []
+    for _ in range(viewers):
+        socket = FakeSocket(hub)
+        await hub.add_socket(socket)
+        await hub.subscribe(Subscription(socket, "inventory", target, ALL, ALL, watch=True))
+        watchers.append(Viewer(socket, store))
+    return hub, watchers
+
+
+def write(store: dict[str, str], target: UUID, key: str, value: int) -> None:
+    """A committed write as the wiring publishes it."""
+    store[key] = json.dumps(value)
+    revision = str(time.monotonic_ns())
+    hub_module.publish_changes(target, [Change("kv", key, revision, json.dumps(value))])
+
+
+async def settled(viewers: Sequence[Viewer], store: dict[str, str]) -> None:
+    def converged() -> bool:
+        for viewer in viewers:
+            viewer.catch_up()
+        return all(viewer.values == store for viewer in viewers)
+
+    await wait_for(converged)
+
+
+async def test_a_flood_past_the_in_memory_capacity_ends_in_a_resync_never_silently_behind(
+    quick: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layer = InMemoryChannelLayer(capacity=5)
+    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    target, store = uuid4(), {}  # type: UUID, dict[str, str]
+    hub, viewers = await watching_hub(layer, target, 3, store)
+    try:
+        # The publishes queue on this loop ahead of the hub's listener: the channel fills
+        # at five and the rest are skipped, the last ones too.
+        for n in range(60):
+            write(store, target, f"stock:{n % 7}", n)
+        await settled(viewers, store)
+        assert all(viewer.resyncs >= 1 for viewer in viewers)
+    finally:
+        await stop(hub)
+        overflow.take_undelivered()
+
+
+class LossyLayer(InMemoryChannelLayer):
+    """Drops chosen change messages without a word, as an expiry or a buffer would."""
+
+    def __init__(self, lose: set[int]) -> None:
+        super().__init__(capacity=1000)
+        self.lose = lose
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        if message.get("type") == "kv.changed" and message.get("seq") in self.lose:
+            return
+        await super().send(channel, message)
+
+
+async def test_a_change_lost_anywhere_on_the_way_shows_as_a_gap_and_resyncs(
+    quick: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layer = LossyLayer(lose={3, 4})
+    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    target, store = uuid4(), {}  # type: UUID, dict[str, str]
+    hub, viewers = await watching_hub(layer, target, 2, store)
+    try:
+        for n in range(6):
+            write(store, target, f"stock:{n}", n)
+            await asyncio.sleep(0.01)
+        await settled(viewers, store)
+        assert [viewer.resyncs for viewer in viewers] == [1, 1]
+        assert hub.overflows == 1
+    finally:
+        await stop(hub)
+
+
+# -- PostgreSQL + Redis, two workers ----------------------------------------------------
+
+WRITES = int(os.environ.get("KANBAN_OVERLOAD_WRITES", "120"))
+VIEWERS = int(os.environ.get("KANBAN_OVERLOAD_VIEWERS", "4"))  # per worker
+KEYS = 12
+CAPACITY = 3
+
+
+@pytest.fixture
+def small_redis_layer(settings: Any) -> dict[str, str]:
+    if not redis_reachable():
+        pytest.skip(f"needs Redis at {REDIS_URL} (REDIS_URL set)")
+    prefix = f"overload-{uuid.uuid4().hex[:8]}"
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "prefix": prefix,
+                "capacity": CAPACITY,
+            },
+        }
+    }
+    return {
+        "REDIS_URL": REDIS_URL,
+        "KANBAN_REDIS_PREFIX": prefix,
+        "KANBAN_LAYER_CAPACITY": str(CAPACITY),
+    }
+
+
+@pytest.mark.redis
+async def test_the_layer_seam_records_the_group_a_full_channel_missed(
+    small_redis_layer: dict[str, str],
+) -> None:
+    """channels_redis's group send, as overflow.py runs it: a channel at capacity takes
+    nothing more, and the group it missed is recorded beside it, for its hub to read."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    full, free = await layer.new_channel("kanban.hub."), await layer.new_channel("other.")
+    await layer.group_add("kanban.kv.g", full)
+    await layer.group_add("kanban.kv.g", free)
+    for n in range(CAPACITY):
+        await layer.send(full, {"type": "filler", "n": n})
+    try:
+        skipped = await overflow.group_send_counting(layer, "kanban.kv.g", {"type": "x"})
+        assert skipped == 1
+        assert await overflow.take_dropped(layer, full) == {"kanban.kv.g"}
+        assert await overflow.take_dropped(layer, full) == set(), "read once"
+        assert await overflow.take_dropped(layer, free) == set()
+        assert (await layer.receive(free))["type"] == "x"
+    finally:
+        await layer.flush()
+
+
+class LiveViewer:
+    """A watcher on a real socket: applies pushed values; on ``resync`` re-reads every key
+    (``getMany``), as the Board's load() does."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        self.socket, self.next_id = socket, 0
+        self.values: dict[str, Any] = {}
+        self.resyncs = 0
+
+    async def call(self, op: str, **fields: Any) -> Any:
+        self.next_id += 1
+        await self.socket.send(json.dumps({"v": 1, "id": self.next_id, "op": op, **fields}))
+        while True:
+            message = json.loads(await asyncio.wait_for(self.socket.recv(), 30))
+            if message.get("id") == self.next_id:
+                assert message["ok"], message
+                return message["result"]
+            await self.apply(message)
+
+    async def apply(self, event: dict[str, Any]) -> None:
+        if event.get("event") != "changes":
+            return
+        for change in event["changes"]:
+            if "value" in change:
+                self.values[change["key"]] = change["value"]
+        if event.get("resync"):
+            self.resyncs += 1
+            await self.reload()
+
+    async def reload(self) -> None:
+        self.values = await self.read_all()
+
+    async def read_all(self) -> dict[str, Any]:
+        keys = [f"stock:{n}" for n in range(KEYS)]
+        entries = await self.call("getMany", alias="inventory", value=keys)
+        return {key: e["value"] for key, e in zip(keys, entries, strict=True) if e["found"]}
+
+    async def drain(self, quiet: float) -> None:
+        """Apply events until none came for ``quiet`` seconds."""
+        while True:
+            try:
+                text = await asyncio.wait_for(self.socket.recv(), quiet)
+            except TimeoutError:
+                return
+            await self.apply(json.loads(text))
+
+
+@pytest.mark.redis
+async def test_a_flood_past_a_small_capacity_leaves_no_viewer_silently_behind(
+    live_servers: Callable[..., list[LiveServer]],
+    small_redis_layer: dict[str, str],
+    scene: dict[str, Any],
+) -> None:
+    """Two workers, viewers on both. The second worker stops (a pause, a starved CPU) while
+    writes flood through the first: its channel fills at ``CAPACITY`` and the rest are
+    dropped. Once it runs again, each of its viewers is told to resync and ends with the
+    store's values, as does every viewer of the first worker."""
+    first, second = live_servers(2, env=small_redis_layer)
+    viewers = [
+        LiveViewer(await open_socket(server, scene))
+        for server in (first, second)
+        for _ in range(VIEWERS)
+    ]
+    writers = [LiveViewer(await open_socket(first, scene)) for _ in range(4)]
+    try:
+        for viewer in viewers:
+            await viewer.call("watch", alias="inventory", value={"prefix": "stock:"})
+            await viewer.reload()
+        os.kill(second.pid, signal.SIGSTOP)
+        try:
+
+            async def flood(writer: LiveViewer, start: int) -> None:
+                for n in range(start, WRITES, len(writers)):
+                    await writer.call("set", alias="inventory", key=f"stock:{n % KEYS}", value=n)
+
+            await asyncio.gather(*(flood(w, i) for i, w in enumerate(writers)))
+        finally:
+            os.kill(second.pid, signal.SIGCONT)
+        expected = await writers[0].read_all()
+        assert len(expected) == KEYS
+        await asyncio.gather(*(viewer.drain(quiet=4.0) for viewer in viewers))
+        behind = [i for i, viewer in enumerate(viewers) if viewer.values != expected]
+        assert behind == [], f"viewers {behind} silently behind"
+        resynced = [viewer.resyncs for viewer in viewers[VIEWERS:]]
+        assert all(resynced), f"the stopped worker's viewers were not all told: {resynced}"
+    finally:
+        for client in [*viewers, *writers]:
+            await client.socket.close()
