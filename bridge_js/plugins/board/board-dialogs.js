@@ -213,7 +213,7 @@ export function openLinkedCard(fragment) {
 // The inventory item, only on a board whose inventory relationship this person may use (or
 // for a card that names an item already): a new board has no such field at all.
 function inventoryUsable() {
-  const related = inventory.getContext() || {};
+  const related = /** @type {Partial<import("../../static/bridge/kanban.js").RelatedContext>} */ (inventory.getContext() || {});
   return related.status === "confirmed" && !(related.can && related.can.read === false) && state.inventoryProblem === null;
 }
 
@@ -274,7 +274,7 @@ function saveCardDialog() {
   if (target.id) {
     if (!findCard(target.id)) return toast("This card was deleted meanwhile.");
     const shown = { ...target.base, column: columnOf(target.base, state.columns) };
-    const changes = changedFields(shown, column ? { ...fields, column } : fields);
+    const changes = /** @type {Record<string, unknown>} */ (changedFields(shown, column ? { ...fields, column } : fields));
     if ("column" in changes) changes.rank = rankForPlacement(columnCards(column), null);
     if (Object.keys(changes).length) editCard(target.id, target.base, changes);
   } else {
