@@ -11,14 +11,16 @@ followColorScheme();
 const kanban = window.steamHarnessKanban;
 const { KEYS } = Core;
 
-const state = { loaded: false, items: [], readOnly: false, pending: 0, renders: 0 };
+const state = { loaded: false, items: /** @type {Core.Item[]} */ ([]), readOnly: false, pending: 0, renders: 0 };
 const generations = createGenerations();
 // An element of the page's markup (index.html has every id asked for); `any`, for the
 // many kinds of element a page reads (an input's value, a dialog's open).
 /** @param {string} id @returns {any} */
 const $ = (id) => document.getElementById(id);
 
+/** @type {(value?: void) => void} */
 let resolveReady;
+/** @type {Promise<void>} */
 const ready = new Promise((resolve) => (resolveReady = resolve));
 /** @type {any} */ (window).inventoryDebug = Object.freeze({
   ready,
@@ -40,7 +42,7 @@ async function load() {
     const ids = Core.normalizeIndex(await kanban.kv.getValue(KEYS.items));
     const values = await Promise.all(ids.map((id) => kanban.kv.getValue(KEYS.stock(id))));
     if (!generations.isCurrent(generation)) return;
-    state.items = Core.sortItems(ids.map((id, i) => Core.normalizeItem(id, values[i])).filter(Boolean));
+    state.items = Core.sortItems(ids.map((id, i) => Core.normalizeItem(id, values[i])).filter((item) => item !== null));
     state.loaded = true;
     render();
   } catch (err) {
@@ -50,7 +52,9 @@ async function load() {
   }
 }
 
-let timer = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let timer;
+/** @param {number} [delay] ms */
 function scheduleRefresh(delay) {
   clearTimeout(timer);
   timer = setTimeout(load, delay === undefined ? 100 : delay);
@@ -62,7 +66,7 @@ async function addItem() {
   const problem = !name.ok ? name.message : !count.ok ? count.message : "";
   $("add-error").hidden = !problem;
   $("add-error").textContent = problem;
-  if (problem) return;
+  if (!name.ok || !count.ok) return;
   const id = Core.newItemId(name.value, (n) => crypto.getRandomValues(new Uint8Array(n)));
   const item = { name: name.value, count: count.value };
   state.items = Core.sortItems([...state.items, { id, ...item, broken: false }]);
@@ -78,6 +82,7 @@ async function addItem() {
   if (done) announce("Added " + name.value + ".");
 }
 
+/** @param {Core.Item} item @param {number} delta */
 function adjust(item, delta) {
   if (item.count + delta < 0) {
     toast("Stock cannot go below zero.");
@@ -108,6 +113,7 @@ function render() {
 }
 
 // The − and + beside a count: one fewer (never below none) or one more.
+/** @param {Core.Item} item @param {number} delta */
 function stepButton(item, delta) {
   const key = (delta < 0 ? "dec-" : "inc-") + item.id;
   return button(key, {
@@ -120,6 +126,7 @@ function stepButton(item, delta) {
   });
 }
 
+/** @param {Core.Item} item */
 function renderItem(item) {
   const count = el(
     "td",
@@ -134,7 +141,7 @@ function renderItem(item) {
 $("add-item").addEventListener("click", addItem);
 for (const id of ["item-name", "item-count"]) {
   // Sandboxed pages cannot submit forms: Enter adds by hand.
-  $(id).addEventListener("keydown", (event) => {
+  $(id).addEventListener("keydown", (/** @type {KeyboardEvent} */ event) => {
     if (event.key === "Enter") {
       event.preventDefault();
       addItem();
@@ -142,6 +149,7 @@ for (const id of ["item-name", "item-count"]) {
   });
 }
 
+/** @type {(() => void) | null} */
 let unsubscribe = null;
 kanban.ready.then(() => {
   applyContext(kanban.getContext());
