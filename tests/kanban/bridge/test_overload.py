@@ -29,7 +29,7 @@ from kanban.bridge.frames import Change
 from kanban.bridge.hub import Hub, Subscription
 from tests.kanban.bridge.test_hub_outage import ALL, FakeSocket, stop, wait_for
 from tests.kanban.bridge.test_scale_out import REDIS_URL, open_socket, redis_reachable, scene
-from tests.live import LiveServer
+from tests.live import LiveServer, open_board_socket
 
 __all__ = ["scene"]  # the two-worker scene of test_scale_out, a fixture here too
 
@@ -328,8 +328,10 @@ async def test_a_flood_past_a_small_capacity_leaves_no_viewer_silently_behind(
     dropped. Once it runs again, each of its viewers is told to resync and ends with the
     store's values, as does every viewer of the first worker."""
     first, second = live_servers(2, env=small_redis_layer)
+    # Viewers read nothing while the flood lasts: their pings would wait behind it.
+    quiet = {"ping_interval": None, "max_queue": None}
     viewers = [
-        LiveViewer(await open_socket(server, scene))
+        LiveViewer(await open_board_socket(server, scene["board"].id, scene["cookie"], **quiet))
         for server in (first, second)
         for _ in range(VIEWERS)
     ]
