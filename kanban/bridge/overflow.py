@@ -100,16 +100,21 @@ class Gaps:
     def __init__(self) -> None:
         self.joined: dict[UUID, float] = {}
         self.streams: dict[UUID, dict[str, _Stream]] = {}
+        #: The projects that may have a number missing: each message asks whether any
+        #: does, and a hub may follow thousands.
+        self.waiting: set[UUID] = set()
 
     def join(self, target: UUID, at: float) -> None:
         """The hub is in ``target``'s group since ``at`` (wall clock): whatever was published
         after it must arrive."""
         self.joined[target] = at
         self.streams.pop(target, None)
+        self.waiting.discard(target)
 
     def leave(self, target: UUID) -> None:
         self.joined.pop(target, None)
         self.streams.pop(target, None)
+        self.waiting.discard(target)
 
     def heard(self, target: UUID, message: Mapping[str, Any], now: float) -> bool:
         """Record a change message of ``target``; True when something before it is lost for
@@ -120,6 +125,21 @@ class Gaps:
             return False
         streams = self.streams.setdefault(target, {})
         stream = streams.get(origin)
+        lost = self._heard(streams, stream, origin, seq, prev, joined, now)
+        if not lost and streams[origin].missing:
+            self.waiting.add(target)
+        return lost
+
+    def _heard(
+        self,
+        streams: dict[str, _Stream],
+        stream: _Stream | None,
+        origin: str,
+        seq: int,
+        prev: Any,
+        joined: float,
+        now: float,
+    ) -> bool:
         before_lost = isinstance(prev, int | float) and prev >= joined
         if stream is None:
             streams[origin] = stream = _Stream(seq, seq)
@@ -151,23 +171,26 @@ class Gaps:
         return False
 
     def pending(self) -> bool:
-        return any(s.missing for streams in self.streams.values() for s in streams.values())
+        return bool(self.waiting)
 
     def overdue(self, now: float) -> set[UUID]:
         """The projects with a number not heard in time, forgetting their missing numbers:
         the resync their subscribers get covers every one."""
         late: set[UUID] = set()
-        for target, streams in self.streams.items():
-            if any(d <= now for s in streams.values() for d in s.missing.values()):
+        for target in list(self.waiting):
+            streams = self.streams.get(target, {}).values()
+            if any(d <= now for s in streams for d in s.missing.values()):
                 late.add(target)
-                for s in streams.values():
-                    s.missing.clear()
+                self.resynced(target)
+            elif not any(s.missing for s in streams):
+                self.waiting.discard(target)  # every one turned up
         return late
 
     def resynced(self, target: UUID) -> None:
         """Every subscriber of ``target`` re-reads: nothing still missing matters."""
         for s in self.streams.get(target, {}).values():
             s.missing.clear()
+        self.waiting.discard(target)
 
 
 async def group_send_counting(layer: Any, group: str, message: dict[str, Any]) -> int:

@@ -57,6 +57,7 @@ def test_a_number_heard_late_but_within_the_grace_is_no_loss() -> None:
     for seq in (1, 3, 2, 4):  # two threads of one publisher sent 2 and 3 out of order
         assert not gaps.heard(target, a_message("a", seq), now=0.0)
     assert gaps.overdue(now=10.0) == set()
+    assert not gaps.pending(), "nothing left to wait for"
 
 
 def test_a_first_message_whose_previous_came_after_the_join_reveals_that_one_lost() -> None:
