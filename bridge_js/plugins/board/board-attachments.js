@@ -7,7 +7,7 @@
 // current from the board's watch events like any other key. It says which cards have a cover; the cover itself and the
 // download links come from kanban.attachments.list, asked again only when a card's value
 // changes or its links would expire.
-import { announce, el, reportError, toast } from "../../static/bridge/plugin-kit.js";
+import { announce, el, reportError } from "../../static/bridge/plugin-kit.js";
 import { $, findCard, icon, kanban, personLabel, render, state, write } from "./board-state.js";
 import { readAll } from "./board-sync.js";
 import { confirmDialog } from "./board-prompts.js";

@@ -4,7 +4,7 @@ import { columnOf, defaultView } from "./board-core.js";
 import { $, boardEl, findCard, focusCard, render, state, visibleCards } from "./board-state.js";
 import { setView } from "./board-sync.js";
 import { archiveCard, moveByKeyboard, moveCard, moveColumn, undoLatest } from "./board-actions.js";
-import { openCardDialog, openColumnDialog } from "./board-dialogs.js";
+import { openCardDialog } from "./board-dialogs.js";
 import { startAdding } from "./board-quick-add.js";
 
 // A column moves by its grip: Alt+Left/Right, or dragged onto another column's header.

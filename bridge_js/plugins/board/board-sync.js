@@ -53,7 +53,9 @@ async function getValuesPatiently(kv, keys) {
 
 async function readInto(keys) {
   const values = await readAll(kanban.kv, keys);
-  keys.forEach((key, i) => store.set(key, values[i]));
+  keys.forEach((key, i) => {
+    store.set(key, values[i]);
+  });
 }
 
 // --- loading --------------------------------------------------------------------------------
@@ -202,7 +204,9 @@ export async function refreshStock() {
     }
   }
   // An event that came while the read was out is as new or newer: it stays.
-  unseen.forEach((item, i) => stockSeen(item) === since[i] && state.stock.set(item, results[i]));
+  unseen.forEach((item, i) => {
+    if (stockSeen(item) === since[i]) state.stock.set(item, results[i]);
+  });
   render();
 }
 

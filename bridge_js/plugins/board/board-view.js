@@ -46,7 +46,11 @@ export function createGrouping() {
   function regroup() {
     groups = groupByColumn(cards, columns);
     where = new Map();
-    for (const [id, group] of groups) group.forEach((card, i) => where.set(card.id, [id, i]));
+    for (const [id, group] of groups) {
+      group.forEach((card, i) => {
+        where.set(card.id, [id, i]);
+      });
+    }
   }
 
   function patched(next) {
