@@ -123,7 +123,7 @@ export function renderCard(card) {
   // One click or tap opens the card, as on every board people know; the face's own
   // buttons and links keep theirs. A drag never ends in a click.
   node.addEventListener("click", (event) => {
-    if (event.target.closest("button, a, input, select, textarea")) return;
+    if (/** @type {Element} */ (event.target).closest("button, a, input, select, textarea")) return;
     openCardDialog({ id: card.id });
   });
   wireDrag(node, card);

@@ -153,12 +153,12 @@ export function wireToolbar() {
     const open = $("toolbar").classList.toggle("open");
     $("toolbar-toggle").setAttribute("aria-expanded", String(open));
   });
-  $("filter-text").addEventListener("input", (e) => setView({ filter: { ...state.view.filter, text: e.target.value } }));
-  $("filter-label").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, label: e.target.value } }, { immediate: true }));
+  $("filter-text").addEventListener("input", (e) => setView({ filter: { ...state.view.filter, text: /** @type {HTMLInputElement} */ (e.target).value } }));
+  $("filter-label").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, label: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }));
   $("filter-assignee").addEventListener("change", (e) =>
-    setView({ filter: { ...state.view.filter, assignee: e.target.value } }, { immediate: true }),
+    setView({ filter: { ...state.view.filter, assignee: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }),
   );
-  $("filter-due").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, due: e.target.value } }, { immediate: true }));
+  $("filter-due").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, due: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }));
   $("filter-clear").addEventListener("click", () => {
     setView({ filter: defaultView().filter }, { immediate: true });
     syncToolbar();

@@ -26,7 +26,7 @@ const heights = new Map();
 let heightsVersion = 0;
 const resizes = new ResizeObserver((entries) => {
   for (const entry of entries) {
-    const id = entry.target.dataset.slotFor;
+    const id = /** @type {HTMLElement} */ (entry.target).dataset.slotFor;
     const box = entry.borderBoxSize && entry.borderBoxSize[0];
     if (!id || !box || box.blockSize <= 0 || heights.get(id) === box.blockSize) continue;
     heights.set(id, box.blockSize);
@@ -425,6 +425,6 @@ function refocus(key) {
   if (!key) return;
   const focused = document.activeElement;
   if (focused && focused.getAttribute("data-focus-key") === key) return;
-  const again = boardEl.querySelector('[data-focus-key="' + CSS.escape(key) + '"]');
+  const again = /** @type {HTMLElement | null} */ (boardEl.querySelector('[data-focus-key="' + CSS.escape(key) + '"]'));
   if (again) again.focus({ preventScroll: true });
 }

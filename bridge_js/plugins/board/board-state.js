@@ -35,6 +35,9 @@ export const state = {
 // Local changes still on their way to the server, laid over every fresh read so a read
 // that raced a write does not make a card jump back. id -> card, or null once deleted.
 export const overlays = new Map();
+// An element of the page's markup (index.html has every id asked for); `any`, for the
+// many kinds of element the Board reads (an input's value, a dialog's open).
+/** @param {string} id @returns {any} */
 export const $ = (id) => document.getElementById(id);
 export const boardEl = $("board");
 
@@ -50,7 +53,7 @@ const freeze = (x) => {
 };
 // The test hook (README, "Test hooks"): a frozen copy of the state, and the first load's
 // promise. Nothing else of the Board is on window; tests that act import its modules.
-window.boardDebug = Object.freeze({
+/** @type {any} */ (window).boardDebug = Object.freeze({
   ready,
   get state() {
     return freeze(
@@ -155,7 +158,7 @@ export function visibleCards(columnId) {
 export function focusCard(id) {
   const focus = () => {
     drawing.reveal(id);
-    const node = boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]');
+    const node = /** @type {HTMLElement | null} */ (boardEl.querySelector('[data-card-id="' + CSS.escape(id) + '"]'));
     if (node && document.activeElement !== node) node.focus();
     return Boolean(node);
   };
@@ -164,6 +167,8 @@ export function focusCard(id) {
 
 // --- drawing, and what the user may do -------------------------------------------------------
 
+// Until drawWith: app.js hands over board-render.js's functions.
+/** @type {{render: () => void, redraw: () => void, reveal: (id: string) => void}} */
 const drawing = { render() {}, redraw() {}, reveal() {} };
 // The whole page from the state (board-render.js).
 export const render = () => drawing.render();
@@ -185,6 +190,6 @@ export const {
   render,
   refresh: redraw,
   onEnter: () => {
-    for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+    for (const dialog of document.querySelectorAll("dialog[open]")) /** @type {HTMLDialogElement} */ (dialog).close();
   },
 });

@@ -210,6 +210,7 @@ export async function refreshStock() {
   render();
 }
 
+/** @param {import("../../static/bridge/kanban.js").ChangesEvent} event */
 export function onStockChanges({ changes, resync }) {
   if (resync) {
     state.stock.clear();
@@ -219,7 +220,7 @@ export function onStockChanges({ changes, resync }) {
   for (const change of changes) {
     const item = change.key.slice("stock:".length);
     stockEvents.set(item, stockSeen(item) + 1);
-    if (change.deleted === true) state.stock.set(item, { status: "missing" });
+    if ("deleted" in change) state.stock.set(item, { status: "missing" });
     else if ("value" in change) state.stock.set(item, stockOf(change.value, item));
     else named.push(item);
   }
