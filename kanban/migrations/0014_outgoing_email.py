@@ -4,36 +4,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('kanban', '0013_tokens_mcp_scope_and_webhooks'),
+        ("kanban", "0013_tokens_mcp_scope_and_webhooks"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='OutgoingEmail',
+            name="OutgoingEmail",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_email', models.CharField(max_length=320)),
-                ('to', models.JSONField(default=list)),
-                ('cc', models.JSONField(blank=True, default=list)),
-                ('bcc', models.JSONField(blank=True, default=list)),
-                ('reply_to', models.JSONField(blank=True, default=list)),
-                ('subject', models.CharField(max_length=998)),
-                ('body', models.TextField(blank=True)),
-                ('html', models.TextField(blank=True)),
-                ('headers', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('sending', 'Sending'), ('sent', 'Sent'), ('failed', 'Failed')], db_index=True, default='queued', max_length=16)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
-                ('log', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('next_attempt_at', models.DateTimeField(blank=True, null=True)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("from_email", models.CharField(max_length=320)),
+                ("to", models.JSONField(default=list)),
+                ("cc", models.JSONField(blank=True, default=list)),
+                ("bcc", models.JSONField(blank=True, default=list)),
+                ("reply_to", models.JSONField(blank=True, default=list)),
+                ("subject", models.CharField(max_length=998)),
+                ("body", models.TextField(blank=True)),
+                ("html", models.TextField(blank=True)),
+                ("headers", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("sending", "Sending"),
+                            ("sent", "Sent"),
+                            ("failed", "Failed"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
+                ("log", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("next_attempt_at", models.DateTimeField(blank=True, null=True)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'verbose_name': 'outgoing email',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name": "outgoing email",
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

@@ -5,25 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('kanban', '0014_outgoing_email'),
+        ("kanban", "0014_outgoing_email"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='preference',
-            name='digest_through',
+            model_name="preference",
+            name="digest_through",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='preference',
-            name='email_notifications',
-            field=models.CharField(choices=[('immediately', 'Immediately'), ('digest', 'Digest'), ('off', 'Off')], default='immediately', max_length=12),
+            model_name="preference",
+            name="email_notifications",
+            field=models.CharField(
+                choices=[("immediately", "Immediately"), ("digest", "Digest"), ("off", "Off")],
+                default="immediately",
+                max_length=12,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='preference',
-            constraint=models.CheckConstraint(condition=models.Q(('email_notifications__in', ['immediately', 'digest', 'off'])), name='kanban_preference_email_notifications_valid'),
+            model_name="preference",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("email_notifications__in", ["immediately", "digest", "off"])),
+                name="kanban_preference_email_notifications_valid",
+            ),
         ),
     ]

@@ -141,7 +141,8 @@ class Pages(QuietPages):
         elif len(parts) >= 3 and parts[0] == "plugins" and parts[1] in FOLDERS:
             # A plugin's subfolders too (the Board's vendor/), as the server serves them.
             file = FOLDERS[parts[1]].joinpath(*parts[2:])
-            inside = ".." not in parts and file.resolve().is_relative_to(FOLDERS[parts[1]].resolve())
+            root = FOLDERS[parts[1]].resolve()
+            inside = ".." not in parts and file.resolve().is_relative_to(root)
             if not inside or not file.is_file() or file.suffix not in CONTENT_TYPES:
                 self.send_error(404)
                 return
@@ -370,7 +371,7 @@ def column_titles(plugin: Plugin, column: str) -> list[str]:
 
 
 def add_card_in_place(plugin: Plugin, column: str, title: str) -> None:
-    """"+ Add card" opens a title field in the column; Enter adds the card."""
+    """ "+ Add card" opens a title field in the column; Enter adds the card."""
     plugin.by_test_id(f"add-card-{column}").click()
     plugin.by_test_id(f"quick-add-{column}").fill(title)
     plugin.by_test_id(f"quick-add-{column}").press("Enter")
