@@ -60,7 +60,7 @@ async function bundle(esbuild, entry) {
     format: "iife",
     target: TARGET,
     // The modules are strict; the bundle stays so as one classic script.
-    banner: { js: "\"use strict\";" },
+    banner: { js: '"use strict";' },
     charset: "utf8",
     legalComments: "none",
     write: false,
@@ -133,8 +133,7 @@ async function testingModule(esbuild, terser) {
 // bundler at serve time), so they come as one committed file, rebuilt from the pinned
 // packages and checked like dist/. Minified by esbuild alone: terser would gain little on
 // third-party code and cost seconds in every check.
-const VENDOR_ENTRY =
-  'export { default as MarkdownIt } from "markdown-it";\nexport { default as DOMPurify } from "dompurify";\n';
+const VENDOR_ENTRY = 'export { default as MarkdownIt } from "markdown-it";\nexport { default as DOMPurify } from "dompurify";\n';
 
 export async function buildVendor() {
   const { esbuild } = await tools();

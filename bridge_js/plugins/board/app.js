@@ -30,16 +30,7 @@
 import { followColorScheme, toast } from "../../static/bridge/plugin-kit.js";
 import { isCommentKey } from "./board-comments.js";
 import { applyContext, drawWith, inventory, kanban, render, state } from "./board-state.js";
-import {
-  configuredView,
-  dropPendingView,
-  flushView,
-  load,
-  onBoardChanges,
-  onStockChanges,
-  redrawBoard,
-  resetStock,
-} from "./board-sync.js";
+import { configuredView, dropPendingView, flushView, load, onBoardChanges, onStockChanges, redrawBoard, resetStock } from "./board-sync.js";
 import { openLinkedCard, wireDialogs } from "./board-dialogs.js";
 import { onCommentChanges, reloadComments, wireDiscussion } from "./board-discussion.js";
 import { renderBoard, revealCard } from "./board-render.js";

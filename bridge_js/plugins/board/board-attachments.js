@@ -90,7 +90,10 @@ async function readWanted() {
   wanted.clear();
   for (const id of ids) known.add(id);
   const since = ids.map((id) => events.get(id) || 0);
-  const values = await readAll(kanban.kv, ids.map((id) => PREFIX + id)).catch((err) => {
+  const values = await readAll(
+    kanban.kv,
+    ids.map((id) => PREFIX + id),
+  ).catch((err) => {
     for (const id of ids) known.delete(id);
     reportError(err, "Reading the attachments");
     return null;
@@ -318,10 +321,18 @@ function renderAttachments() {
         el("span", { class: "attachment-name", title: a.by ? "Added by " + personLabel(a.by) + (a.at ? ", " + when(a.at) : "") : null, text: a.name }),
         el("span", { class: "attachment-size hint", text: formatSize(a.size) }),
         // A new tab leaves the sandbox, where the browser saves what the server sends.
-        a.url ? el("a", { class: "button ghost small", href: a.url, target: "_blank", rel: "noopener", "data-testid": "download-" + a.id, text: "Download" }) : null,
+        a.url
+          ? el("a", { class: "button ghost small", href: a.url, target: "_blank", rel: "noopener", "data-testid": "download-" + a.id, text: "Download" })
+          : null,
         state.readOnly
           ? null
-          : el("button", { type: "button", class: "button ghost small editing-only", "aria-label": "Remove " + a.name, text: "Remove", onclick: () => removeAttachment(id, a) }),
+          : el("button", {
+              type: "button",
+              class: "button ghost small editing-only",
+              "aria-label": "Remove " + a.name,
+              text: "Remove",
+              onclick: () => removeAttachment(id, a),
+            }),
       ),
     ),
   );

@@ -37,8 +37,12 @@ export function renderCard(card) {
     // A short plain excerpt, never the whole text: cards stay even and a long description
     // costs the face nothing. The dialog shows it whole, rendered.
     node.append(
-      el("p", { class: "card-description", "data-testid": "description-" + card.id, title: "This card has a description" },
-        icon("text"), plainExcerpt(card.description)),
+      el(
+        "p",
+        { class: "card-description", "data-testid": "description-" + card.id, title: "This card has a description" },
+        icon("text"),
+        plainExcerpt(card.description),
+      ),
     );
   }
   if (card.labels.length) {
@@ -68,33 +72,48 @@ export function renderCard(card) {
   const { done, total } = checklistProgress(card);
   if (total) {
     meta.append(
-      el("span", {
-        class: "progress" + (done === total ? " progress-done" : ""),
-        "data-testid": "checklist-" + card.id,
-        title: "Checklist",
-        "aria-label": "Checklist " + done + " of " + total + " done",
-      }, icon("check"), done + "/" + total),
+      el(
+        "span",
+        {
+          class: "progress" + (done === total ? " progress-done" : ""),
+          "data-testid": "checklist-" + card.id,
+          title: "Checklist",
+          "aria-label": "Checklist " + done + " of " + total + " done",
+        },
+        icon("check"),
+        done + "/" + total,
+      ),
     );
   }
   if (card.commentCount) {
     meta.append(
-      el("span", {
-        class: "comment-count",
-        "data-testid": "comments-" + card.id,
-        title: "Comments",
-        "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
-      }, icon("comment"), String(card.commentCount)),
+      el(
+        "span",
+        {
+          class: "comment-count",
+          "data-testid": "comments-" + card.id,
+          title: "Comments",
+          "aria-label": card.commentCount + (card.commentCount === 1 ? " comment" : " comments"),
+        },
+        icon("comment"),
+        String(card.commentCount),
+      ),
     );
   }
   const files = attachmentCount(card.id);
   if (files || uploadsOut(card.id)) {
     meta.append(
-      el("span", {
-        class: "attachment-count" + (uploadsOut(card.id) ? " uploading" : ""),
-        "data-testid": "attachments-" + card.id,
-        title: uploadsOut(card.id) ? "Uploading…" : "Attachments",
-        "aria-label": files + (files === 1 ? " attachment" : " attachments"),
-      }, icon("clip"), String(files)),
+      el(
+        "span",
+        {
+          class: "attachment-count" + (uploadsOut(card.id) ? " uploading" : ""),
+          "data-testid": "attachments-" + card.id,
+          title: uploadsOut(card.id) ? "Uploading…" : "Attachments",
+          "aria-label": files + (files === 1 ? " attachment" : " attachments"),
+        },
+        icon("clip"),
+        String(files),
+      ),
     );
   }
   if (meta.childNodes.length) node.append(meta);
@@ -106,16 +125,24 @@ export function renderCard(card) {
       el(
         "div",
         { class: "card-actions editing-only" },
-        button("edit-" + card.id, {
-          class: "icon-button",
-          "aria-label": "Edit " + card.title,
-          onclick: () => openCardDialog({ id: card.id }),
-        }, icon("edit")),
-        button("archive-" + card.id, {
-          class: "icon-button",
-          "aria-label": "Archive " + card.title,
-          onclick: () => archiveCard(card.id),
-        }, icon("trash")),
+        button(
+          "edit-" + card.id,
+          {
+            class: "icon-button",
+            "aria-label": "Edit " + card.title,
+            onclick: () => openCardDialog({ id: card.id }),
+          },
+          icon("edit"),
+        ),
+        button(
+          "archive-" + card.id,
+          {
+            class: "icon-button",
+            "aria-label": "Archive " + card.title,
+            onclick: () => archiveCard(card.id),
+          },
+          icon("trash"),
+        ),
       ),
     );
   }
@@ -190,4 +217,3 @@ function renderStock(card) {
   }
   return box;
 }
-

@@ -154,11 +154,15 @@ export function wireToolbar() {
     $("toolbar-toggle").setAttribute("aria-expanded", String(open));
   });
   $("filter-text").addEventListener("input", (e) => setView({ filter: { ...state.view.filter, text: /** @type {HTMLInputElement} */ (e.target).value } }));
-  $("filter-label").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, label: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }));
+  $("filter-label").addEventListener("change", (e) =>
+    setView({ filter: { ...state.view.filter, label: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }),
+  );
   $("filter-assignee").addEventListener("change", (e) =>
     setView({ filter: { ...state.view.filter, assignee: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }),
   );
-  $("filter-due").addEventListener("change", (e) => setView({ filter: { ...state.view.filter, due: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }));
+  $("filter-due").addEventListener("change", (e) =>
+    setView({ filter: { ...state.view.filter, due: /** @type {HTMLInputElement} */ (e.target).value } }, { immediate: true }),
+  );
   $("filter-clear").addEventListener("click", () => {
     setView({ filter: defaultView().filter }, { immediate: true });
     syncToolbar();
@@ -221,4 +225,3 @@ function showShortcuts() {
   }
   shortcutsDialog.showModal();
 }
-

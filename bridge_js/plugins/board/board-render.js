@@ -234,10 +234,7 @@ function columnHeader(column, { all, wip, collapsed, countText }) {
       "aria-label": (collapsed ? "Expand " : "Collapse ") + column.title,
       text: collapsed ? "▸" : "▾",
       onclick: () =>
-        setView(
-          { collapsed: collapsed ? state.view.collapsed.filter((c) => c !== column.id) : [...state.view.collapsed, column.id] },
-          { immediate: true },
-        ),
+        setView({ collapsed: collapsed ? state.view.collapsed.filter((c) => c !== column.id) : [...state.view.collapsed, column.id] }, { immediate: true }),
     }),
     state.readOnly ? null : columnGrip(column),
     el("h2", { class: "column-title", id: "title-" + column.id, text: column.title }),

@@ -8,17 +8,7 @@
 import { el, Refused, reportError } from "../../static/bridge/plugin-kit.js";
 import { KEYS, normalizeColumns, normalizeIndex, normalizeView } from "./board-core.js";
 import { createStore, defaultColumnsIfAbsent } from "./board-changes.js";
-import {
-  boardEl,
-  enterReadOnly,
-  inventory,
-  kanban,
-  overlays,
-  READ_BATCH,
-  render,
-  resolveReady,
-  state,
-} from "./board-state.js";
+import { boardEl, enterReadOnly, inventory, kanban, overlays, READ_BATCH, render, resolveReady, state } from "./board-state.js";
 
 const store = createStore();
 
@@ -197,7 +187,10 @@ export async function refreshStock() {
     results = unseen.map(() => ({ status: "unavailable", code: state.inventoryProblem }));
   } else {
     try {
-      const values = await readAll(inventory.kv, unseen.map((item) => "stock:" + item));
+      const values = await readAll(
+        inventory.kv,
+        unseen.map((item) => "stock:" + item),
+      );
       results = values.map((value, i) => stockOf(value, unseen[i]));
     } catch (err) {
       results = unseen.map(() => ({ status: "unavailable", code: err.code || "error" }));
@@ -238,7 +231,10 @@ export function resetStock() {
 // Items for the card dialog's picker: the index plus each item's name.
 export async function readInventoryItems() {
   const ids = normalizeIndex(await inventory.kv.getValue("items"));
-  const values = await readAll(inventory.kv, ids.map((id) => "stock:" + id)).catch(() => ids.map(() => undefined));
+  const values = await readAll(
+    inventory.kv,
+    ids.map((id) => "stock:" + id),
+  ).catch(() => ids.map(() => undefined));
   return ids.map((id, i) => ({ id, name: values[i] && values[i].name ? String(values[i].name) : id }));
 }
 
@@ -270,4 +266,3 @@ export function setView(patch, { immediate = false } = {}) {
   if (immediate) flushView();
   else viewTimer = setTimeout(flushView, 400);
 }
-
