@@ -42,6 +42,7 @@ export function createStore() {
   // Card keys set since the last board(), and what that call built from the index.
   const dirty = new Set();
   let built = null;
+  /** @type {{ids: unknown, size: number, keys: string[]}} */
   let missingOf = { ids: null, size: -1, keys: [] };
   const cardOf = (id) => {
     const key = KEYS.card(id);
@@ -213,7 +214,7 @@ export const changeChecklist = (op) => (current) => {
     next = list.filter((_, i) => i !== target);
   } else {
     next = list.filter((_, i) => i !== target);
-    next.splice(Math.max(0, Math.min(op.to, next.length)), 0, list[target]);
+    next.splice(Math.max(0, Math.min(op.to, next.length)), 0, list[/** @type {number} */ (target)]);
   }
   return { ...current, checklist: next };
 };

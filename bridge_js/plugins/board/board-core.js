@@ -208,6 +208,7 @@ export function parseLabels(text) {
   return out;
 }
 
+/** @param {string[]} values */
 export function distinct(values) {
   const seen = new Map();
   for (const v of values) if (v && !seen.has(fold(v))) seen.set(fold(v), v);
@@ -291,7 +292,7 @@ export function checklistProgress(card) {
 }
 
 export function defaultView() {
-  return { filter: { text: "", label: "", assignee: "", due: "" }, collapsed: [], density: "comfortable" };
+  return { filter: { text: "", label: "", assignee: "", due: "" }, collapsed: /** @type {string[]} */ ([]), density: "comfortable" };
 }
 
 export function normalizeView(value) {

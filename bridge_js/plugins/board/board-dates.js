@@ -19,7 +19,7 @@ const options = (opts) => ({ locale: undefined, timeZone: undefined, now: new Da
 // a plain subtraction, whatever daylight saving did).
 function dayOf(date, timeZone) {
   const parts = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(date);
-  const get = (type) => Number(parts.find((p) => p.type === type).value);
+  const get = (type) => Number(/** @type {Intl.DateTimeFormatPart} */ (parts.find((p) => p.type === type)).value);
   return Date.UTC(get("year"), get("month") - 1, get("day"));
 }
 

@@ -100,7 +100,7 @@ export async function openCardDialog(target) {
   openAttachments(card ? card.id : null);
   if (card) openDiscussion(card.id);
   $("card-dialog").showModal();
-  document.querySelector("#card-dialog .card-panes").scrollTop = 0;
+  $("card-dialog").querySelector(".card-panes").scrollTop = 0;
   (readOnly ? $("card-cancel") : $("card-title-input")).focus();
 }
 

@@ -26,6 +26,7 @@ export const RESTORE_NAMES = Object.freeze({
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const em = (text) => ({ em: text });
+/** @type {{columns: {id: string, title: string}[], person: (username: string) => string, day: (date: string) => string}} */
 const defaults = { columns: [], person: (u) => u, day: (d) => d };
 
 export function columnTitle(ctx, id) {

@@ -24,8 +24,9 @@ export function columnGrip(column) {
     if (target) moveColumn(column.id, target.id);
   });
   grip.addEventListener("dragstart", (event) => {
-    event.dataTransfer.setData("text/plain", "column:" + column.id);
-    event.dataTransfer.effectAllowed = "move";
+    const transfer = /** @type {DataTransfer} */ (event.dataTransfer);
+    transfer.setData("text/plain", "column:" + column.id);
+    transfer.effectAllowed = "move";
     state.draggingColumn = column.id;
   });
   grip.addEventListener("dragend", () => (state.draggingColumn = null));

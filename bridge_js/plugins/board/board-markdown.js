@@ -107,7 +107,8 @@ export function markdownNode(text, { mentions = [] } = {}) {
 
 function markMentions(root, usernames) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (/** @type {Text} */ t) => (t.data.includes("@") && !t.parentElement.closest("a, code") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT),
+    acceptNode: (/** @type {Text} */ t) =>
+      t.data.includes("@") && !(/** @type {Element} */ (t.parentElement).closest("a, code")) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT,
   });
   /** @type {Text[]} */
   const texts = [];

@@ -120,7 +120,7 @@ export function openMembers(anchor, draft, changed) {
       );
     });
     filter.addEventListener("input", () => {
-      for (const row of rows) row.hidden = !row.dataset.name.includes(fold(filter.value.trim()));
+      for (const row of rows) row.hidden = !String(row.dataset.name).includes(fold(filter.value.trim()));
     });
     list.append(...rows);
     body.append(names.length > 6 ? filter : "", list);
@@ -269,7 +269,9 @@ function labelForm(anchor, draft, changed, entry) {
         }
       });
       if (problem || !ok) {
-        error.textContent = problem ? problem.message : "The label was not saved.";
+        // Set inside the write's callback, which tsc does not follow.
+        const refused = /** @type {LabelProblem | null} */ (problem);
+        error.textContent = refused ? refused.message : "The label was not saved.";
         error.hidden = false;
         return;
       }

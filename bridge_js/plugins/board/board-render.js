@@ -64,6 +64,7 @@ function fillSelect(select, first, values, selected, label = (v) => v) {
 
 // The filters' choices come from every card: worked out again only for a new set of cards.
 let choicesOf = null;
+/** @type {{labels: string[], people: string[]}} */
 let choices = { labels: [], people: [] };
 // Whether the cards' labels and assignees are those of the last set: an edit of a title or
 // a tick leaves the filters' choices as they were.

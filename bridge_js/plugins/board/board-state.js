@@ -17,17 +17,22 @@ export const READ_BATCH = 256;
 
 export const state = {
   loaded: false,
+  /** @type {{id: string, title: string, wip: number}[]} */
   columns: [],
+  /** @type {any[]} the cards as board-core.js normalises them */
   cards: [],
   // The board's label set (board:labels): folded name -> colour.
   labels: new Map(),
   view: defaultView(),
   readOnly: false,
+  /** @type {string | null} */
   inventoryProblem: null,
   stock: new Map(), // item id -> {status: "ok", name, count} | {status: "missing"} | {status: "unavailable", code}
   pending: 0,
   renders: 0,
+  /** @type {any} */
   dragging: null,
+  /** @type {string | null} */
   draggingColumn: null,
   // A render asked for during a drag, done when it ends.
   renderDeferred: false,
@@ -119,7 +124,7 @@ export const today = () => localDate(new Date());
 
 export function hue(text) {
   let h = 0;
-  for (const ch of String(text).toLowerCase()) h = (h * 31 + ch.codePointAt(0)) % 360;
+  for (const ch of String(text).toLowerCase()) h = (h * 31 + /** @type {number} */ (ch.codePointAt(0))) % 360;
   return h;
 }
 

@@ -93,7 +93,7 @@ export async function openCopy(anchor, { card, done, unsaved }) {
       return;
     }
     const copy = async () => {
-      const target = board.value === HERE ? boards.find((b) => b.current).id : board.value;
+      const target = board.value === HERE ? /** @type {{id: string}} */ (boards.find((b) => b.current)).id : board.value;
       const name = boardName();
       try {
         await kanban.cards.copy(card.id, { targetProject: target, column: columns.value });

@@ -94,7 +94,7 @@ export function announce(text) {
 // A toast in #toasts; `code` marks an error, `action` ({label, run}) adds a button (Undo).
 /**
  * @param {string} message
- * @param {string} [code]
+ * @param {string | null} [code]
  * @param {{label: string, run: () => void}} [action]
  */
 export function toast(message, code, action) {
