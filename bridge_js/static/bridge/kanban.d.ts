@@ -73,9 +73,9 @@ export interface RevisionEvent {
  * when the key was removed: apply it without reading. With neither, read the key.
  */
 export type Change<T extends JsonValue = JsonValue> =
-  | { readonly key: string; readonly revision: string; readonly value: T }
+  | { readonly key: string; readonly revision: string; readonly value: T; readonly deleted?: undefined }
   | { readonly key: string; readonly revision: string; readonly deleted: true }
-  | { readonly key: string; readonly revision: string };
+  | { readonly key: string; readonly revision: string; readonly deleted?: undefined };
 
 /** A watch's event: the keys that changed (only keys the grant lets you read). */
 export interface ChangesEvent<T extends JsonValue = JsonValue> {
