@@ -633,12 +633,17 @@ KANBAN_ATTACHMENT_BYTES = env_int(
     "KANBAN_ATTACHMENT_BYTES", limits.DEFAULT_ATTACHMENT_BYTES, minimum=1
 )
 KANBAN_ATTACHMENT_URL_SECONDS = env_int("KANBAN_ATTACHMENT_URL_SECONDS", 300, minimum=1)
-# Where their bytes go, through Django's storage API: files under var/attachments, or with
+# Where their bytes go, through Django's storage API: files under KANBAN_ATTACHMENTS_DIR
+# (var/attachments; a volume of its own in a container, say), or with
 # KANBAN_ATTACHMENTS_S3_BUCKET any S3-compatible store (django-storages; credentials from
 # the usual AWS_* variables, KANBAN_ATTACHMENTS_S3_ENDPOINT for a store other than AWS).
 KANBAN_ATTACHMENTS_STORAGE: dict[str, Any] = {
     "BACKEND": "django.core.files.storage.FileSystemStorage",
-    "OPTIONS": {"location": str(BASE_DIR / "var" / "attachments")},
+    "OPTIONS": {
+        "location": str(
+            Path(os.environ.get("KANBAN_ATTACHMENTS_DIR") or BASE_DIR / "var" / "attachments")
+        )
+    },
 }
 if os.environ.get("KANBAN_ATTACHMENTS_S3_BUCKET"):
     KANBAN_ATTACHMENTS_STORAGE = {

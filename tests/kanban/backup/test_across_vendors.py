@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -20,8 +21,10 @@ from django.db import connections
 from django.test import Client
 
 from kanban.backup.archive import backup_restore, backup_verify
+from kanban.data.attachments import attachment_list
 from kanban.models import Project
 from tests.kanban.backup.test_archive import COMMENT, kv_url
+from tests.kanban.backup.test_attachment_files import files_in, folder
 
 pytestmark = [
     pytest.mark.skipif(
@@ -30,9 +33,13 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default", "sqlite"]),
 ]
 
-#: What the source deployment's alice does before its backup: a comment and an edit.
+#: What the source deployment's alice does before its backup: a comment, an edit and a
+#: picture on the card.
 ALICE_MOVES_IN = f"""
+import io
+from PIL import Image
 from django.contrib.auth.models import User
+from kanban.data.attachments import attachment_upload
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Project
 alice, board = User.objects.get(username="alice"), Project.objects.get(name="Board")
@@ -41,6 +48,11 @@ def put(key, value):
                    provenance=Provenance(via="cli"))
 put("comments:c1", [{COMMENT!r}])
 put("card:c1", {{"id": "c1", "title": "Write the move-in plan", "column": "todo"}})
+picture = io.BytesIO()
+Image.new("RGB", (64, 48), (30, 90, 200)).save(picture, format="PNG")
+picture.seek(0)
+attachment_upload(user=alice, project_id=board.id, card="c1", name="floor-plan.png",
+                  content_type="image/png", stream=picture)
 """
 
 
@@ -58,15 +70,21 @@ def manage(env: dict[str, str], *argv: str) -> str:
     return done.stdout
 
 
-def deployment_env(database_url: str) -> dict[str, str]:
+def deployment_env(database_url: str, files: Path) -> dict[str, str]:
+    """Another deployment's: its database and its attachments folder."""
     env = {key: value for key, value in os.environ.items() if key != "KANBAN_SQLITE_PATH"}
-    env.update(DATABASE_URL=database_url, KANBAN_FAST_PASSWORD_HASHING="1")
+    env.update(
+        DATABASE_URL=database_url,
+        KANBAN_FAST_PASSWORD_HASHING="1",
+        KANBAN_ATTACHMENTS_DIR=str(files),
+    )
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     return env
 
 
 def a_deployment_backed_up(env: dict[str, str], archive: Path) -> str:
-    """Migrate, load the demo, let alice comment and edit, back up; alice's password."""
+    """Migrate, load the demo, let alice comment, edit and attach a picture, back up; alice's
+    password."""
     manage(env, "migrate", "--verbosity", "0")
     logins = manage(env, "demo_data")
     manage(env, "shell", "--command", ALICE_MOVES_IN)
@@ -92,11 +110,14 @@ def postgres_source() -> Iterator[str]:
 
 
 def test_a_sqlite_evaluation_moves_to_postgresql_and_alice_finds_her_board(
-    tmp_path: Path,
+    tmp_path: Path, settings: Any
 ) -> None:
     archive = tmp_path / "evaluation.zip"
-    env = deployment_env(f"sqlite:///{tmp_path / 'evaluation.sqlite3'}")
+    env = deployment_env(
+        f"sqlite:///{tmp_path / 'evaluation.sqlite3'}", tmp_path / "source-attachments"
+    )
     password = a_deployment_backed_up(env, archive)
+    there = folder(settings, tmp_path / "there")
 
     call_command("restore", str(archive), "--verify")
 
@@ -113,11 +134,22 @@ def test_a_sqlite_evaluation_moves_to_postgresql_and_alice_finds_her_board(
         "Write the move-in plan",
         "Write the onboarding guide",
     ]
+    (picture,) = attachment_list(
+        user=User.objects.get(username="alice"), project_id=board.id, card="c1"
+    )
+    assert picture["name"] == "floor-plan.png" and len(files_in(there)) == 2, (
+        "the file and its cover"
+    )
+    downloaded = alice.get(picture["url"])
+    assert downloaded.status_code == 200
+    assert b"".join(downloaded.streaming_content).startswith(b"\x89PNG")  # type: ignore[attr-defined]
 
 
 def test_a_postgresql_deployment_moves_back_to_sqlite(tmp_path: Path, postgres_source: str) -> None:
     archive = tmp_path / "deployment.zip"
-    password = a_deployment_backed_up(deployment_env(postgres_source), archive)
+    password = a_deployment_backed_up(
+        deployment_env(postgres_source, tmp_path / "source-attachments"), archive
+    )
 
     manifest = backup_restore(path=archive, using="sqlite")
 
