@@ -127,7 +127,8 @@ def _mail(user: Any, subject: str, lines: Sequence[str], html: str) -> EmailMult
 
 
 def _who(item: Notification) -> str:
-    return display_name(item.actor) if item.actor is not None else "Someone"
+    # Nobody sent a reminder or a notice of the server's own: it comes from the product.
+    return display_name(item.actor) if item.actor is not None else "Kanban"
 
 
 def notifications_email(*, notifications: Iterable[Notification]) -> int:

@@ -105,22 +105,33 @@ def notification_send(
                 "try again in a minute",
             )
         _check_room(recipients, since=now - timedelta(hours=1))
-        created = Notification.objects.bulk_create(
-            Notification(
-                user_id=member.user_id,
-                project=project,
-                actor=actor,
-                text=checked_text,
-                card=checked_card,
-                via=via,
-            )
-            for member in recipients
+        notifications_deliver(
+            notifications=[
+                Notification(
+                    user_id=member.user_id,
+                    project=project,
+                    actor=actor,
+                    text=checked_text,
+                    card=checked_card,
+                    via=via,
+                )
+                for member in recipients
+            ]
         )
-        # Mail to those who want it at once, queued in this transaction: it goes if and when
-        # the notifications do (kanban/accounts/email_notifications.py).
-        notifications_email(notifications=created)
-        NOTIFIED.send_on_commit(Notified(frozenset(member.user_id for member in recipients)))
     return {"sent": [member.username for member in recipients]}
+
+
+def notifications_deliver(*, notifications: list[Notification]) -> list[Notification]:
+    """Puts each in its person's inbox, queues the mail of those who want it at once, and
+    announces the inboxes that changed once it all commits: the one way a notification is
+    made, whoever (or whatever: a reminder, a webhook turned off) sends it."""
+    with transaction.atomic():
+        created = Notification.objects.bulk_create(notifications)
+        # Mail goes in this transaction: if and when the notifications do
+        # (kanban/accounts/email_notifications.py).
+        notifications_email(notifications=created)
+        NOTIFIED.send_on_commit(Notified(frozenset(item.user_id for item in created)))
+    return created
 
 
 def _check_room(recipients: list[Member], *, since: datetime) -> None:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django_tasks import task
 from django_tasks_db.models import DBTaskResult
 
-from kanban.data.notifications import NOTIFIED, Notified
+from kanban.data.notifications import notifications_deliver
 from kanban.models import (
     DeliveryStatus,
     Membership,
@@ -197,13 +197,14 @@ def _turn_off_if_failing(webhook_id: int) -> None:
         f"The webhook to {webhook.url} was turned off after {limit} failed deliveries in a "
         "row. Fix the receiver, then use Send test on the board's webhooks page to turn it on."
     )
-    Notification.objects.bulk_create(
-        Notification(
-            user_id=user_id, project_id=webhook.project_id, text=text[:500], via="webhooks"
-        )
-        for user_id in owners
+    notifications_deliver(
+        notifications=[
+            Notification(
+                user_id=user_id, project_id=webhook.project_id, text=text[:500], via="webhooks"
+            )
+            for user_id in owners
+        ]
     )
-    NOTIFIED.send_on_commit(Notified(frozenset(owners)))
 
 
 def webhook_deliveries_resume() -> int:

@@ -18,7 +18,13 @@ from django.test import Client
 from kanban.data.board.cards import board_action
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance
-from kanban.models import DeliveryStatus, Notification, Project, Webhook, WebhookDelivery
+from kanban.models import (
+    DeliveryStatus,
+    Notification,
+    Project,
+    Webhook,
+    WebhookDelivery,
+)
 from kanban.webhooks.signing import signature_verify
 from tests.kanban.webhooks.conftest import Receiver
 
@@ -130,11 +136,13 @@ def test_a_receiver_answering_500_gets_tries_with_growing_gaps(
 
 @pytest.mark.usefixtures("allow_private", "fast_retries", "worker")
 def test_a_receiver_that_keeps_failing_is_turned_off_until_a_test_gets_through(
-    demo: dict[str, Any], receiver: Receiver, settings: Any
+    demo: dict[str, Any], receiver: Receiver, settings: Any, mailoutbox: list[Any]
 ) -> None:
     settings.KANBAN_WEBHOOK_ATTEMPTS = 1
     settings.KANBAN_WEBHOOK_DISABLE_AFTER = 2
     receiver.always = 503
+    demo["alice"].email = "alice@example.com"
+    demo["alice"].save(update_fields=["email"])
     add_webhook(demo, receiver.url)
 
     move_a_card(demo, "done")
@@ -145,6 +153,8 @@ def test_a_receiver_that_keeps_failing_is_turned_off_until_a_test_gets_through(
 
     notice = Notification.objects.get(user=demo["alice"], via="webhooks")
     assert "turned off after 2 failed deliveries" in notice.text
+    [mail] = [m for m in mailoutbox if m.to == ["alice@example.com"]]
+    assert mail.subject.startswith("Kanban on "), "a notice like any other: mailed as she chose"
     move_a_card(demo, "todo")
     time.sleep(0.5)
     assert len(receiver.received) == 2, "nothing is sent to a webhook that is off"
