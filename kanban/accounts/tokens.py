@@ -14,10 +14,12 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Final
 from uuid import UUID
 
+from django.db import transaction
 from django.utils import timezone
 
 from kanban.models import Membership, Project
@@ -71,23 +73,37 @@ def token_create(
     user: Any,
     name: str = "",
     project_id: UUID | None = None,
+    more_project_ids: Sequence[UUID] = (),
     scope: str = TokenScope.WRITE,
     lifetime: timedelta | None = None,
 ) -> tuple[ApiToken, str]:
     """Return the stored token and its plaintext, which is never stored or shown again.
-    A token scoped to a project needs the user to be a member of it (or a superuser)."""
+    A token scoped to projects (``project_id``, and ``more_project_ids`` beside it) needs the
+    user to be a member of each (or a superuser); an MCP token names one."""
     checked_scope = check_scope(scope)
     project = check_token_project(user=user, project_id=project_id)
+    more = [
+        found
+        for other in dict.fromkeys(more_project_ids)
+        if other != project_id
+        and (found := check_token_project(user=user, project_id=other)) is not None
+    ]
+    if more and project is None:
+        raise invalid_argument("a token for several boards names its first one", field="board")
+    if more and checked_scope == TokenScope.MCP:
+        raise invalid_argument("an MCP token names one board", field="board")
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user,
-        name=name,
-        prefix=plaintext[:10],
-        digest=_digest(plaintext),
-        project=project,
-        scope=checked_scope,
-        expires_at=None if lifetime is None else timezone.now() + lifetime,
-    )
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            user=user,
+            name=name,
+            prefix=plaintext[:10],
+            digest=_digest(plaintext),
+            project=project,
+            scope=checked_scope,
+            expires_at=None if lifetime is None else timezone.now() + lifetime,
+        )
+        token.more_projects.set(more)
     return token, plaintext
 
 
@@ -144,8 +160,12 @@ def access_token_scope(*, token: ApiToken, project_id: UUID | None, write: bool)
     """Refuse what the token's scope leaves out: another project than its own (``not_found``,
     as for a project the user cannot see; ``project_id`` None is a call naming no project,
     such as listing or creating projects) and, for a read-only token, any write."""
-    if token.project_id is not None and project_id != token.project_id:
-        raise KanbanError(ErrorCode.NOT_FOUND, "this token reaches only its own project")
+    if (
+        token.project_id is not None
+        and project_id != token.project_id
+        and (project_id is None or not token.more_projects.filter(pk=project_id).exists())
+    ):
+        raise KanbanError(ErrorCode.NOT_FOUND, "this token reaches only its own projects")
     if write and token.scope == TokenScope.READ:
         raise KanbanError(ErrorCode.FORBIDDEN, "this token is read-only")
 
@@ -167,7 +187,9 @@ def tokens_of(*, user: Any) -> list[ApiToken]:
     """A person's tokens that still work or could (expired ones too, so they see why one
     stopped); revoked ones are gone from the list."""
     return list(
-        ApiToken.objects.filter(user_id=user.pk, revoked_at__isnull=True).select_related("project")
+        ApiToken.objects.filter(user_id=user.pk, revoked_at__isnull=True)
+        .select_related("project")
+        .prefetch_related("more_projects")
     )
 
 

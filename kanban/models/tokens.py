@@ -33,6 +33,11 @@ class ApiToken(models.Model):
         blank=True,
         related_name="api_tokens",
     )
+    #: Further boards a token chosen for several reaches beside ``project`` (REST only: an
+    #: MCP token names one board).
+    more_projects = models.ManyToManyField(
+        "kanban.Project", blank=True, related_name="api_tokens_too"
+    )
     scope = models.CharField(max_length=8, choices=TokenScope.choices, default=TokenScope.WRITE)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -40,13 +40,14 @@ LIFETIME_LABELS: Final = {
 _CREATED: Final = "kanban.token_created"
 
 
-def _board_id(raw: str) -> UUID | None:
-    if not raw:
-        return None
+def _board_ids(raw: list[str]) -> list[UUID]:
+    """The boards ticked, in the page's order; none ticked is all of them."""
     try:
-        return UUID(raw)
+        return [UUID(value) for value in raw if value]
     except ValueError:
-        raise invalid_argument("choose one of your boards, or all of them", field="board") from None
+        raise invalid_argument(
+            "choose some of your boards, or all of them", field="board"
+        ) from None
 
 
 def _lifetime(raw: str) -> timedelta | None:
@@ -61,15 +62,19 @@ def _lifetime(raw: str) -> timedelta | None:
 def tokens_page(request: HttpRequest) -> HttpResponse:
     created: dict[str, Any] | None = None
     error: str | None = None
-    form = {"name": "", "scope": TokenScope.READ, "board": "", "expires": "30d"}
+    form: dict[str, Any] = {"name": "", "scope": TokenScope.READ, "expires": "30d"}
+    chosen: list[str] = []
     if request.method == "POST":
         form = {name: request.POST.get(name, "").strip() for name in form}
+        chosen = request.POST.getlist("board")[:100]
         try:
+            boards = _board_ids(chosen)
             token, plaintext = token_create(
                 user=request.user,
                 name=form["name"][:100],
                 scope=form["scope"],
-                project_id=_board_id(form["board"]),
+                project_id=boards[0] if boards else None,
+                more_project_ids=boards[1:],
                 lifetime=_lifetime(form["expires"]),
             )
         except KanbanError as refused:
@@ -89,6 +94,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         "scopes": TokenScope.choices,
         "lifetimes": LIFETIME_LABELS.items(),
         "form": form,
+        "chosen": chosen,
         "error": error,
         "created": created,
         "revoked": request.GET.get("revoked", ""),

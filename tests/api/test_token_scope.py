@@ -102,6 +102,21 @@ def test_create_token_prints_the_token_last_and_refuses_a_bad_scope_or_lifetime(
     with pytest.raises(CommandError, match="is not on a project"):
         call_command("create_token", "bob", "--project", str(outsider.id), stdout=io.StringIO())
 
+    second = a_project(name="Second", owner=people.bob)
+    out = io.StringIO()
+    call_command(
+        "create_token", "bob", "--project", str(board.id), "--project", str(second.id), stdout=out
+    )
+    both = ApiToken.objects.get(prefix=out.getvalue().strip().splitlines()[-1][:10])
+    assert (both.project_id, [p.id for p in both.more_projects.all()]) == (board.id, [second.id])
+    with pytest.raises(CommandError, match="an MCP token names one board"):
+        call_command(
+            "create_token",
+            "bob",
+            *("--project", str(board.id), "--project", str(second.id), "--scope", "mcp"),
+            stdout=io.StringIO(),
+        )
+
     call_command("revoke_token", plaintext, stdout=io.StringIO())
     assert with_token(plaintext).get(kv(board)).status_code == 401
     with pytest.raises(CommandError, match="no live token"):

@@ -14,7 +14,8 @@ from storage.errors import KanbanError
 class Command(BaseCommand):
     help = (
         "Create an API token for USERNAME and print it (the token alone, last, for scripts). "
-        "--project scopes it to one project and its aliases (what an MCP client needs), "
+        "--project scopes it to a project and its aliases (what an MCP client needs; given "
+        "again, to several: REST only), "
         "--scope read makes it read-only, --scope mcp usable at the MCP endpoint only, "
         "--expires 1h ends it after that long. People make their own on /account/tokens."
     )
@@ -26,7 +27,13 @@ class Command(BaseCommand):
             default="",
             help="the agent's name (triage-bot): its MCP writes carry it beside USERNAME",
         )
-        parser.add_argument("--project", type=UUID, help="the one project it reaches")
+        parser.add_argument(
+            "--project",
+            type=UUID,
+            action="append",
+            default=[],
+            help="a project it reaches (repeat for several; none: all of USERNAME's)",
+        )
         parser.add_argument("--scope", default="write", choices=TokenScope.values)
         parser.add_argument("--expires", help="a lifetime: 30m, 1h, 7d (default: none)")
 
@@ -39,7 +46,8 @@ class Command(BaseCommand):
             _, plaintext = token_create(
                 user=user,
                 name=options["name"],
-                project_id=options["project"],
+                project_id=options["project"][0] if options["project"] else None,
+                more_project_ids=options["project"][1:],
                 scope=options["scope"],
                 lifetime=lifetime,
             )

@@ -149,13 +149,51 @@ def test_an_mcp_token_is_refused_over_rest(alice: Any, boards: Any) -> None:
     [
         ({"scope": "admin"}, b"scope must be read, write or mcp"),
         ({"expires": "forever"}, b"choose when the token expires"),
-        ({"board": "not-a-board"}, b"choose one of your boards"),
+        ({"board": "not-a-board"}, b"choose some of your boards"),
     ],
 )
 def test_bad_input_writes_nothing(alice: Any, boards: Any, form: Any, message: bytes) -> None:
     page = signed_in(alice).post(PAGE, {"name": "x", "scope": "read", "expires": "7d", **form})
 
     assert page.status_code == 400 and message in page.content
+    assert not ApiToken.objects.exists()
+
+
+def test_a_token_for_two_of_three_boards_reads_both_and_not_the_third(
+    alice: Any, boards: Any
+) -> None:
+    roadmap, ops = boards["roadmap"], boards["ops"]
+    archive = a_project(name="Archive", owner=alice)
+    by_session = APIClient()
+    by_session.force_authenticate(alice)
+    for board in (roadmap, ops, archive):
+        assert put(by_session, kv(board), board.name).status_code == 200
+    page = signed_in(alice)
+    made = page.post(
+        PAGE,
+        {"name": "two", "scope": "read", "expires": "7d", "board": [str(ops.id), str(archive.id)]},
+        follow=True,
+    )
+    found = re.search(rb'data-testid="token-plaintext">(kb_[^<]+)<', made.content)
+    assert found, made.content
+    token = bearer(found.group(1).decode())
+
+    assert token.get(kv(ops)).json()["value"] == "Ops"
+    assert token.get(kv(archive)).json()["value"] == "Archive"
+    other = token.get(kv(roadmap))
+    assert other.status_code == 404 and other.json()["code"] == "not_found"
+    assert put(token, kv(ops), "changed").status_code == 403, "still read-only"
+    assert b"Ops, Archive" in page.get(PAGE).content, "the list names both"
+
+
+def test_an_mcp_token_names_one_board(alice: Any, boards: Any) -> None:
+    third = a_project(name="Archive", owner=alice)
+    page = signed_in(alice).post(
+        PAGE,
+        {"scope": "mcp", "expires": "7d", "board": [str(boards["ops"].id), str(third.id)]},
+    )
+
+    assert page.status_code == 400 and b"an MCP token names one board" in page.content
     assert not ApiToken.objects.exists()
 
 
