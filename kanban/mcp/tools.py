@@ -124,7 +124,9 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "so nothing a person or another agent wrote meanwhile is lost. list (filter by "
         "column, assignee, label, text; archived: true for the archive; paged by cursor) "
         "answers {columns, cards, cursor}; get, add, update, move, archive and restore "
-        "answer the card with its revision. update changes only the fields given; pass the "
+        "answer the card with its revision. add takes in one call the card's checklist, "
+        "labels, assignees, dates and a first comment (text); a bad part writes nothing. "
+        "update changes only the fields given; pass the "
         "revision you read, and a field someone else changed since is a conflict error "
         "naming it (with the current card). move puts a card into a column, at the end or "
         "before/after another card. Assignees are members' usernames. comment adds a "
@@ -157,6 +159,12 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "items": {"type": "string"},
                 "maxItems": board_layout.MAX_ASSIGNEES,
             },
+            "checklist": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": board_layout.MAX_TEXT},
+                "maxItems": board_layout.MAX_CHECKLIST,
+                "description": "add: the new card's checklist, item texts in order",
+            },
             "start": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
             "due": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
             "column": {
@@ -180,8 +188,9 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "label": {"type": "string", "description": "list: cards with this label"},
             "text": {
                 "type": "string",
-                "description": "list: cards whose text has every word; comment, comment_edit: "
-                "the comment (markdown); checklist_add, checklist_rename: the item",
+                "description": "list: cards whose text has every word; add (a first "
+                "comment), comment, comment_edit: the comment (markdown); checklist_add, "
+                "checklist_rename: the item",
             },
             "item": {**_CARD_ID, "description": "checklist_tick/rename/remove: the item's id"},
             "comment": {**_CARD_ID, "description": "comment_edit/delete: the comment's id"},

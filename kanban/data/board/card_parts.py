@@ -24,15 +24,20 @@ def comment(call: Call) -> Any:
     card_id = call.card_id()
     text = comments.check_comment_text(call.arguments.get("text"))
     call.read_card(card_id)  # not_found before anything is written
-    said = {
+    said = new_comment(call, text)
+    listed = _comments_changed(call, card_id, lambda now: comments.comment_added(now, said))
+    return {"comment": said, "commentCount": len(listed)}
+
+
+def new_comment(call: Call, text: str) -> dict[str, Any]:
+    """A comment by the caller (``text`` checked), as the page makes one."""
+    return {
         "id": layout.new_id(),
         "author": call.user.get_username(),
         "text": text,
         "at": _now(),
         "edited": None,
     }
-    listed = _comments_changed(call, card_id, lambda now: comments.comment_added(now, said))
-    return {"comment": said, "commentCount": len(listed)}
 
 
 def comment_edit(call: Call) -> Any:

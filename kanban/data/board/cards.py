@@ -24,7 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import card_parts, columns, layout
+from kanban.data.board import card_parts, columns, comments, layout
 from kanban.data.board.races import Raced, retrying
 from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
@@ -309,8 +309,14 @@ def _check_members(call: Call, fields: dict[str, Any]) -> None:
 
 
 def _add(call: Call) -> Any:
+    """A card, with (all optional) its checklist, labels, assignees, dates and a first
+    comment, every part checked before anything is written."""
     title = layout.check_title(call.arguments.get("title"))
     fields = layout.check_fields({**call.arguments, "title": title})
+    checklist = layout.check_checklist(call.arguments.get("checklist", []))
+    said = None
+    if "text" in call.arguments:
+        said = card_parts.new_comment(call, comments.check_comment_text(call.arguments["text"]))
     _check_members(call, fields)
     board = call.read_board()
     column = call.column(board)
@@ -332,8 +338,12 @@ def _add(call: Call) -> Any:
         "rank": rank_for_placement(ranks, len(ranks)),
         "item": None,
         "archived": False,
+        "checklist": [{"id": layout.new_id(), "text": text, "done": False} for text in checklist],
+        "commentCount": 0 if said is None else 1,
     }
-    # The card first, then the index: a reader never finds an id without its card.
+    if said is not None:  # a new card's own comments: nobody else can have written them
+        call.set(comments.COMMENTS_PREFIX + card_id, comments.comment_added(None, said), None)
+    # The card, then the index: a reader never finds an id without its card.
     revision = call.set(layout.card_key(card_id), layout.stored_fields(value), None)
 
     def index_it() -> None:

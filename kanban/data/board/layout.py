@@ -261,6 +261,26 @@ def check_item_text(value: object) -> str:
     return value.strip()
 
 
+def check_checklist(value: object) -> list[str]:
+    """A new card's checklist as item texts (each checked, trimmed), in order."""
+    if not isinstance(value, list):
+        raise invalid_argument("checklist is a list of item texts", field="checklist")
+    if len(value) > MAX_CHECKLIST:
+        raise KanbanError(
+            ErrorCode.TOO_LARGE,
+            f"a card's checklist holds at most {MAX_CHECKLIST} items",
+            field="checklist",
+            limit=MAX_CHECKLIST,
+        )
+    texts = []
+    for text in value:
+        try:
+            texts.append(check_item_text(text))
+        except KanbanError as error:
+            raise invalid_argument(error.message, field="checklist") from None
+    return texts
+
+
 def checklist_item_added(card: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
     """The stored card with ``item`` (checked) last on its checklist, as stored now."""
     items = _checklist(card.get("checklist"))

@@ -17,6 +17,8 @@ from django.contrib.auth.models import User
 from django.db import connections
 
 from kanban.data.board.cards import board_action
+from kanban.data.board.comments import MAX_COMMENT
+from kanban.data.board.layout import MAX_CHECKLIST
 from kanban.data.board.ranks import rank_between, rank_for_placement
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
@@ -378,3 +380,63 @@ def test_a_trello_cards_start_shows_as_the_page_shows_it(demo: dict[str, Any]) -
         provenance=PERSON,
     )
     assert act(demo, "get", id="c1")["start"] == "2026-11-30"
+
+
+def test_add_takes_a_checklist_labels_assignees_dates_and_a_first_comment_in_one_call(
+    demo: dict[str, Any],
+) -> None:
+    card = act(
+        demo,
+        "add",
+        title="Release 2.0",
+        column="todo",
+        checklist=["Freeze", " Tag ", "Build", "Publish", "Announce"],
+        labels=["release"],
+        assignees=["alice", "bob"],
+        start="2027-01-04",
+        due="2027-01-31",
+        text="Started from the release template.",
+    )
+    assert [item["text"] for item in card["checklist"]] == [
+        "Freeze",
+        "Tag",
+        "Build",
+        "Publish",
+        "Announce",
+    ]
+    assert not any(item["done"] for item in card["checklist"])
+    assert len({item["id"] for item in card["checklist"]}) == 5
+    assert (card["labels"], card["assignees"]) == (["release"], ["alice", "bob"])
+    assert (card["start"], card["due"], card["commentCount"]) == ("2027-01-04", "2027-01-31", 1)
+    comments = project_kv_get(
+        user=demo["alice"], project_id=demo["board"].id, key=f"comments:{card['id']}"
+    )
+    assert comments is not None
+    [said] = comments.value
+    assert (said["author"], said["text"]) == ("bob", "Started from the release template.")
+    answered = {name: value for name, value in card.items() if name != "notified"}
+    assert act(demo, "get", id=card["id"]) == answered, "the answer is the card as stored"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "code"),
+    [
+        ({"checklist": ["ok", "  "]}, "checklist", "invalid_argument"),
+        ({"checklist": ["ok", 3]}, "checklist", "invalid_argument"),
+        ({"checklist": "one item"}, "checklist", "invalid_argument"),
+        ({"checklist": ["x" * 201]}, "checklist", "invalid_argument"),
+        ({"checklist": ["item"] * (MAX_CHECKLIST + 1)}, "checklist", "too_large"),
+        ({"text": "   "}, "text", "invalid_argument"),
+        ({"text": "x" * (MAX_COMMENT + 1)}, "text", "invalid_argument"),
+        ({"checklist": ["fine"], "assignees": ["mallory"]}, "assignees", "invalid_argument"),
+        ({"checklist": ["fine"], "text": "hi", "due": "2027-02-30"}, "due", "invalid_argument"),
+    ],
+)
+def test_a_compound_add_with_one_bad_part_writes_nothing_at_all(
+    demo: dict[str, Any], arguments: dict[str, Any], field: str, code: str
+) -> None:
+    before = index(demo)
+    error = refused(demo, "add", title="Half a card", column="todo", **arguments)
+    assert (error.code, error.details.get("field")) == (code, field)
+    assert index(demo) == before
+    assert not any(c["title"] == "Half a card" for c in act(demo, "list")["cards"])

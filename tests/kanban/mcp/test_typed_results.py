@@ -106,7 +106,10 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
         assignees=["bob"],
         start="2027-01-04",
         due="2027-01-31",
+        checklist=["Read", "Sort"],
+        text="Starting with the oldest.",
     )
+    assert card["commentCount"] == 1 and len(card["checklist"]) == 2
     card_id = card["id"]
     assert answered(agent, "board_cards", action="get", id=card_id)["title"] == "Triage the inbox"
     card = answered(
@@ -125,7 +128,7 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
     comment_id = said["comment"]["id"]
     answered(agent, "board_cards", action="comment_edit", id=card_id, comment=comment_id, text="!")
     item = answered(agent, "board_cards", action="checklist_add", id=card_id, text="Read")
-    item_id = item["checklist"][0]["id"]
+    item_id = item["checklist"][-1]["id"]
     answered(agent, "board_cards", action="checklist_tick", id=card_id, item=item_id, done=True)
     answered(agent, "board_cards", action="checklist_rename", id=card_id, item=item_id, text="Go")
     answered(agent, "board_cards", action="checklist_remove", id=card_id, item=item_id)
