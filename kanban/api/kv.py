@@ -14,6 +14,7 @@ from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.schema import json_body
 from kanban.data import kv as kv_actions
 from kanban.data.kv import WRITE_ACTIONS, Provenance
+from kanban.data.target import Target
 from storage.errors import invalid_argument
 from storage.limits import MAX_BATCH_KEYS
 from storage.namespaces import Domain
@@ -68,18 +69,22 @@ class EntryView(APIView):
     related: ClassVar[bool] = False
 
     def _call(self, action: str, key: str, kwargs: dict[str, Any], **arguments: Any) -> Any:
-        scope: dict[str, Any] = {"user": self.request.user, "project_id": kwargs["project_id"]}
+        user, project_id = self.request.user, kwargs["project_id"]
         if self.related:
-            scope["alias"] = kwargs["alias"]
+            target = Target(user=user, project_id=project_id, alias=kwargs["alias"])
         else:
-            scope["domain"] = self.domain
-            scope["conversation_id"] = kwargs.get("conversation_id")
+            target = Target(
+                user=user,
+                project_id=project_id,
+                domain=self.domain,
+                conversation_id=kwargs.get("conversation_id"),
+            )
         return kv_actions.kv_action(
             action=action,
             arguments={"key": key, **arguments},
             # Only a write records where it came from (and reads its headers).
             provenance=rest_provenance(self.request) if action in WRITE_ACTIONS else READ,
-            **scope,
+            target=target,
         )
 
     @extend_schema(parameters=[KEY], responses={200: ENTRY, **ERRORS})
@@ -152,9 +157,11 @@ class BatchGetView(APIView):
     def post(self, request: Request, **kwargs: Any) -> Response:
         results = kv_actions.kv_action(
             action="getMany",
-            user=request.user,
-            project_id=kwargs["project_id"],
-            alias=kwargs.get("alias") if self.related else None,
+            target=Target(
+                user=request.user,
+                project_id=kwargs["project_id"],
+                alias=kwargs.get("alias") if self.related else None,
+            ),
             arguments={"keys": check_batch_body(request.data)},
             provenance=READ,
         )
@@ -201,9 +208,11 @@ class HistoryView(APIView):
     def get(self, request: Request, key: str, **kwargs: Any) -> Response:
         history = kv_actions.kv_action(
             action="history",
-            user=request.user,
-            project_id=kwargs["project_id"],
-            alias=kwargs.get("alias") if self.related else None,
+            target=Target(
+                user=request.user,
+                project_id=kwargs["project_id"],
+                alias=kwargs.get("alias") if self.related else None,
+            ),
             arguments={"key": key, **check_history_query(request.query_params)},
             provenance=READ,
         )

@@ -19,7 +19,7 @@ from django.db import DatabaseError
 
 from kanban.access import quotas
 from kanban.access.context import plugin_context
-from kanban.bridge import frames, service
+from kanban.bridge import frames, ops, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
 from kanban.bridge.quota import QUOTA, TokenBucket
 from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
@@ -28,9 +28,7 @@ from kanban.observability.logs import new_context_id
 from kanban.observability.metrics import FRAMES, SOCKETS
 from kanban.projects import boards
 from storage import jsoncodec
-from storage.addresses import check_text
 from storage.errors import ErrorCode, KanbanError, invalid_argument
-from storage.namespaces import MAX_USER_KEY_LENGTH
 
 logger = logging.getLogger(__name__)
 
@@ -202,61 +200,7 @@ class BridgeConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
             ) from failure
 
     async def handle(self, request: frames.Request) -> Any:
-        if request.op == "subscribe":
-            return await self.subscribe(request.alias)
-        if request.op == "unsubscribe":
-            sub = self.subscriptions.pop(request.alias, None)
-            if sub is not None:
-                await self.hub.unsubscribe(sub)
-            return {"subscribed": False}
-        if request.op == "watch":
-            return await self.watch(request.alias, request.value)
-        if request.op == "unwatch":
-            sub = self.watches.pop(request.alias, None)
-            if sub is not None:
-                await self.hub.unsubscribe(sub)
-            return {"watching": False}
-        return await service.bridge_request(
-            user=self.user, consumer_id=self.consumer_id, page=self.page, request=request
-        )
-
-    async def subscribe(self, alias: str | None) -> dict[str, Any]:
-        access = await service.subscription_access(
-            user=self.user, consumer_id=self.consumer_id, alias=alias
-        )
-        if alias not in self.subscriptions:
-            sub = Subscription(self, alias, access.target_id, access.read, access.knowledge_read)
-            self.subscriptions[alias] = sub
-            await self.hub.subscribe(sub)
-        return {"subscribed": True}
-
-    async def watch(self, alias: str | None, options: Any) -> dict[str, Any]:
-        """A subscription whose events name the keys (under ``prefix``) that changed. One per
-        alias: watching again replaces the prefix."""
-        prefix = check_text(
-            (options or {}).get("prefix") or "",
-            field="prefix",
-            allow_empty=True,
-            max_length=MAX_USER_KEY_LENGTH,
-        )
-        access = await service.subscription_access(
-            user=self.user, consumer_id=self.consumer_id, alias=alias
-        )
-        old = self.watches.pop(alias, None)
-        if old is not None:
-            await self.hub.unsubscribe(old)
-        sub = Subscription(
-            self,
-            alias,
-            access.target_id,
-            access.read,
-            access.knowledge_read,
-            watch=True,
-            prefix=prefix,
-        )
-        self.watches[alias] = sub
-        await self.hub.subscribe(sub)
-        return {"watching": True}
+        return await ops.dispatch(self, page=self.page, request=request)
 
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         """Called by the hub after an access change that may concern this socket."""

@@ -30,37 +30,48 @@ CLOSE_FORBIDDEN: Final[int] = SPEC["close"]["forbidden"]
 CLOSE_TRY_AGAIN_LATER: Final[int] = SPEC["close"]["tryAgainLater"]
 MAX_REQUEST_ID: Final = 2**53 - 1
 
-#: Each op and the arguments it takes, from the protocol spec: "required", "optional",
-#: "keys" (a required list of keys, a batched read's), or for ``value`` the fields of the
-#: object it holds (an object op takes ``value`` optionally).
-#: The Knowledge, entrypoint, attachment and card ops are listed by their SDK method, each naming
-#: its op.
-OP_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
-    **SPEC["ops"],
-    **{rule["op"]: rule for rule in SPEC["knowledge"].values()},
-    **{rule["op"]: rule for rule in SPEC["entrypoints"].values()},
-    # An upload (``via: host``) is the board host's, over HTTP: its bytes never cross the
-    # socket, which knows no such op.
-    **{rule["op"]: rule for rule in SPEC["attachments"].values() if rule.get("via") != "host"},
-    **{rule["op"]: rule for rule in SPEC["cards"].values()},
-}
-
-OPS: Final = frozenset(OP_ARGUMENTS)
-KNOWLEDGE_OPS: Final = frozenset(rule["op"] for rule in SPEC["knowledge"].values())
-ENTRYPOINT_OPS: Final = frozenset(rule["op"] for rule in SPEC["entrypoints"].values())
-ATTACHMENT_OPS: Final = frozenset(OPS & {rule["op"] for rule in SPEC["attachments"].values()})
-#: The Board's card transfers (``card_calls``).
-CARD_OPS: Final = frozenset(rule["op"] for rule in SPEC["cards"].values())
 _ENVELOPE: Final = frozenset({"v", "id", "op"})
 _ARGUMENTS: Final = frozenset(SPEC["fields"]) - _ENVELOPE
-#: Which arguments each op takes; a present argument outside its set is refused.
-_ALLOWED: Final[dict[str, frozenset[str]]] = {
-    op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS) for op, takes in OP_ARGUMENTS.items()
-}
-_REQUIRED: Final[dict[str, frozenset[str]]] = {
-    op: frozenset(name for name, rule in takes.items() if rule in ("required", "keys"))
-    for op, takes in OP_ARGUMENTS.items()
-}
+
+
+@dataclass(frozen=True, slots=True)
+class WireOps:
+    """Each op the socket knows and the arguments it takes, from the protocol spec:
+    "required", "optional", "keys" (a required list of keys, a batched read's), or for
+    ``value`` the fields of the object it holds (an object op takes ``value`` optionally).
+
+    ``ops`` lists the core ops by name; every other family (Knowledge, entrypoints,
+    attachments, cards, and any added later) lists its calls by SDK method, each naming
+    its op, and is read whatever its section is called. An upload (``via: host``) is the
+    board host's, over HTTP: its bytes never cross the socket, which knows no such op."""
+
+    arguments: dict[str, dict[str, Any]]
+    #: Which arguments each op takes; a present argument outside its set is refused.
+    allowed: dict[str, frozenset[str]]
+    required: dict[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, spec: dict[str, Any]) -> WireOps:
+        arguments = dict(spec["ops"])
+        for section in spec.values():
+            if not isinstance(section, dict):
+                continue
+            for rule in section.values():
+                if isinstance(rule, dict) and "op" in rule and rule.get("via") != "host":
+                    arguments[rule["op"]] = rule
+        allowed = {
+            op: frozenset({"alias"}) | (frozenset(takes) & _ARGUMENTS)
+            for op, takes in arguments.items()
+        }
+        required = {
+            op: frozenset(name for name, rule in takes.items() if rule in ("required", "keys"))
+            for op, takes in arguments.items()
+        }
+        return cls(arguments, allowed, required)
+
+
+#: Read where a frame is checked, never copied out, so a test may add an op to the spec.
+WIRE_OPS = WireOps.of(SPEC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +97,7 @@ def op_of(frame: Any) -> str:
     """The op a frame names, for counting: one of the known ops, or "invalid" (a metric's
     labels must stay few, whatever a client sends)."""
     op = frame.get("op") if isinstance(frame, dict) else None
-    return op if isinstance(op, str) and op in OPS else "invalid"
+    return op if isinstance(op, str) and op in WIRE_OPS.arguments else "invalid"
 
 
 def check_frame(frame: Any) -> Request:
@@ -102,13 +113,14 @@ def check_frame(frame: Any) -> Request:
     if rid is None:
         raise invalid_argument("id must be a positive safe integer", field="id")
     op = frame.get("op")
-    if not isinstance(op, str) or op not in OPS:
+    wire = WIRE_OPS
+    if not isinstance(op, str) or op not in wire.arguments:
         raise invalid_argument("unknown op", field="op")
     present = _ARGUMENTS & set(frame)
-    extra = sorted(present - _ALLOWED[op])
+    extra = sorted(present - wire.allowed[op])
     if extra:
         raise invalid_argument(f"{op} takes no {extra[0]!r}", field=extra[0])
-    missing = sorted(_REQUIRED[op] - present)
+    missing = sorted(wire.required[op] - present)
     if missing:
         raise invalid_argument(f"{op} needs {missing[0]!r}", field=missing[0])
     alias = frame.get("alias")
@@ -117,7 +129,7 @@ def check_frame(frame: Any) -> Request:
     key = frame.get("key")
     if key is not None or "key" in frame:
         key = check_user_key(key)
-    takes = OP_ARGUMENTS[op].get("value")
+    takes = wire.arguments[op].get("value")
     if takes == "keys":
         check_user_keys(frame["value"])
     elif isinstance(takes, list) and frame.get("value") is not None:

@@ -239,8 +239,13 @@ def configuration_update(
     configuration_id: object,
     name: object = UNSET,
     values: object = UNSET,
+    alias: str | None = None,
 ) -> NamedConfiguration:
-    """Rename and/or replace the values of one of the user's configurations."""
+    """Rename and/or replace the values of one of the user's configurations. A plugin
+    reaching a related board (``alias``) may not: what someone chose to see on a board is
+    theirs on that board, and the related board's plugin shows its own."""
+    if alias is not None:
+        raise invalid_argument("a configuration belongs to this board", field="alias")
     project = access_board(user=user, project_id=project_id)
     new_name = None if name is UNSET else check_configuration_name(name)
     text = None if values is UNSET else check_configuration_values(values)

@@ -27,6 +27,7 @@ from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
 from kanban.data.actions import action_in, needed
 from kanban.data.kv import Provenance, write_source
+from kanban.data.target import Target
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.knowledge import INDEX_KEY
@@ -264,31 +265,38 @@ def project_knowledge_read_lines(
 def knowledge_action(
     *,
     action: str,
-    user: Any,
-    project_id: UUID,
-    alias: str | None,
+    target: Target,
     document_id: str | None,
     arguments: Mapping[str, Any],
     provenance: Provenance,
 ) -> Any:
     """One of the seven Knowledge calls (``list``, ``get``, ``create``, ``edit``,
-    ``delete``, ``search``, ``read_lines``) with its ``arguments`` (the SDK's field names;
-    a null is the same as leaving a field out), answered as JSON. The bridge and MCP both
-    call this; REST maps its own URLs onto the functions above."""
+    ``delete``, ``search``, ``read_lines``) on ``target`` with its ``arguments`` (the SDK's
+    field names; a null is the same as leaving a field out), answered as JSON. The bridge
+    and MCP both call this; REST maps its own URLs onto the functions above."""
     run = action_in(_ACTIONS, action, of="knowledge")
     given = {name: item for name, item in arguments.items() if item is not None}
-    return run(
-        _Call(action, {"user": user, "project_id": project_id, "alias": alias}, document_id, given),
-        provenance,
-    )
+    return run(_Call(action, target, document_id, given), provenance)
 
 
 @dataclass(frozen=True, slots=True)
 class _Call:
     action: str
-    common: dict[str, Any]
+    target: Target
     document_id: str | None
     arguments: dict[str, Any]
+
+    @property
+    def user(self) -> Any:
+        return self.target.user
+
+    @property
+    def project_id(self) -> UUID:
+        return self.target.project_id
+
+    @property
+    def alias(self) -> str | None:
+        return self.target.alias
 
     def needs(self, name: str) -> Any:
         return needed(self.arguments, name, action=self.action)
@@ -300,11 +308,18 @@ class _Call:
 
 
 def _list(call: _Call, provenance: Provenance) -> Any:
-    return project_knowledge_list(cursor=call.arguments.get("cursor"), **call.common).as_dict()
+    return project_knowledge_list(
+        cursor=call.arguments.get("cursor"),
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
+    ).as_dict()
 
 
 def _get(call: _Call, provenance: Provenance) -> Any:
-    return project_knowledge_get(document_id=call.document(), **call.common).as_dict()
+    return project_knowledge_get(
+        document_id=call.document(), user=call.user, project_id=call.project_id, alias=call.alias
+    ).as_dict()
 
 
 def _create(call: _Call, provenance: Provenance) -> Any:
@@ -313,7 +328,9 @@ def _create(call: _Call, provenance: Provenance) -> Any:
         markdown=call.needs("markdown"),
         document_id=call.document_id,
         provenance=provenance,
-        **call.common,
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
     ).as_dict()
 
 
@@ -323,13 +340,19 @@ def _edit(call: _Call, provenance: Provenance) -> Any:
         title=call.arguments.get("title"),
         markdown=call.arguments.get("markdown"),
         provenance=provenance,
-        **call.common,
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
     ).as_dict()
 
 
 def _delete(call: _Call, provenance: Provenance) -> Any:
     deleted = project_knowledge_delete(
-        document_id=call.document(), provenance=provenance, **call.common
+        document_id=call.document(),
+        provenance=provenance,
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
     )
     return {"deleted": deleted}
 
@@ -340,7 +363,9 @@ def _search(call: _Call, provenance: Provenance) -> Any:
         document_id=call.document_id,
         before_lines=call.arguments.get("beforeLines", 0),
         after_lines=call.arguments.get("afterLines", 0),
-        **call.common,
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
     ).as_dict()
 
 
@@ -349,7 +374,9 @@ def _read_lines(call: _Call, provenance: Provenance) -> Any:
         document_id=call.document(),
         start_line=call.needs("start"),
         end_line=call.arguments.get("end"),
-        **call.common,
+        user=call.user,
+        project_id=call.project_id,
+        alias=call.alias,
     ).as_dict()
 
 

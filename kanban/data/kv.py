@@ -25,6 +25,7 @@ from kanban.data.board.comments import (
     check_comments_history,
 )
 from kanban.data.board.layout import CARD_PREFIX
+from kanban.data.target import Target
 from kanban.models import Role
 from storage import jsoncodec, kv
 from storage.addresses import check_text
@@ -433,19 +434,11 @@ def project_kv_history_purge(
 
 
 def kv_action(
-    *,
-    action: str,
-    user: Any,
-    project_id: UUID,
-    arguments: Mapping[str, Any],
-    provenance: Provenance,
-    alias: str | None = None,
-    domain: Domain = "kv",
-    conversation_id: str | None = None,
+    *, action: str, target: Target, arguments: Mapping[str, Any], provenance: Provenance
 ) -> Any:
-    """One KV call with its ``arguments`` (the SDK's field names: ``key``, ``keys``,
-    ``value``, ``expectedRevision``), answered as JSON. The bridge, REST and MCP all call
-    this and keep only their own mapping of arguments and errors:
+    """One KV call on ``target`` with its ``arguments`` (the SDK's field names: ``key``,
+    ``keys``, ``value``, ``expectedRevision``), answered as JSON. The bridge, REST and MCP
+    all call this and keep only their own mapping of arguments and errors:
 
     - ``get``: ``{found, value?, revision?}``; ``entry``: the stored entry with its write
       source and time (``not_found`` when absent);
@@ -458,20 +451,13 @@ def kv_action(
       ``before``.
     """
     run = action_in(_ACTIONS, action, of="kv")
-    scope = {
-        "user": user,
-        "project_id": project_id,
-        "alias": alias,
-        "domain": domain,
-        "conversation_id": conversation_id,
-    }
-    return run(_KvCall(action, scope, arguments), provenance)
+    return run(_KvCall(action, target, arguments), provenance)
 
 
 @dataclass(frozen=True, slots=True)
 class _KvCall:
     action: str
-    scope: dict[str, Any]
+    target: Target
     arguments: Mapping[str, Any]
 
     def needs(self, name: str) -> Any:
@@ -482,12 +468,24 @@ class _KvCall:
         return needed(self.arguments, "key", action=self.action, allow_null=False)
 
 
+def _read(call: _KvCall) -> kv.Entry | None:
+    to = call.target
+    return project_kv_get(
+        user=to.user,
+        project_id=to.project_id,
+        key=call.key,
+        alias=to.alias,
+        domain=to.domain,
+        conversation_id=to.conversation_id,
+    )
+
+
 def _get(call: _KvCall, provenance: Provenance) -> Any:
-    return read_result(project_kv_get(key=call.key, **call.scope))
+    return read_result(_read(call))
 
 
 def _entry(call: _KvCall, provenance: Provenance) -> Any:
-    entry = project_kv_get(key=call.key, **call.scope)
+    entry = _read(call)
     if entry is None:
         raise KanbanError(ErrorCode.NOT_FOUND, "no value is stored under this key")
     return render_entry(entry)
@@ -504,55 +502,88 @@ def render_entry(entry: kv.Entry) -> dict[str, Any]:
 
 
 def _get_many(call: _KvCall, provenance: Provenance) -> Any:
-    if call.scope["conversation_id"] is not None:
+    to = call.target
+    if to.conversation_id is not None:
         raise invalid_argument("a batched read reads project-scope values", field="keys")
-    scope = {name: call.scope[name] for name in ("user", "project_id", "alias", "domain")}
-    items = project_kv_get_many(keys=call.needs("keys"), **scope)
+    items = project_kv_get_many(
+        user=to.user,
+        project_id=to.project_id,
+        keys=call.needs("keys"),
+        alias=to.alias,
+        domain=to.domain,
+    )
     return [read_result(item) for item in items]
 
 
 def _set(call: _KvCall, provenance: Provenance) -> Any:
+    to = call.target
     revision = project_kv_set(
+        user=to.user,
+        project_id=to.project_id,
         key=call.key,
         value=call.needs("value"),
         expected_revision=call.arguments.get("expectedRevision", ANY),
         provenance=provenance,
-        **call.scope,
+        alias=to.alias,
+        domain=to.domain,
+        conversation_id=to.conversation_id,
     )
     return {"revision": revision}
 
 
 def _delete(call: _KvCall, provenance: Provenance) -> Any:
-    if call.scope["alias"] is not None:
+    to = call.target
+    if to.alias is not None:
         raise invalid_argument("related projects offer no delete", field="alias")
-    scope = {k: v for k, v in call.scope.items() if k != "alias"}
-    return {"deleted": project_kv_delete(key=call.key, provenance=provenance, **scope)}
+    deleted = project_kv_delete(
+        user=to.user,
+        project_id=to.project_id,
+        key=call.key,
+        provenance=provenance,
+        domain=to.domain,
+        conversation_id=to.conversation_id,
+    )
+    return {"deleted": deleted}
 
 
 def _history(call: _KvCall, provenance: Provenance) -> Any:
+    to = call.target
     return project_kv_history(
+        user=to.user,
+        project_id=to.project_id,
         key=call.key,
+        alias=to.alias,
+        domain=to.domain,
+        conversation_id=to.conversation_id,
         before=call.arguments.get("before"),
         limit=call.arguments.get("limit"),
-        **call.scope,
     )
 
 
-#: The actions ``kv_read_action`` serves on the event loop.
-LOOP_ACTIONS: Final = frozenset({"get", "getMany"})
-
-
 async def kv_read_action(
-    *, action: str, user: Any, project_id: UUID, arguments: Mapping[str, Any], alias: str | None
+    *,
+    action: str,
+    target: Target,
+    arguments: Mapping[str, Any],
+    provenance: Provenance | None = None,
 ) -> Any:
-    """``kv_action`` for the reads in ``LOOP_ACTIONS`` of the KV dataset, answered the same
-    way, on the event loop: the bridge's hot path on PostgreSQL (``storage.aio``)."""
-    scope = {"user": user, "project_id": project_id, "alias": alias}
-    call = _KvCall(action, {**scope, "domain": "kv", "conversation_id": None}, arguments)
+    """``kv_action`` for ``get`` and ``getMany`` of the KV dataset, called and answered
+    the same way (a read records no provenance), on the event loop: the bridge's hot path
+    on PostgreSQL (``storage.aio``)."""
+    call = _KvCall(action, target, arguments)
+    to = target
+    if to.domain != "kv" or to.conversation_id is not None:
+        raise invalid_argument("reads on the event loop read project-scope KV", field="action")
     if action == "get":
-        return read_result(await aproject_kv_get(key=call.key, **scope))
+        return read_result(
+            await aproject_kv_get(
+                user=to.user, project_id=to.project_id, key=call.key, alias=to.alias
+            )
+        )
     if action == "getMany":
-        items = await aproject_kv_get_many(keys=call.needs("keys"), **scope)
+        items = await aproject_kv_get_many(
+            user=to.user, project_id=to.project_id, keys=call.needs("keys"), alias=to.alias
+        )
         return [read_result(item) for item in items]
     raise invalid_argument(f"{action!r} is not read on the event loop", field="action")
 

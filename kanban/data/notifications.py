@@ -67,10 +67,20 @@ def check_card(value: object) -> str:
 
 
 def notification_send(
-    *, actor: Any, project_id: UUID, users: object, text: object, card: object = None, via: str
+    *,
+    actor: Any,
+    project_id: UUID,
+    users: object,
+    text: object,
+    card: object = None,
+    via: str,
+    alias: str | None = None,
 ) -> dict[str, Any]:
     """Notify ``users`` (usernames, members of the board) from ``actor``; answers
-    ``{"sent": [usernames]}`` (the actor is never among them)."""
+    ``{"sent": [usernames]}`` (the actor is never among them). Never through a related
+    board (``alias``): a grant opens a board's data, not its people's inboxes."""
+    if alias is not None:
+        raise invalid_argument("a plugin notifies members of its own board", field="alias")
     project = access_project_role(
         user=actor, project_id=project_id, needed=Role.DEVELOPER, doing="notifying people"
     )

@@ -22,6 +22,7 @@ from kanban.data.board import cards as board_cards
 from kanban.data.board import columns as board_columns
 from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
+from kanban.data.target import Target
 from kanban.mcp.arguments import ArgumentRule
 from kanban.mcp.results import BOARD_RESULT, KNOWLEDGE_RESULT, KV_RESULT
 from kanban.models import ApiToken
@@ -214,13 +215,14 @@ class Call:
     arguments: Mapping[str, Any]
 
     @property
-    def common(self) -> dict[str, Any]:
+    def target(self) -> Target:
         assert self.token.project_id is not None  # the endpoint takes scoped tokens only
-        return {
-            "user": self.token.user,
-            "project_id": self.token.project_id,
-            "alias": self.arguments.get("alias"),
-        }
+        return Target(
+            user=self.token.user,
+            project_id=self.token.project_id,
+            alias=self.arguments.get("alias"),
+            conversation_id=self.conversation_id,
+        )
 
     def provenance(self) -> Provenance:
         return Provenance(
@@ -255,8 +257,7 @@ def _kv(action: str, call: Call) -> Any:
         action=action,
         arguments=arguments,
         provenance=call.provenance(),
-        conversation_id=call.conversation_id,
-        **call.common,
+        target=call.target,
     )
 
 
@@ -266,7 +267,7 @@ def _knowledge(action: str, call: Call) -> Any:
         document_id=call.arguments.get("id"),
         arguments=call.arguments,
         provenance=call.provenance(),
-        **call.common,
+        target=call.target,
     )
 
 
@@ -274,7 +275,7 @@ def _board(action: str, call: Call) -> Any:
     return board_cards.board_action(
         action=action,
         user=call.token.user,
-        project_id=call.common["project_id"],
+        project_id=call.target.project_id,
         arguments=call.arguments,
         provenance=call.provenance(),
     )

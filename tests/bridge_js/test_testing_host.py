@@ -16,7 +16,8 @@ import pytest
 
 from kanban.access.relationships import NONE, Grant, Rule
 from kanban.bridge.frames import check_frame
-from kanban.bridge.service import access_subscription, bridge_call
+from kanban.bridge.ops import bridge_call
+from kanban.bridge.service import access_subscription
 from storage.errors import KanbanError
 from tests.bridge_js.test_node_suite import BRIDGE, node_or_skip
 from tests.factories import a_declaration, a_project, a_user

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kanban.bridge.frames import check_frame
-from kanban.bridge.service import bridge_call
+from kanban.bridge.ops import bridge_call
 from kanban.data.board import layout
 from storage import engine
 from storage.errors import ErrorCode, KanbanError

@@ -24,7 +24,7 @@ from kanban.access.relationships import (
     relationship_remove,
 )
 from kanban.asgi import application
-from kanban.bridge import service
+from kanban.bridge import ops
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
@@ -181,13 +181,13 @@ async def test_a_database_that_does_not_answer_is_unavailable_and_the_socket_sta
 ) -> None:
     # An exhausted pool or a restart: once this closed the socket (1011), and every watch
     # on it, though the next read would have been served.
-    served = service.bridge_request
+    served = ops.dispatch
 
-    async def once_unreachable(**call: Any) -> Any:
-        monkeypatch.setattr(service, "bridge_request", served)
+    async def once_unreachable(*socket: Any, **call: Any) -> Any:
+        monkeypatch.setattr(ops, "dispatch", served)
         raise DatabaseError("couldn't get a connection after 10.00 sec")
 
-    monkeypatch.setattr(service, "bridge_request", once_unreachable)
+    monkeypatch.setattr(ops, "dispatch", once_unreachable)
     refused = await bob_on_board.call("get", key="k")
     assert refused["ok"] is False and refused["error"]["code"] == "unavailable"
     assert (await bob_on_board.call("get", key="k"))["result"] == {"found": False}

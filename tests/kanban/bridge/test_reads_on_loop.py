@@ -11,7 +11,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.db import connection
 
-from kanban.bridge import service
+from kanban.bridge import ops, service
 from kanban.data.kv import Provenance, project_kv_set
 from storage import aio
 from tests.factories import a_project, a_user
@@ -49,6 +49,7 @@ def threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(func)
 
     monkeypatch.setattr(service, "in_thread", counting)
+    monkeypatch.setattr(ops, "in_thread", counting)
     return sent
 
 

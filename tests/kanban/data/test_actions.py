@@ -8,6 +8,7 @@ import pytest
 from kanban.data.board.cards import board_action
 from kanban.data.knowledge import knowledge_action
 from kanban.data.kv import Provenance, kv_action
+from kanban.data.target import Target
 from storage.errors import ErrorCode, KanbanError
 from tests.factories import a_board, a_user
 
@@ -21,13 +22,11 @@ def test_an_unknown_action_is_refused_naming_the_actions_each_table_has() -> Non
     board = a_board(owner=alice)
     calls = {
         "kv": lambda: kv_action(
-            action="list", user=alice, project_id=board.id, arguments={}, provenance=AGENT
+            action="list", target=Target(alice, board.id), arguments={}, provenance=AGENT
         ),
         "knowledge": lambda: knowledge_action(
             action="list_all",
-            user=alice,
-            project_id=board.id,
-            alias=None,
+            target=Target(alice, board.id),
             document_id=None,
             arguments={},
             provenance=AGENT,
@@ -60,7 +59,7 @@ def test_a_missing_argument_is_named_and_a_null_value_is_a_value_but_a_null_key_
 
     def kv(arguments: dict[str, object]) -> object:
         return kv_action(
-            action="set", user=alice, project_id=board.id, arguments=arguments, provenance=AGENT
+            action="set", target=Target(alice, board.id), arguments=arguments, provenance=AGENT
         )
 
     for arguments, missing in (({"key": "k"}, "value"), ({"key": None, "value": 1}, "key")):
@@ -74,9 +73,7 @@ def test_a_missing_argument_is_named_and_a_null_value_is_a_value_but_a_null_key_
     with pytest.raises(KanbanError) as refused:
         knowledge_action(
             action="create",
-            user=alice,
-            project_id=board.id,
-            alias=None,
+            target=Target(alice, board.id),
             document_id=None,
             arguments={"title": "Runbook", "markdown": None},
             provenance=AGENT,

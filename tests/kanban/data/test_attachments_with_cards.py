@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from kanban.access.quotas import write_bytes_reset
 from kanban.accounts.tokens import token_create
 from kanban.bridge.frames import Request
-from kanban.bridge.service import bridge_call
+from kanban.bridge.ops import bridge_call
 from kanban.data.attachments import attachment_list, attachment_upload
 from kanban.data.kv import (
     Provenance,

@@ -523,3 +523,15 @@ def test_two_tabs_switching_and_creating_at_once_leave_one_consistent_state(
     assert errors == []
     assert Configuration.objects.filter(is_active=True).count() == 1
     assert Configuration.objects.filter(name__startswith="new ").count() == 15
+
+
+def test_a_plugin_reaching_a_related_board_changes_no_configuration(
+    alice: Any, board: Project
+) -> None:
+    with pytest.raises(KanbanError) as caught:
+        configuration_update(
+            user=alice, project_id=board.id, configuration_id="", values={"a": 1}, alias="stock"
+        )
+    assert caught.value.code == ErrorCode.INVALID_ARGUMENT
+    assert caught.value.message == "a configuration belongs to this board"
+    assert configuration_get(user=alice, project_id=board.id, configuration_id="").values == {}

@@ -180,3 +180,13 @@ def test_pruning_deletes_what_is_past_its_days_read_or_not_and_updates_the_count
     ]
     assert notifications_prune() == 0
     assert notifications_prune(now=timezone.now() + timedelta(days=31)) == 1
+
+
+def test_a_plugin_reaching_a_related_board_notifies_nobody_there(
+    people: dict[str, Any], board: Project
+) -> None:
+    with pytest.raises(KanbanError) as caught:
+        send(people["bob"], board, ["alice"], alias="inventory")
+    assert caught.value.code == ErrorCode.INVALID_ARGUMENT
+    assert caught.value.message == "a plugin notifies members of its own board"
+    assert not Notification.objects.exists()
