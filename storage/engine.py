@@ -594,7 +594,9 @@ def _apply(
             seq = dialect.update_at(cursor, params, write.expected_seq, write.keep)
         if seq is None:
             _raise_conflict(dialect, cursor, write.address, write.expected_seq)
-        return seq, events.Change("value", namespace, key, seq, deleted=False, text=write.text)
+        return seq, events.Change(
+            "value", namespace, key, seq, deleted=False, text=write.text, source=write.source
+        )
     if isinstance(write, DeleteValue):
         if write.expected_seq is ANY:
             cursor.execute(dialect.delete_value, (namespace, key))
@@ -609,7 +611,7 @@ def _apply(
             dialect.keep_version(
                 cursor, (namespace, key, seq, None, write.source, when), write.keep
             )
-        return seq, events.Change("value", namespace, key, seq, deleted=True)
+        return seq, events.Change("value", namespace, key, seq, deleted=True, source=write.source)
     if isinstance(write, AppendList):
         seq = dialect.append(cursor, namespace, key, write.text)
         return seq, events.Change("list", namespace, key, seq, deleted=False)

@@ -61,6 +61,9 @@ class Change:
     #: A set value's new JSON text, as stored (None for deletes and lists): listeners can
     #: pass a small value on without reading it back.
     text: str | None = None
+    #: A value write's source as stored (JSON text; None when it named none): listeners can
+    #: say who made the change without reading the key's history.
+    source: str | None = None
 
 
 #: Storage's committed writes, one event per transaction: its changes in commit order.

@@ -59,13 +59,14 @@ class Entry:
 @dataclass(frozen=True, slots=True)
 class KvChange:
     """A committed write to one key of one dataset (``revision`` of the write itself), with
-    the value's JSON text when it was set."""
+    the value's JSON text when it was set and the write's source as stored (JSON text)."""
 
     dataset: Dataset
     key: str
     revision: str
     deleted: bool
     text: str | None = None
+    source: str | None = None
 
 
 def revision_of(seq: int) -> str:
@@ -332,6 +333,7 @@ def add_kv_listener(listener: KvListener) -> Callable[[], None]:
                     revision_of(change.seq),
                     change.deleted,
                     change.text,
+                    change.source,
                 )
             )
         if mapped:

@@ -269,14 +269,15 @@ export function createHost(env) {
       if (f.event === "revision") {
         toPlugin({ v: V, event: "revision", alias, revision: String(f.revision) });
       } else if (f.event === "changes" && Array.isArray(f.changes)) {
-        // Only the fields a change may carry: its key and revision, and its pushed value
-        // or deletion.
+        // Only the fields a change may carry: its key and revision, its pushed value or
+        // deletion, and the write's source (as the key's history keeps it).
         const changes = f.changes
           .filter((/** @type {any} */ c) => typeof c?.key === "string" && typeof c.revision === "string")
           .map((/** @type {any} */ c) => ({
             key: c.key,
             revision: c.revision,
             ...(c.deleted === true ? { deleted: true } : "value" in c && { value: c.value }),
+            ...(c.source && typeof c.source === "object" && !Array.isArray(c.source) && { source: c.source }),
           }));
         toPlugin({ v: V, event: "changes", alias, changes, ...(f.resync === true && { resync: true }) });
       } else if (f.event === "invalidated") {

@@ -115,7 +115,7 @@ export function createTestWorld(options = {}) {
   const relationships = (options.relationships || []).map((r) => ({ read: /** @type {Rule} */ ("all"), write: /** @type {Rule} */ ("none"), ...r }));
   /** @type {Map<string, {values: Map<string, unknown>, revisions: Map<string, string>, history: Map<string, object[]>}>} */
   const projects = new Map();
-  /** @type {Set<{announce: (id: string, key: string, rev: string, value: unknown) => void, close: () => void}>} */
+  /** @type {Set<{announce: (id: string, key: string, rev: string, value: unknown, by: string) => void, close: () => void}>} */
   const connections = new Set();
   /** Every request a page sent: {project, user, op, alias, key}. @type {object[]} */
   const requests = [];
@@ -147,7 +147,7 @@ export function createTestWorld(options = {}) {
     const versions = target.history.get(key) || [];
     versions.unshift({ revision: rev, value: structuredClone(value), source: { user: by }, writtenAt: new Date().toISOString() });
     target.history.set(key, versions.slice(0, 50));
-    for (const page of connections) page.announce(id, key, rev, value);
+    for (const page of connections) page.announce(id, key, rev, value, by);
     return rev;
   }
 
@@ -161,7 +161,7 @@ export function createTestWorld(options = {}) {
     const versions = target.history.get(key) || [];
     versions.unshift({ revision: rev, value: null, deleted: true, source: { user: by }, writtenAt: new Date().toISOString() });
     target.history.set(key, versions.slice(0, 50));
-    for (const page of connections) page.announce(id, key, rev, undefined);
+    for (const page of connections) page.announce(id, key, rev, undefined, by);
   }
 
   const attachments = createAttachments({ store, drop, refusal: (/** @type {string} */ code, /** @type {string} */ message) => new Refusal(code, message) });
@@ -398,8 +398,8 @@ export function createTestWorld(options = {}) {
         send({ v: V, event: "status", status: "open" });
         return receive;
       },
-      /** @param {string} id @param {string} key @param {string} rev @param {unknown} value */
-      announce(id, key, rev, value) {
+      /** @param {string} id @param {string} key @param {string} rev @param {unknown} value @param {string} by */
+      announce(id, key, rev, value, by) {
         for (const alias of new Set([...follows.subscribe, ...follows.watch.keys()])) {
           let target;
           try {
@@ -412,7 +412,14 @@ export function createTestWorld(options = {}) {
           const prefix = follows.watch.get(alias);
           if (prefix === undefined || !key.startsWith(prefix)) continue;
           const small = value !== undefined && new TextEncoder().encode(JSON.stringify(value)).length <= pushLimit;
-          const change = value === undefined ? { key, revision: rev, deleted: true } : small ? { key, revision: rev, value } : { key, revision: rev };
+          // The write's source, as a server's event carries it (the history keeps the same).
+          const source = { user: by };
+          const change =
+            value === undefined
+              ? { key, revision: rev, deleted: true, source }
+              : small
+                ? { key, revision: rev, value, source }
+                : { key, revision: rev, source };
           send?.({ v: V, event: "changes", alias, changes: [change] });
         }
       },

@@ -199,7 +199,7 @@ describe("handshake", () => {
 });
 
 describe("watches", () => {
-  test("changes are relayed with only their keys, revisions and pushed values or deletions; a reconnect re-watches and resyncs", async () => {
+  test("changes are relayed with only their keys, revisions, pushed values or deletions and sources; a reconnect re-watches and resyncs", async () => {
     const b = await board();
     const p = await b.plugin();
     await p.send({ v: 1, id: 1, op: "watch", alias: "inventory", value: { prefix: "stock:" } });
@@ -211,10 +211,10 @@ describe("watches", () => {
       changes: [
         { key: "stock:1", revision: "4", extra: "dropped" },
         { key: 5 },
-        { key: "stock:2", revision: "5", value: { count: 3 }, extra: 1 },
-        { key: "stock:3", revision: "6", value: null },
-        { key: "stock:4", revision: "7", deleted: true, value: "dropped" },
-        { key: "stock:5", revision: "8", deleted: "yes" },
+        { key: "stock:2", revision: "5", value: { count: 3 }, extra: 1, source: { user: "alice", via: "mcp", agent: "triage-bot" } },
+        { key: "stock:3", revision: "6", value: null, source: "not an object" },
+        { key: "stock:4", revision: "7", deleted: true, value: "dropped", source: { user: "bob" } },
+        { key: "stock:5", revision: "8", deleted: "yes", source: ["dropped"] },
       ],
     });
     await flush();
@@ -225,9 +225,9 @@ describe("watches", () => {
         alias: "inventory",
         changes: [
           { key: "stock:1", revision: "4" },
-          { key: "stock:2", revision: "5", value: { count: 3 } },
+          { key: "stock:2", revision: "5", value: { count: 3 }, source: { user: "alice", via: "mcp", agent: "triage-bot" } },
           { key: "stock:3", revision: "6", value: null },
-          { key: "stock:4", revision: "7", deleted: true },
+          { key: "stock:4", revision: "7", deleted: true, source: { user: "bob" } },
           { key: "stock:5", revision: "8" },
         ],
       },

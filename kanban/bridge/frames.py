@@ -165,24 +165,27 @@ def revision_event(alias: str | None, revision: str) -> dict[str, Any]:
 class Change(NamedTuple):
     """One committed change as the channel layer carries it: a KV key's carries its new
     value's JSON text when that is small enough to push (``text``), or says it was
-    ``deleted``; otherwise (a large value, a document) it only names the key."""
+    ``deleted``; otherwise (a large value, a document) it only names the key. ``source`` is
+    the write's source as stored (JSON text), the one a reader of the key's history sees."""
 
     kind: str
     key: str
     revision: str
     text: str | None = None
     deleted: bool = False
+    source: str | None = None
 
 
 def changes_event_text(
     alias: str | None, changes: Sequence[Change], *, resync: bool = False
 ) -> str:
     """A watch's event, encoded: the keys that changed, each with its new revision and,
-    where the change carries it, its new ``value`` or ``deleted: true``; ``resync`` after a
-    gap (reconnect, lost events) means "re-read what you hold".
+    where the change carries it, its new ``value`` or ``deleted: true`` and the write's
+    ``source`` (who wrote it and through what, as the key's history keeps it); ``resync``
+    after a gap (reconnect, lost events) means "re-read what you hold".
 
-    A pushed value is spliced in as the JSON text it was stored as (``storage.jsoncodec``
-    wrote and checked it), so a value is never decoded and encoded again per event."""
+    A pushed value and a source are spliced in as the JSON text they were stored as
+    (``storage`` wrote and checked it), so neither is decoded and encoded again per event."""
     entries = []
     for change in changes:
         entry = f'{{"key":{_json(change.key)},"revision":{_json(change.revision)}'
@@ -190,6 +193,8 @@ def changes_event_text(
             entry += ',"deleted":true'
         elif change.text is not None:
             entry += f',"value":{change.text}'
+        if change.source is not None:
+            entry += f',"source":{change.source}'
         entries.append(entry + "}")
     tail = ',"resync":true' if resync else ""
     return (

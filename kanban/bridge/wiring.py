@@ -51,7 +51,7 @@ def _forward_kv(changes: Sequence[KvChange]) -> None:
             text = None
         budget -= size if text is not None else 0
         by_project[change.dataset.project_id].append(
-            Change(kind, change.key, change.revision, text, change.deleted)
+            Change(kind, change.key, change.revision, text, change.deleted, change.source)
         )
     for project_id, project_changes in by_project.items():
         hub.publish_changes(project_id, project_changes)

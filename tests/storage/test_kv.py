@@ -248,11 +248,12 @@ def test_committed_writes_are_reported_per_project_dataset_and_key(
     with django_capture_on_commit_callbacks(execute=True):
         revision = kv_set(dataset=Dataset(BOARD, "kv", "c.1"), key="k", value=1, source=SOURCE)
     with django_capture_on_commit_callbacks(execute=True):
-        kv_delete(dataset=Dataset(BOARD, "kv", "c.1"), key="k")
+        kv_delete(dataset=Dataset(BOARD, "kv", "c.1"), key="k", source={"via": "cleanup"})
     assert kv_changes[0] == KvChange(
-        Dataset(BOARD, "kv", "c.1"), "k", revision, deleted=False, text="1"
+        Dataset(BOARD, "kv", "c.1"), "k", revision, deleted=False, text="1", source='{"via":"test"}'
     )
     assert kv_changes[1].deleted and int(kv_changes[1].revision) > int(revision)
+    assert kv_changes[1].source == '{"via":"cleanup"}', "who deleted it, as its history keeps"
 
 
 def test_pruning_deletes_the_versions_past_the_history_days_of_every_dataset(

@@ -71,11 +71,19 @@ export interface RevisionEvent {
  * One key of a watch's event. It carries the new `value` when its JSON is at most the
  * server's push limit (`KANBAN_PUSH_VALUE_BYTES`, 16 KiB by default), or `deleted: true`
  * when the key was removed: apply it without reading. With neither, read the key.
+ * `source` is who made the change and through what, as the key's history keeps it
+ * (`Version.source`: `user`, `via`, an agent's `agent` name, …); absent when the write
+ * named none.
  */
-export type Change<T extends JsonValue = JsonValue> =
-  | { readonly key: string; readonly revision: string; readonly value: T; readonly deleted?: undefined }
-  | { readonly key: string; readonly revision: string; readonly deleted: true }
-  | { readonly key: string; readonly revision: string; readonly deleted?: undefined };
+export type Change<T extends JsonValue = JsonValue> = { readonly key: string; readonly revision: string; readonly source?: WriteSource } & (
+  | { readonly value: T; readonly deleted?: undefined }
+  | { readonly deleted: true }
+  | { readonly deleted?: undefined }
+);
+
+/** Who wrote a value and through what: `user` (a username), `via` (bridge, api, mcp, …),
+ * and for an agent's write its token's `agent` name; other fields may be present. */
+export type WriteSource = { readonly [field: string]: JsonValue };
 
 /** A watch's event: the keys that changed (only keys the grant lets you read). */
 export interface ChangesEvent<T extends JsonValue = JsonValue> {
@@ -102,7 +110,7 @@ export type ReadResult<T extends JsonValue = JsonValue> =
 /** One kept version of a value (`kv.getHistory`). */
 export type Version<T extends JsonValue = JsonValue> = {
   readonly revision: string;
-  readonly source: { readonly [field: string]: JsonValue } | null;
+  readonly source: WriteSource | null;
   readonly writtenAt: string;
 } & ({ readonly value: T } | { readonly deleted: true });
 

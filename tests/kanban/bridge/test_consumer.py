@@ -418,11 +418,19 @@ async def test_a_watch_names_the_keys_that_changed_under_its_prefix(
     }
     await write(world, "board", "columns", ["todo"])
     revision = await write(world, "board", "card:1", {"title": "Bolts"})
+    source = {
+        "user": "alice",
+        "userId": world["alice"].pk,
+        "via": "api",
+        "consumerProject": str(world["board"].id),
+    }
     assert await bob_on_board.event() == {
         "v": 1,
         "event": "changes",
         "alias": None,
-        "changes": [{"key": "card:1", "revision": revision, "value": {"title": "Bolts"}}],
+        "changes": [
+            {"key": "card:1", "revision": revision, "value": {"title": "Bolts"}, "source": source}
+        ],
     }
     assert await bob_on_board.no_message(), "columns is outside the prefix"
 
@@ -453,7 +461,9 @@ async def test_a_watch_through_a_prefix_grant_never_names_a_key_outside_it(
     await write(world, "inventory", "secret", 1)
     revision = await write(world, "inventory", "stock:nut", 5)
     event = await bob_on_board.event()
-    assert event["changes"] == [{"key": "stock:nut", "revision": revision, "value": 5}]
+    assert [(c["key"], c["revision"], c["value"]) for c in event["changes"]] == [
+        ("stock:nut", revision, 5)
+    ]
     assert "secret" not in json.dumps(event)
     assert await bob_on_board.no_message()
 

@@ -19,7 +19,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from kanban.access.relationships import ALL, Grant, Rule
-from kanban.data.kv import Provenance, project_kv_delete, project_kv_set
+from kanban.data.kv import Provenance, project_kv_delete, project_kv_history, project_kv_set
 from storage import engine
 from storage.namespaces import project_kv
 from storage.writes import set_value
@@ -75,6 +75,11 @@ def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
     return database_sync_to_async(project_kv_set)(
         user=world["alice"], project_id=world[project].id, key=key, value=value, provenance=SOURCE
     )
+
+
+def unsourced(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes without the write's source (a test of its own checks that)."""
+    return [{name: item for name, item in c.items() if name != "source"} for c in changes]
 
 
 def commit_many(world: dict[str, Any], project: str, values: dict[str, Any]) -> Any:
@@ -144,11 +149,11 @@ async def test_a_value_at_exactly_the_push_limit_is_pushed_and_one_byte_more_is_
     await board.call("watch", alias="notes")
 
     revision = await write(world, "notes", "doc", at_limit)
-    pushed = (await board.event())["changes"]
+    pushed = unsourced((await board.event())["changes"])
     assert pushed == [{"key": "doc", "revision": revision, "value": at_limit}]
 
     revision = await write(world, "notes", "doc", at_limit + "x")
-    named = (await board.event())["changes"]
+    named = unsourced((await board.event())["changes"])
     assert named == [{"key": "doc", "revision": revision}], "named only, to be read"
 
 
@@ -167,6 +172,32 @@ async def test_a_deleted_key_is_pushed_as_deleted_and_a_set_null_as_a_value(
     assert change["deleted"] is True and "value" not in change
 
 
+async def test_a_change_names_who_made_it_as_the_keys_history_does(
+    world: dict[str, Any], bob_on: Any, settings: Any
+) -> None:
+    """So a Board can say an agent moved a card without reading its history: a set, a
+    value too big to push and a deletion each carry their write's source, the same one the
+    key's kept version holds; a write that named no source carries none."""
+    settings.KANBAN_PUSH_VALUE_BYTES = 100
+    board = await bob_on("board")
+    await board.call("watch")
+    await write(world, "board", "card:1", {"title": "Bolts"})
+    await write(world, "board", "card:1", {"title": "x" * 200})
+    await database_sync_to_async(project_kv_delete)(
+        user=world["alice"], project_id=world["board"].id, key="card:1", provenance=SOURCE
+    )
+    changes = [(await board.event())["changes"][0] for _ in range(3)]
+    history = await database_sync_to_async(project_kv_history)(
+        user=world["bob"], project_id=world["board"].id, key="card:1"
+    )
+    kept = [entry["source"] for entry in reversed(history["entries"])]
+    assert [c["source"] for c in changes] == kept
+    assert kept[0]["user"] == "alice" and kept[0]["via"] == "api"
+    assert "value" not in changes[1] and changes[2]["deleted"] is True
+    await commit_many(world, "board", {"bare": 1})
+    assert "source" not in (await board.event())["changes"][0]
+
+
 async def test_with_pushing_off_every_change_is_named_only(
     world: dict[str, Any], bob_on: Any, settings: Any
 ) -> None:
@@ -174,7 +205,7 @@ async def test_with_pushing_off_every_change_is_named_only(
     board = await bob_on("board")
     await board.call("watch")
     revision = await write(world, "board", "k", 1)
-    assert (await board.event())["changes"] == [{"key": "k", "revision": revision}]
+    assert unsourced((await board.event())["changes"]) == [{"key": "k", "revision": revision}]
 
 
 async def test_a_batch_pushes_at_most_sixteen_values_at_the_limit_and_names_the_rest(
