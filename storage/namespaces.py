@@ -87,10 +87,6 @@ def project_kv(project_id: UUID, key: str) -> Value:
     return dataset_value(project_id, "kv", key)
 
 
-def project_persistent_value(project_id: UUID, key: str) -> Value:
-    return dataset_value(project_id, "persistentValue", key)
-
-
 def parse_namespace(namespace: str) -> tuple[UUID, Domain, str | None] | None:
     """Map a namespace back to (project, domain, conversation id), or None if not a dataset."""
     parts = namespace.split(".", 3)

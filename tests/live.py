@@ -121,8 +121,9 @@ def worker_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # The test process may be inside Playwright's sync loop; that is no reason for a worker.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    # Load tests (R3, R8, R9) play many people with one account; one person's share of a
-    # worker is tested in process (tests/kanban/bridge/test_consumer.py).
+    # Load tests (revocation, Redis outage, reconnect storms) play many people with one
+    # account; one person's share of a worker is tested in process
+    # (tests/kanban/bridge/test_consumer.py).
     env.update(ONE_ACCOUNT_MANY_CLIENTS)
     if (extra or {}).get("KANBAN_MODE") != "production":  # which refuses it
         env["KANBAN_FAST_PASSWORD_HASHING"] = "1"  # as tests/conftest.py hashes

@@ -175,7 +175,7 @@ def test_compose_runs_postgres_redis_migrations_workers_and_a_proxy(
     assert web["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
     (published,) = services["proxy"]["ports"]
-    # #17 Low 12: plain HTTP is not published to the world by default.
+    # Plain HTTP is not published to the world by default.
     assert published.startswith("${KANBAN_BIND:-127.0.0.1}:"), published
 
 
@@ -223,7 +223,7 @@ def test_the_proxy_writes_the_clients_address_itself_and_workers_believe_only_it
     compose: dict[str, Any],
 ) -> None:
     """A client's own ``X-Forwarded-For`` would pass for another address and lock its owner
-    out (#24 Low 4): nginx replaces it, and compose names nginx's network as the one proxy."""
+    out: nginx replaces it, and compose names nginx's network as the one proxy."""
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf
     assert "$proxy_add_x_forwarded_for" not in conf

@@ -37,7 +37,7 @@ def membership_set(*, user: AbstractBaseUser, project: Project, role: Role | str
         )
         if current is not None and current.role == Role.OWNER and new_role != Role.OWNER:
             # Links made as an owner end with the ownership: one removed or demoted by another
-            # owner would otherwise come back as owner through a link of their own (M2).
+            # owner would otherwise come back as owner through a link of their own.
             Invite.objects.filter(project=project, created_by_id=user.pk, revoked_at=None).update(
                 revoked_at=timezone.now()
             )

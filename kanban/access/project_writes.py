@@ -1,4 +1,4 @@
-"""A write to a project's data and the project's deletion never interleave (#4 L5).
+"""A write to a project's data and the project's deletion never interleave.
 
 The access decision reads the project before a write; the write itself comes later, and a
 delete committed in between left the write's rows behind, owned by no project. So a write

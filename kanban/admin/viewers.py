@@ -110,8 +110,9 @@ def kv_viewer(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def kv_history(request: HttpRequest) -> HttpResponse:
     """One key's kept versions, newest first; POST restores one of them as a
-    compare-and-set write over the revision the page showed (#26.1), or with ``purge``
-    deletes them all (their room in the project's storage quota back)."""
+    compare-and-set write over the revision the page showed (so an edit made since is not
+    undone unseen), or with ``purge`` deletes them all (their room in the project's storage
+    quota back)."""
     _check_staff(request)
     params = request.POST if request.method == "POST" else request.GET
     form = {name: params.get(name, "") for name in ("project", "dataset", "conversation", "key")}

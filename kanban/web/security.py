@@ -43,10 +43,6 @@ def plugin_url(project_id: UUID, entry: str) -> str:
     return f"{settings.KANBAN_PLUGIN_ORIGIN}{PLUGIN_PREFIX}{project_id}/{entry}"
 
 
-def _plugin_host() -> str:
-    return urlsplit(settings.KANBAN_PLUGIN_ORIGIN).netloc
-
-
 DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from kanban.access.memberships import access_project_role
-from kanban.models import DeliveryStatus, Project, Role, Webhook, WebhookDelivery, WebhookEvent
+from kanban.models import Project, Role, Webhook, WebhookDelivery, WebhookEvent
 from kanban.webhooks.addresses import check_webhook_url
 from kanban.webhooks.hooked import hooked_projects_changed
 from kanban.webhooks.signing import new_secret
@@ -163,10 +163,3 @@ def _forget_old(hook: Webhook) -> None:
     oldest_kept = list(newest.values_list("created_at", flat=True)[LOG_KEPT - 1 : LOG_KEPT])
     if oldest_kept:
         WebhookDelivery.objects.filter(webhook=hook, created_at__lt=oldest_kept[0]).delete()
-
-
-def deliveries_pending() -> int:
-    """Deliveries still to be tried (metrics and tests)."""
-    return WebhookDelivery.objects.filter(
-        status__in=[DeliveryStatus.PENDING, DeliveryStatus.RETRYING]
-    ).count()

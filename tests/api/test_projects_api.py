@@ -337,7 +337,7 @@ def test_a_username_with_a_control_character_is_a_bad_request_not_a_server_fault
     people: People, username: str
 ) -> None:
     """A NUL reached PostgreSQL and came back as 503 unavailable, which tells a client to
-    retry (#24 Low 10)."""
+    retry a request that can never succeed; it is a bad argument."""
     alice = client_for(people.alice)
     project_id = create(alice)["projectId"]
     where = f"{PROJECTS}{project_id}/members/{username}"
@@ -345,7 +345,7 @@ def test_a_username_with_a_control_character_is_a_bad_request_not_a_server_fault
     assert refused["field"] == "username"
 
 
-# --- consent and leaving (#fourth attacker round L1, L2) -------------------------------------
+# --- consent and leaving -------------------------------------------------------------------------
 
 
 def offers_of(client: APIClient) -> list[dict[str, Any]]:

@@ -85,8 +85,9 @@ def test_a_new_plugin_type_checks_strictly_and_passes_its_own_tests_with_no_edit
     tmp_path: Path,
 ) -> None:
     """``startplugin``'s skeleton ships a tsconfig.json (checkJs, strict) and the SDK's
-    declarations: ``npx tsc -p .`` in the new folder passes as it is (#27.1); and its own
-    test, on the plugin test host with no server, passes under ``node --test`` (#27.2)."""
+    declarations: ``npx tsc -p .`` in the new folder passes as it is; and its own
+    test, on the plugin test host with no server, passes under ``node --test``: a third
+    party starts from a folder that type-checks and tests before they change a line."""
     import uuid
 
     from kanban.projects.plugin_workflow import skeleton_files

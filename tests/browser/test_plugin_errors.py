@@ -49,7 +49,7 @@ def test_an_unhandled_rejection_shows_too_and_the_panel_clears_when_the_plugin_i
 ) -> None:
     """An SDK typo inside an async handler rejects a promise nobody catches: the board says
     so as for an uncaught error. Once the developer fixes it and it is imported again, the
-    reloaded plugin starts with an empty panel (#27.4)."""
+    reloaded plugin starts with an empty panel, not the old error."""
     package = tmp_path / "async_broken"
     shutil.copytree(PLUGINS / "async_broken", package)
     broken = project_import(path=package)

@@ -1,6 +1,6 @@
 """A board you cannot open, seen in a browser: the product's own 404 page, not Django's
 debug listing of every URL pattern, and nothing that says the board exists; a member whose
-role does not allow an action is told so on the product's 403 page (#27.5). The live
+role does not allow an action is told so on the product's 403 page. The live
 workers run in development (DEBUG on), where Django's own pages would show."""
 
 from __future__ import annotations

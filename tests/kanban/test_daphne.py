@@ -1,7 +1,7 @@
 """Every worker runs ``python -m kanban.daphne``: daphne with its websocket frame cap derived
 from the protocol's limits. A frame past the largest valid one plus a margin closes the
 socket with 1009 as soon as its header says how long it is, before any of it is buffered;
-one at the cap still reaches the consumer (R13 sends a document at its limit).
+one at the cap still reaches the consumer (the document-limit scenario sends one at its limit).
 
 A red team sent 64 MiB text frames: daphne's cap was twice the largest valid frame (about
 100 MiB), so each was read whole before the consumer answered ``too_large``, and a few

@@ -1,5 +1,5 @@
-"""Migrations that rewrite stored rows, run on rows written the old way (#24 Low 13:
-0006 had no test)."""
+"""Migrations that rewrite stored rows, run on rows written the old way: a migration that
+rewrites data is only proven on data it did not write."""
 
 from __future__ import annotations
 

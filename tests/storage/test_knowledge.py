@@ -580,7 +580,7 @@ def test_search_stops_after_its_limit_and_says_so(project: uuid.UUID, using: str
 def test_a_search_that_would_read_past_its_budget_stops_with_too_large(
     project: uuid.UUID, using: str
 ) -> None:
-    """#17 Medium 5: 32 guest searches over 64 MiB held a worker for 10 s and doubled its
+    """32 guest searches over 64 MiB held a worker for 10 s and doubled its
     memory. A search reads one document at a time and stops at its budget."""
     ids = [create(project, using, f"D{n}", "x" * 999 + "\nneedle") for n in range(3)]
     found = knowledge_search(project_id=project, query="needle", budget_chars=3 * 1006, using=using)

@@ -1,5 +1,5 @@
 """A worker's pool tries PostgreSQL again at a flat rhythm, not an ever longer backoff
-(storage/pool_retry.py; R15 measures the recovery it buys)."""
+(storage/pool_retry.py; the PostgreSQL-restart scenario measures the recovery it buys)."""
 
 from __future__ import annotations
 

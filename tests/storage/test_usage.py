@@ -1,4 +1,4 @@
-"""A project's storage usage (M4): its values, kept versions and documents counted in the
+"""A project's storage usage: its values, kept versions and documents counted in the
 write's own transaction, refused past the limit with nothing written. One contract, run on
 SQLite and (with DATABASE_URL) PostgreSQL."""
 

@@ -136,7 +136,7 @@ def test_an_administrator_is_told_the_membership_they_hold_and_that_they_are_sta
     make_project: MakeProject,
 ) -> None:
     """The context's role is the one the members list shows: a superuser who holds no
-    membership is no made-up owner (#27.3), though they may act as one."""
+    membership is no made-up owner, though they may act as one."""
     board = make_project("Board")
     admin = a_user("root", superuser=True)
     context = plugin_context(user=admin, project_id=board.id)

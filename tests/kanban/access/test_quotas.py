@@ -1,5 +1,6 @@
-"""One person's share of the whole deployment (#24 Low 6: 40 sockets on each of 3 workers
-gave 96 accepted). With Redis, sockets, message rate and searches count across workers."""
+"""One person's share of the whole deployment: counted per worker only, 40 sockets
+on each of 3 workers gave 96 accepted. With Redis, sockets, message rate and searches
+count across workers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Whose address a request is: the connection's, unless a proxy the deployment names says
-otherwise (#24 Low 4: a client's own X-Forwarded-For passed for another address)."""
+otherwise: a client's own X-Forwarded-For must not pass for another address."""
 
 from __future__ import annotations
 

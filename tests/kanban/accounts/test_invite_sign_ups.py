@@ -1,4 +1,4 @@
-"""Invite links are no open registration (M3): mallory owns boards like anyone and mints
+"""Invite links are no open registration: mallory owns boards like anyone and mints
 100-use links on them, and every account made through one could do the same. Accounts made
 through links are limited per inviter and per address a day, for the whole deployment, and a
 server may let only its staff's links make accounts at all. A refusal says why and when to

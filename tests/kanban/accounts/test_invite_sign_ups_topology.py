@@ -1,8 +1,8 @@
-"""The sign-up limits hold for the deployment (M3), through the production topology: the
+"""The sign-up limits hold for the deployment, through the production topology: the
 repository's nginx configuration in front of three daphne workers on PostgreSQL and Redis,
-as in R14. People on their own machines (loopback addresses) sign up at once through
-mallory's link; nginx spreads them over the workers, and the day's limits still count every
-worker's sign-ups as one.
+as in the production-topology scenario. People on their own machines (loopback addresses)
+sign up at once through mallory's link; nginx spreads them over the workers, and the day's
+limits still count every worker's sign-ups as one.
 
 Runs on PostgreSQL + Redis (CI's second pass) when nginx is installed;
 ``KANBAN_REQUIRE_NGINX=1`` makes its absence a failure.

@@ -1,6 +1,6 @@
-"""Password guessing is bounded (red team, Low 8: 100 wrong passwords, then the right one,
-signed in), across workers (#24 Low 3), and an attacker cannot lock the owner out or pass
-for another address (#24 Low 4)."""
+"""Password guessing is bounded (100 wrong passwords, then the right one, once signed
+in), across workers, and an attacker cannot lock the owner out or pass for another
+address."""
 
 from __future__ import annotations
 

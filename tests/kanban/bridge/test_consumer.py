@@ -321,8 +321,9 @@ async def test_malformed_frames_get_invalid_argument(bob_on_board: Bridge, text:
 async def test_numbers_python_cannot_hold_are_refused_and_the_socket_lives_on(
     bob_on_board: Bridge, text: str
 ) -> None:
-    # Found by R4: a 4,301-digit integer raised a bare ValueError out of the decoder (the
-    # consumer died mid-message); 1e999 decoded to inf although NaN/Infinity are refused.
+    # Found by fuzzing frames: a 4,301-digit integer raised a bare ValueError out of the
+    # decoder (the consumer died mid-message); 1e999 decoded to inf although NaN/Infinity
+    # are refused.
     reply = await bob_on_board.send_raw(text)
     assert reply["ok"] is False and reply["error"]["code"] == "invalid_argument"
     assert reply["id"] is None
@@ -629,7 +630,7 @@ async def test_entrypoints_through_the_bridge_are_listed_by_grant_and_never_run(
 async def test_one_person_holds_only_so_many_sockets_and_shares_one_message_rate(
     world: dict[str, Any], settings: Any
 ) -> None:
-    """#17 Low 6: 1,000 sockets were accepted for one user, and 50 sockets at the per-socket
+    """Once 1,000 sockets were accepted for one user, and 50 sockets at the per-socket
     rate answered 20,000 frames in 22 s."""
     settings.KANBAN_SOCKETS_PER_USER = 2
     settings.KANBAN_BRIDGE_USER_BURST = 3

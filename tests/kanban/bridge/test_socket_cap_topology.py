@@ -1,5 +1,6 @@
-"""One person's socket cap holds for the deployment through the production topology (L3):
-the repository's nginx in front of three daphne workers on PostgreSQL and Redis, as in R14.
+"""One person's socket cap holds for the deployment through the production topology:
+the repository's nginx in front of three daphne workers on PostgreSQL and Redis, as
+in the production-topology scenario.
 alice opens board sockets and inbox sockets at once through nginx; however nginx spreads
 them, the deployment accepts exactly her cap of both kinds together, and closed sockets give
 their places back on whichever worker held them.

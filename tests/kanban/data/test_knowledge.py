@@ -261,7 +261,7 @@ def test_one_person_runs_only_a_few_searches_at_once_and_others_are_not_held_up(
 def test_a_write_only_grant_is_a_drop_box_that_learns_nothing_of_what_is_there(
     family: dict[str, Project], alice: AbstractUser
 ) -> None:
-    """#17 Medium 4: a title-only edit returned the body's first lines, a markdown-only
+    """A title-only edit once returned the body's first lines, a markdown-only
     edit the old title, a taken id answered 409. Now only creating under a new id works,
     and its answer is the id and revision alone."""
     child_grants_parent(family, Grant(knowledge_write=ALL))

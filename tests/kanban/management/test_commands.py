@@ -245,7 +245,7 @@ def test_the_readme_plugin_steps_end_with_the_runner_as_owner_and_a_matching_con
 ) -> None:
     """startplugin then import_project, as the README gives them, on a database whose one
     superuser is alice: the new board has her as its owner, and the plugin's context says
-    the role the members list shows (#27.3)."""
+    the role the members list shows."""
     from kanban.access.context import plugin_context
     from kanban.access.memberships import members_of
     from kanban.models import Project
@@ -272,7 +272,7 @@ def test_declare_back_confirms_a_relationship_between_two_projects_of_one_owner(
 ) -> None:
     """Seed 000: "A new relationship writes explicit read: all and write: none on both
     sides by default". With --declare-back the import writes the other side where the same
-    person owns it; where someone else does, it stays pending (#27.7)."""
+    person owns it; where someone else does, it stays pending."""
     from kanban.access.relationships import declarations_of, relationship_statuses
 
     alice, bob = users("alice", "bob")

@@ -1,4 +1,4 @@
-"""Agents visible as agents (#41 build item 3): an MCP token has a name ("triage-bot"), and
+"""Agents visible as agents: an MCP token has a name ("triage-bot"), and
 every write made through it records that name beside its owner's, so the Board's Activity
 can say "triage-bot (bob's agent)" rather than "bob [agent]". alice owns a Board, bob
 develops on it and runs the agent."""

@@ -1,4 +1,4 @@
-"""Typed tool results (#41 build item 4), in process: every tool publishes an
+"""Typed tool results, in process: every tool publishes an
 ``outputSchema`` that what it answers keeps to, field for field, and its arguments are
 checked against its own ``inputSchema`` by one rule, a bad one refused naming its field
 with nothing written. alice owns a Board, bob develops on it through his agent's token."""

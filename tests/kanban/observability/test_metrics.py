@@ -118,7 +118,8 @@ def test_a_production_worker_answers_prometheus_over_plain_http_with_the_token_o
 ) -> None:
     """Prometheus scrapes each worker on the private network over plain HTTP, as the README
     says; a production worker sent it to https (301) like any page, so nothing was scraped.
-    Only the token opens it, and through the public proxy it stays refused (R14)."""
+    Only the token opens it, and through the public proxy it stays refused (as the
+    production-topology scenario checks)."""
     production = {
         "KANBAN_MODE": "production",
         "SECRET_KEY": "metrics-" + "x" * 60,

@@ -322,8 +322,8 @@ def test_a_project_made_in_the_database_is_not_silently_overwritten_by_a_package
 def test_another_package_under_the_same_project_id_does_not_quietly_replace_it(
     shop_package: Path, tmp_path: Path
 ) -> None:
-    """#17 Low 7: an import over a project last imported from another package succeeded
-    without a word."""
+    """An import over a project last imported from another package once succeeded
+    without a word, and quietly replaced one plugin with another."""
     project_import(path=shop_package)
     other = package_json()
     other["name"] = "someone-elses-plugin"

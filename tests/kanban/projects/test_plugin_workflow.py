@@ -189,7 +189,7 @@ def test_a_broken_package_is_reported_changes_nothing_and_watching_goes_on(
 def test_a_file_that_vanishes_while_it_is_read_is_reported_and_watching_goes_on(
     package: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """#24 Low 9: an editor's temporary file removed mid-import ended the watch with a
+    """An editor's temporary file removed mid-import ended the watch with a
     FileNotFoundError traceback."""
     from kanban.projects import plugin_workflow
 

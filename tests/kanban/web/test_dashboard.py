@@ -97,7 +97,7 @@ def test_a_search_with_a_nul_says_why_instead_of_failing(alice: Any) -> None:
     assert 'role="alert"' in page and "q must not contain NUL" in page
 
 
-# --- consent and leaving (L1, L2) ----------------------------------------------------------
+# --- consent and leaving -------------------------------------------------------------------
 
 
 def test_a_person_added_on_the_members_page_is_only_offered_the_board_until_they_accept(

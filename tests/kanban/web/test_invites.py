@@ -1,4 +1,4 @@
-"""The invite page's refusals (M3): a sign-up past a daily limit is told why and when to try
+"""The invite page's refusals: a sign-up past a daily limit is told why and when to try
 again and makes nobody; the address counted is the one a trusted proxy saw; with staff links
 only, the page of another's link offers no sign-up form, only to log in."""
 

@@ -195,7 +195,7 @@ def test_the_plugin_host_however_spelled_and_on_any_port_serves_no_login(
     host: str, alice: Client
 ) -> None:
     """A name of its own is the plugin host on every port and with a trailing dot: none
-    of them may serve the login page and its CSRF cookie (#24 Low 7)."""
+    of them may serve the login page and its CSRF cookie, or a plugin could read it."""
     alice.defaults["HTTP_HOST"] = host
     response = alice.get("/accounts/login/")
     assert response.status_code == 404 and "csrftoken" not in response.cookies

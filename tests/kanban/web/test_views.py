@@ -83,7 +83,7 @@ def test_a_board_you_cannot_open_is_the_products_own_404_page_even_in_developmen
     settings: Any, debug: bool
 ) -> None:
     """Django's debug 404 page lists every URL pattern; a person just removed from a board
-    reloading it must see the product's page instead (#27.5)."""
+    reloading it must see the product's page instead."""
     from django.test import Client
 
     settings.DEBUG = debug
