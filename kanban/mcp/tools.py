@@ -134,8 +134,9 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "comment (text) as the token's person, comment_edit (comment, text) and "
         "comment_delete (comment) change their own (an owner's delete anyone's); each "
         "answers with the card's commentCount. checklist_add (text), checklist_tick (item, "
-        "done), checklist_rename (item, text) and checklist_remove (item) answer the card. "
-        "column_add (title, wip) and column_update (column, title and/or wip) answer "
+        "done), checklist_rename (item, text), checklist_reorder (item, position) and "
+        "checklist_remove (item) answer the card. column_add (title, wip), column_update "
+        "(column, title and/or wip) and column_reorder (column, position) answer "
         "{column, columns}; a WIP limit of 0 is none."
     ),
     "inputSchema": {
@@ -178,6 +179,11 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "maximum": board_columns.MAX_WIP,
                 "description": "column_add, column_update: the WIP limit (0: none)",
             },
+            "position": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "checklist_reorder, column_reorder: its new place (0 first)",
+            },
             "before": {**_CARD_ID, "description": "move: put it just before this card"},
             "after": {**_CARD_ID, "description": "move: put it just after this card"},
             "revision": {
@@ -193,7 +199,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "comment), comment, comment_edit: the comment (markdown); checklist_add, "
                 "checklist_rename: the item",
             },
-            "item": {**_CARD_ID, "description": "checklist_tick/rename/remove: the item's id"},
+            "item": {**_CARD_ID, "description": "checklist_tick/rename/reorder/remove: the item"},
             "comment": {**_CARD_ID, "description": "comment_edit/delete: the comment's id"},
             "done": {"type": "boolean", "description": "checklist_tick: ticked or not"},
             "archived": {"type": "boolean", "description": "list: the archive instead"},

@@ -1,6 +1,6 @@
 """board_cards actions on the parts of a card a person changes in its dialog: comments
 (add; edit and delete, as the server's comment rules allow) and checklist items (add, tick,
-rename, remove). The rules are the Board's own (``comments``,
+rename, reorder, remove). The rules are the Board's own (``comments``,
 ``layout``); each write is a compare-and-set on the value as stored now, retried when it
 lost a race, so what a person wrote meanwhile stands."""
 
@@ -116,6 +116,14 @@ def checklist_rename(call: Call) -> Any:
     card_id, item_id = call.card_id(), _item_id(call)
     text = layout.check_item_text(call.arguments.get("text"))
     return _item_changed(call, card_id, item_id, {"text": text})
+
+
+def checklist_reorder(call: Call) -> Any:
+    card_id, item_id = call.card_id(), _item_id(call)
+    position = layout.check_position(call.arguments.get("position"))
+    return _changed(
+        call, card_id, lambda card: layout.checklist_item_moved(card, item_id, position)
+    )
 
 
 def checklist_remove(call: Call) -> Any:

@@ -57,9 +57,11 @@ ACTIONS: Final = (
     "checklist_add",
     "checklist_tick",
     "checklist_rename",
+    "checklist_reorder",
     "checklist_remove",
     "column_add",
     "column_update",
+    "column_reorder",
 )
 WRITES: Final = frozenset(ACTIONS) - {"list", "get"}
 
@@ -495,7 +497,9 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "checklist_add": card_parts.checklist_add,
     "checklist_tick": card_parts.checklist_tick,
     "checklist_rename": card_parts.checklist_rename,
+    "checklist_reorder": card_parts.checklist_reorder,
     "checklist_remove": card_parts.checklist_remove,
     "column_add": columns.column_add,
     "column_update": columns.column_update,
+    "column_reorder": columns.column_reorder,
 }

@@ -1,5 +1,5 @@
 """board_cards actions on a Board's columns, as its column dialog changes them: add one
-(a title and a WIP limit, 0 for none), rename one or change its limit. Each is a
+(a title and a WIP limit, 0 for none), rename one or change its limit, or move it. Each is a
 compare-and-set on ``board:columns`` as stored now; a board without columns starts from the
 defaults, as the page writes them on opening it."""
 
@@ -43,10 +43,34 @@ def column_add(call: Call) -> Any:
     return _changed(call, column["id"], lambda columns: [*columns, column])
 
 
-def column_update(call: Call) -> Any:
+def _column_id(call: Call) -> str:
     column_id = call.arguments.get("column")
     if not layout.is_id(column_id):
         raise invalid_argument("column must be a column's id", field="column")
+    return str(column_id)
+
+
+def _check_present(columns: list[dict[str, Any]], column_id: str) -> None:
+    if column_id not in {column["id"] for column in columns}:
+        raise KanbanError(
+            ErrorCode.NOT_FOUND, f"no column {column_id!r} on this board", field="column"
+        )
+
+
+def column_reorder(call: Call) -> Any:
+    """One column to ``position`` (0 first; past the end: last), the others as stored now."""
+    column_id = _column_id(call)
+    position = layout.check_position(call.arguments.get("position"))
+
+    def reorder(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        _check_present(columns, column_id)
+        return layout.moved_to(columns, column_id, position)
+
+    return _changed(call, column_id, reorder)
+
+
+def column_update(call: Call) -> Any:
+    column_id = _column_id(call)
     change: dict[str, Any] = {}
     if "title" in call.arguments:
         change["title"] = _title(call.arguments["title"])
@@ -56,13 +80,10 @@ def column_update(call: Call) -> Any:
         raise invalid_argument("column_update needs title and/or wip", field="title")
 
     def update(columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if column_id not in {column["id"] for column in columns}:
-            raise KanbanError(
-                ErrorCode.NOT_FOUND, f"no column {column_id!r} on this board", field="column"
-            )
+        _check_present(columns, column_id)
         return [{**c, **change} if c["id"] == column_id else c for c in columns]
 
-    return _changed(call, str(column_id), update)
+    return _changed(call, column_id, update)
 
 
 def _changed(call: Call, column_id: str, change: Any) -> dict[str, Any]:

@@ -308,3 +308,25 @@ def checklist_item_changed(
         for item in items
     ]
     return {**card, "checklist": [item for item in changed if item is not None]}
+
+
+def check_position(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise invalid_argument("position is a whole number from 0 (first)", field="position")
+    return value
+
+
+def moved_to(entries: list[dict[str, Any]], entry_id: str, position: int) -> list[dict[str, Any]]:
+    """``entries`` with the one of ``entry_id`` (present) at ``position`` (past the end:
+    last), every other in its order as stored now."""
+    moving = next(entry for entry in entries if entry["id"] == entry_id)
+    others = [entry for entry in entries if entry["id"] != entry_id]
+    return [*others[:position], moving, *others[position:]]
+
+
+def checklist_item_moved(card: dict[str, Any], item_id: str, position: int) -> dict[str, Any]:
+    """The stored card with one item moved to ``position`` of its checklist."""
+    items = _checklist(card.get("checklist"))
+    if item_id not in {item["id"] for item in items}:
+        raise KanbanError(ErrorCode.NOT_FOUND, f"no item {item_id!r} on this card", field="item")
+    return {**card, "checklist": moved_to(items, item_id, position)}

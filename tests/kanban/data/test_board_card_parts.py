@@ -220,3 +220,32 @@ def test_a_column_change_the_board_would_refuse_writes_nothing(
     assert (error.code, error.details.get("field")) == (code, field)
     assert stored(demo, "board:columns") == before
     assert refused(demo, "column_add", who="carol", title="Mine").code == "forbidden"
+
+
+def test_an_agent_reorders_a_checklist_item_keeping_a_persons_tick_meanwhile(
+    demo: dict[str, Any],
+) -> None:
+    card = act(demo, "add", title="Steps", column="todo", checklist=["one", "two", "three"])
+    one, two, three = (item["id"] for item in card["checklist"])
+    # A person ticks "two" after the agent's read.
+    stored_card = stored(demo, f"card:{card['id']}")
+    project_kv_set(
+        user=demo["alice"],
+        project_id=demo["board"].id,
+        key=f"card:{card['id']}",
+        value={
+            **stored_card,
+            "checklist": [{**i, "done": i["id"] == two} for i in stored_card["checklist"]],
+        },
+        provenance=PERSON,
+    )
+    moved = act(demo, "checklist_reorder", id=card["id"], item=three, position=0)
+    assert [i["id"] for i in moved["checklist"]] == [three, one, two]
+    assert [i["done"] for i in moved["checklist"]] == [False, False, True], "the tick stands"
+    last = act(demo, "checklist_reorder", id=card["id"], item=three, position=99)
+    assert [i["id"] for i in last["checklist"]] == [one, two, three], "past the end: last"
+    error = refused(demo, "checklist_reorder", id=card["id"], item="gone", position=0)
+    assert (error.code, error.details["field"]) == ("not_found", "item")
+    error = refused(demo, "checklist_reorder", id=card["id"], item=one, position=-1)
+    assert (error.code, error.details["field"]) == ("invalid_argument", "position")
+    assert [i["id"] for i in act(demo, "get", id=card["id"])["checklist"]] == [one, two, three]

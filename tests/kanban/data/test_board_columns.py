@@ -111,3 +111,41 @@ def test_the_servers_columns_are_the_board_pages_own(tmp_path: Path) -> None:
     )
     page = json.loads(out.stdout)
     assert page == list(DEFAULT_COLUMNS)
+
+
+def test_an_agent_reorders_columns_keeping_a_column_a_person_added_meanwhile(
+    people: dict[str, User],
+) -> None:
+    board = a_board(owner=people["alice"], members={people["bob"]: "developer"})
+
+    def act(action: str, **arguments: Any) -> Any:
+        return board_action(
+            action=action,
+            user=people["bob"],
+            project_id=board.id,
+            arguments=arguments,
+            provenance=AGENT,
+        )
+
+    # A person adds Review after the agent last read the columns.
+    project_kv_set(
+        user=people["alice"],
+        project_id=board.id,
+        key=COLUMNS_KEY,
+        value=[*TO_DO_DOING_DONE, {"id": "review", "title": "Review", "wip": 2}],
+        provenance=AGENT,
+    )
+    moved = act("column_reorder", column="done", position=0)
+    assert [c["id"] for c in moved["columns"]] == ["done", "todo", "doing", "review"]
+    assert moved["column"]["id"] == "done"
+    assert [c["id"] for c in columns_of(board, people["alice"])] == [
+        "done",
+        "todo",
+        "doing",
+        "review",
+    ]
+    act("column_reorder", column="done", position=10)
+    assert [c["id"] for c in columns_of(board, people["alice"])][-1] == "done"
+    with pytest.raises(KanbanError) as refused:
+        act("column_reorder", column="nowhere", position=0)
+    assert (refused.value.code, refused.value.details["field"]) == ("not_found", "column")

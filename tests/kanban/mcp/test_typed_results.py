@@ -131,10 +131,14 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
     item_id = item["checklist"][-1]["id"]
     answered(agent, "board_cards", action="checklist_tick", id=card_id, item=item_id, done=True)
     answered(agent, "board_cards", action="checklist_rename", id=card_id, item=item_id, text="Go")
+    answered(agent, "board_cards", action="checklist_reorder", id=card_id, item=item_id, position=0)
     answered(agent, "board_cards", action="checklist_remove", id=card_id, item=item_id)
     answered(agent, "board_cards", action="comment_delete", id=card_id, comment=comment_id)
     column = answered(agent, "board_cards", action="column_add", title="Review", wip=3)
     answered(agent, "board_cards", action="column_update", column=column["column"]["id"], wip=0)
+    answered(
+        agent, "board_cards", action="column_reorder", column=column["column"]["id"], position=1
+    )
     assert len(answered(agent, "board_cards", action="list", limit=1)["cards"]) == 1
     assert every_action_checked("board_cards"), "a new action needs its answer checked here"
 
