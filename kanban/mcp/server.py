@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from kanban.access.origins import host_allowed, origin_allowed, request_scheme
 from kanban.accounts.tokens import token_from_authorization
+from kanban.mcp import resources
 from kanban.mcp.tools import TOOL_NAMES, TOOLS, tool_result
 from kanban.models import ApiToken
 from storage import jsoncodec
@@ -61,10 +62,9 @@ UNAUTHORIZED: Final = -32001
 async def _list_tools(
     ctx: Any, params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    if params is not None and params.cursor is not None:
-        # Every tool fits one page, which gives no cursor; the spec's pagination page says
-        # an invalid cursor SHOULD be -32602, never silently the first page again.
-        raise MCPError(INVALID_PARAMS, "tools/list has one page and gave no cursor")
+    # Every tool fits one page, which gives no cursor; the spec's pagination page says an
+    # invalid cursor SHOULD be -32602, never silently the first page again.
+    _one_page(params, "tools/list")
     return types.ListToolsResult(
         tools=[
             types.Tool(
@@ -96,6 +96,45 @@ async def _call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Cal
     )
 
 
+def _one_page(params: types.PaginatedRequestParams | None, what: str) -> None:
+    if params is not None and params.cursor is not None:
+        raise MCPError(INVALID_PARAMS, f"{what} has one page and gave no cursor")
+
+
+async def _list_resources(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    _one_page(params, "resources/list")
+    token: ApiToken = ctx.request.scope[TOKEN_SCOPE_KEY]
+    listed = await database_sync_to_async(resources.resources_list)(token=token)
+    return types.ListResourcesResult(
+        resources=[types.Resource.model_validate(resource) for resource in listed]
+    )
+
+
+async def _list_resource_templates(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    _one_page(params, "resources/templates/list")
+    return types.ListResourceTemplatesResult(
+        resource_templates=[types.ResourceTemplate.model_validate(t) for t in resources.TEMPLATES]
+    )
+
+
+async def _read_resource(
+    ctx: Any, params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    token: ApiToken = ctx.request.scope[TOKEN_SCOPE_KEY]
+    uri = str(params.uri)
+    try:
+        text = await database_sync_to_async(resources.resource_read)(token=token, uri=uri)
+    except resources.ResourceNotFound as missing:
+        raise MCPError(resources.RESOURCE_NOT_FOUND, str(missing), {"uri": uri}) from None
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type=resources.MIME, text=text)]
+    )
+
+
 def build_server() -> Server[Any]:
     return Server(
         SERVER_NAME,
@@ -104,6 +143,9 @@ def build_server() -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_list_resource_templates=_list_resource_templates,
+        on_read_resource=_read_resource,
     )
 
 

@@ -248,7 +248,7 @@ def test_an_unscoped_or_unknown_token_and_other_methods_are_refused_over_plain_h
     assert post(scoped, ping) == (200, {"jsonrpc": "2.0", "id": 1, "result": {}})
     assert post(scoped, {"jsonrpc": "2.0", "method": "notifications/initialized"}) == (202, None)
     assert (
-        post(scoped, {"jsonrpc": "2.0", "id": 2, "method": "resources/list"})[1]["error"]["code"]
+        post(scoped, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})[1]["error"]["code"]
         == -32601
     )
     assert post(scoped, ping, Origin="https://evil.example")[0] == 403
