@@ -54,6 +54,8 @@ class Provenance:
     conversation_id: str | None = None
     token: str | None = None
     agent: str | None = None
+    #: The kept version a write brings back (a card's restore), as the admin's restore names it.
+    restored_from: str | None = None
 
 
 def check_run_id(raw: object, *, field: str) -> str | None:
@@ -96,6 +98,7 @@ def write_source(
         "conversationId": conversation_id or provenance.conversation_id,
         "token": provenance.token,
         "agent": provenance.agent,
+        "restoredFrom": provenance.restored_from,
     }
     source.update({name: item for name, item in optional.items() if item is not None})
     return source

@@ -85,11 +85,7 @@ KNOWLEDGE_RESULT: Final = {
 }
 
 _COLUMN: Final = _shape("id", "title", "wip", id=_STRING, title=_STRING, wip=_INTEGER)
-_CARD: Final = _shape(
-    "id",
-    "title",
-    "column",
-    "revision",
+_FIELDS: Final = dict(
     id=_STRING,
     title=_STRING,
     description=_STRING,
@@ -106,6 +102,15 @@ _CARD: Final = _shape(
         "items": _shape("id", "text", "done", id=_STRING, text=_STRING, done=_BOOLEAN),
     },
     commentCount=_INTEGER,
+)
+#: A card as a kept version held it (history).
+_CARD_FIELDS: Final = _shape("id", "title", "column", **_FIELDS)
+_CARD: Final = _shape(
+    "id",
+    "title",
+    "column",
+    "revision",
+    **_FIELDS,
     revision=_STRING,
     # add and update: the assignees told of it, or why telling them failed
     notified=_STRINGS,
@@ -124,7 +129,7 @@ _COMMENT: Final = _shape(
 BOARD_RESULT: Final = {
     "type": "object",
     "anyOf": [
-        _CARD,  # get, add, update, move, archive, restore, checklist_*
+        _CARD,  # get, add, update, move, archive, restore, restore_version, checklist_*
         _shape(  # list
             "cards",
             columns={"type": "array", "items": _COLUMN},
@@ -137,7 +142,25 @@ BOARD_RESULT: Final = {
             deleted=_STRING,
             commentCount=_INTEGER,
         ),
-        _shape(  # column_add, column_update
+        _shape(  # history
+            "versions",
+            versions={
+                "type": "array",
+                "items": _shape(
+                    "revision",
+                    "card",
+                    revision=_STRING,
+                    at=_STRING,
+                    who=_STRING,
+                    via=_STRING,
+                    agent=_OR_NULL,
+                    restoredFrom=_OR_NULL,
+                    card={"anyOf": [_CARD_FIELDS, {"type": "null"}]},
+                ),
+            },
+            cursor=_OR_NULL,
+        ),
+        _shape(  # column_add, column_update, column_reorder
             "column",
             "columns",
             column=_COLUMN,

@@ -137,7 +137,9 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "done), checklist_rename (item, text), checklist_reorder (item, position) and "
         "checklist_remove (item) answer the card. column_add (title, wip), column_update "
         "(column, title and/or wip) and column_reorder (column, position) answer "
-        "{column, columns}; a WIP limit of 0 is none."
+        "{column, columns}; a WIP limit of 0 is none. history (id; limit, cursor) answers "
+        "the card's kept versions, newest first; restore_version (id, version, revision) "
+        "brings one back over the revision you read (stale: conflict) and answers the card."
     ),
     "inputSchema": {
         "type": "object",
@@ -189,7 +191,12 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "revision": {
                 "type": "string",
                 "maxLength": limits.MAX_REVISION_CHARS,
-                "description": "update: the card's revision you read",
+                "description": "update, restore_version: the card's revision you read",
+            },
+            "version": {
+                "type": "string",
+                "maxLength": limits.MAX_REVISION_CHARS,
+                "description": "restore_version: the revision of the version to bring back",
             },
             "assignee": {"type": "string", "description": "list: cards assigned to them"},
             "label": {"type": "string", "description": "list: cards with this label"},
@@ -203,7 +210,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "comment": {**_CARD_ID, "description": "comment_edit/delete: the comment's id"},
             "done": {"type": "boolean", "description": "checklist_tick: ticked or not"},
             "archived": {"type": "boolean", "description": "list: the archive instead"},
-            "cursor": {"type": "string", "description": "list: the page after this cursor"},
+            "cursor": {"type": "string", "description": "list, history: the page after it"},
             "limit": {"type": "integer", "minimum": 1, "maximum": board_cards.MAX_LIMIT},
             **_RUN,
             "conversationId": {"type": "string", "description": "recorded in the write's source"},

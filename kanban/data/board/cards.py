@@ -24,7 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import card_parts, columns, comments, layout
+from kanban.data.board import card_history, card_parts, columns, comments, layout
 from kanban.data.board.races import Raced, retrying
 from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
@@ -62,8 +62,10 @@ ACTIONS: Final = (
     "column_add",
     "column_update",
     "column_reorder",
+    "history",
+    "restore_version",
 )
-WRITES: Final = frozenset(ACTIONS) - {"list", "get"}
+WRITES: Final = frozenset(ACTIONS) - {"list", "get", "history"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,4 +504,6 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "column_add": columns.column_add,
     "column_update": columns.column_update,
     "column_reorder": columns.column_reorder,
+    "history": card_history.history,
+    "restore_version": card_history.restore_version,
 }

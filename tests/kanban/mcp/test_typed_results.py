@@ -121,6 +121,17 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
         description="Every message older than a week",
     )
     answered(agent, "board_cards", action="move", id=card_id, column="doing")
+    versions = answered(agent, "board_cards", action="history", id=card_id)["versions"]
+    assert len(versions) == 3 and versions[-1]["card"]["description"] == ""
+    card = answered(
+        agent,
+        "board_cards",
+        action="restore_version",
+        id=card_id,
+        version=versions[-1]["revision"],
+        revision=versions[0]["revision"],
+    )
+    assert card["description"] == "" and card["column"] == "todo"
     answered(agent, "board_cards", action="archive", id=card_id)
     assert answered(agent, "board_cards", action="list", archived=True)["cards"]
     answered(agent, "board_cards", action="restore", id=card_id)
