@@ -578,6 +578,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "kanban.api.schema.strict_schema",
+    ],
 }
 
 # Product limits (defaults from bridge_js/protocol.json): a value is at most this many bytes

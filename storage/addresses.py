@@ -6,13 +6,21 @@ no escaping. Validation happens on construction, so an address that exists is va
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from storage.errors import invalid_argument
 
 MAX_NAMESPACE_LENGTH = 255
 MAX_KEY_LENGTH = 4096
+
+
+#: Control characters (Unicode category Cc), which names, searches and lookups refuse.
+CONTROL: Final = "\\u0000-\\u001f\\u007f-\\u009f"
+#: Text with no control character and something left once spaces are trimmed; the OpenAPI
+#: schema states this same pattern.
+PLAIN_TEXT: Final = re.compile(f"^[^{CONTROL}]*[^\\s{CONTROL}][^{CONTROL}]*$")
 
 
 def check_text(text: object, *, field: str, allow_empty: bool, max_length: int) -> str:

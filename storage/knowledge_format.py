@@ -46,7 +46,7 @@ _DOCUMENT_PREFIX: Final = "knowledge.document."
 DOCUMENT_ID_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _PAGE_ID_RE: Final = re.compile(r"p[1-9][0-9]{0,18}")
 _CURSOR_VERSION: Final = 1
-_CURSOR_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,512}")
+CURSOR_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,512}")
 
 
 # --- keys --------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def decode_cursor(cursor: object) -> Position:
         "cursor is not one this server issued; pass nextCursor back exactly as received",
         field="cursor",
     )
-    if not isinstance(cursor, str) or not _CURSOR_RE.fullmatch(cursor):
+    if not isinstance(cursor, str) or not CURSOR_RE.fullmatch(cursor):
         raise refused
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))

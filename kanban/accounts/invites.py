@@ -94,6 +94,18 @@ def invite_create(
     return Created(invite=invite, path=PATH.format(token=token))
 
 
+def check_email(to: object) -> str:
+    """An address an invite may be sent to; checked before the invite is made, so a bad one
+    makes nothing."""
+    try:
+        if not isinstance(to, str):
+            raise ValidationError("not text")
+        validate_email(to)
+    except ValidationError:
+        raise invalid_argument("that is not an email address", field="email") from None
+    return to
+
+
 def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
     """Sends the new link to ``to`` when the server sends email (``KANBAN_EMAIL_ENABLED``),
     ``not_supported`` otherwise. The mail is queued (``EMAIL_BACKEND``, kanban/jobs/email.py)
@@ -101,12 +113,7 @@ def invite_email(*, actor: Any, created: Created, url: str, to: object) -> None:
     once and is refused."""
     if not settings.KANBAN_EMAIL_ENABLED:
         raise KanbanError(ErrorCode.NOT_SUPPORTED, "this server sends no email")
-    try:
-        if not isinstance(to, str):
-            raise ValidationError("not text")
-        validate_email(to)
-    except ValidationError:
-        raise invalid_argument("that is not an email address", field="email") from None
+    check_email(to)
     project = created.invite.project
     body = (
         f"{display_name(actor)} invites you to the board {project.name} as a "

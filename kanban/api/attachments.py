@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -15,14 +16,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kanban.access.relationships import ALIAS_PATTERN
 from kanban.api.kv import ERRORS
 from kanban.api.provenance import rest_provenance
+from kanban.api.schema import anchored, text
 from kanban.data import attachments as actions
 from storage.errors import invalid_argument
 
 TAGS = ["attachments"]
 OCTET_STREAM = "application/octet-stream"
-CARD = OpenApiParameter("card", str, OpenApiParameter.QUERY, required=True, description="card id")
+CARD = OpenApiParameter(
+    "card",
+    text(max_length=actions.MAX_CARD_LENGTH),
+    OpenApiParameter.QUERY,
+    required=True,
+    description="card id",
+)
 #: Whatever a file holds, a browser saves it: never renders it as a page, never guesses
 #: its type, and runs nothing of it if it is opened anyway.
 DOWNLOAD_HEADERS = {
@@ -60,14 +69,31 @@ class AttachmentListSerializer(serializers.Serializer[Any]):
     attachments = ListedAttachmentSerializer(many=True)
 
 
-class UploadSerializer(serializers.Serializer[Any]):
-    card = serializers.CharField()
-    file = serializers.FileField()
-    alias = serializers.CharField(
-        required=False,
-        help_text="the card is on the project this board relates to under this alias (the "
-        "bridge's uploads): the grants of that relationship decide",
-    )
+UPLOAD = {
+    "type": "object",
+    "required": ["card", "file"],
+    "properties": {
+        "card": text(max_length=actions.MAX_CARD_LENGTH),
+        "file": {"type": "string", "format": "binary"},
+        "alias": {
+            **text(pattern=anchored(ALIAS_PATTERN)),
+            "description": "the card is on the project this board relates to under this alias "
+            "(the bridge's uploads): the grants of that relationship decide",
+        },
+    },
+}
+
+
+def uploaded_file(request: Request) -> UploadedFile:
+    """The form field ``file``; a part sent without a file name (RFC 7578 makes one
+    optional) is its text as the file's bytes."""
+    upload = request.FILES.get("file")
+    if upload is not None:
+        return upload
+    sent = request.data.get("file")
+    if isinstance(sent, str):
+        return SimpleUploadedFile("file", sent.encode("utf-8"), OCTET_STREAM)
+    raise invalid_argument("send the file as the form field `file`", field="file")
 
 
 def query_card(request: Request) -> str:
@@ -96,16 +122,14 @@ class AttachmentListView(APIView):
     @extend_schema(
         operation_id="attachments_upload",
         tags=TAGS,
-        request={"multipart/form-data": UploadSerializer},
+        request={"multipart/form-data": UPLOAD},
         description="Attach a file to a card (developers and owners). Its bytes count in the "
         "board's storage quota; at most KANBAN_ATTACHMENT_BYTES each. An image (PNG, JPEG, "
         "WebP, GIF) gets a cover thumbnail.",
         responses={201: AttachmentSerializer, **ERRORS},
     )
     def post(self, request: Request, project_id: Any) -> Response:
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise invalid_argument("send the file as the form field `file`", field="file")
+        upload = uploaded_file(request)
         card = request.data.get("card")
         if not isinstance(card, str) or not card:
             raise invalid_argument("name the card as the form field `card`", field="card")

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from kanban.accounts.tokens import access_token_scope
 from kanban.api.kv import ERRORS
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
-from kanban.data.board import card_transfer
+from kanban.data.board import card_transfer, layout
 from kanban.models import ApiToken
 from storage.errors import invalid_argument
 
@@ -25,7 +25,8 @@ TAGS = ["cards"]
 
 class TransferSerializer(serializers.Serializer[Any]):
     targetProject = serializers.UUIDField(help_text="the Board the card goes to")
-    column = serializers.CharField(
+    column = serializers.RegexField(
+        layout.ID.pattern,
         required=False,
         help_text="a column of the target (default: one of the same id there, else its first)",
     )

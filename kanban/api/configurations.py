@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.kv import ERRORS
-from kanban.api.schema import json_body
+from kanban.api.schema import PLAIN, json_body, text
 from kanban.data import configurations as services
 from kanban.data.configurations import DEFAULT_ID, UNSET, NamedConfiguration
 from storage.errors import invalid_argument
@@ -104,7 +104,11 @@ class ConfigurationDeletedSerializer(serializers.Serializer[Any]):
 
 
 ONE = OpenApiResponse(response=ConfigurationSerializer, description="one configuration")
-NAME = {"type": "string", "minLength": 1, "maxLength": 100}
+NAME = {
+    **text(max_length=services.MAX_NAME_LENGTH, pattern=PLAIN),
+    # Not the built-in one's name, in any case, once trimmed.
+    "not": {"pattern": "^\\s*[Dd][Ee][Ff][Aa][Uu][Ll][Tt]\\s*$"},
+}
 VALUES = {"type": "object", "description": "a JSON object of at most 64 KiB"}
 
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from kanban.accounts.invites import (
     MAX_DAYS,
     MAX_USES,
+    check_email,
     invite_create,
     invite_email,
     invite_revoke,
@@ -96,6 +97,8 @@ class InviteListView(APIView):
             request.data, allowed=("role", "days", "uses", "email"), required=("role",)
         )
         to = body.pop("email", None)
+        if "email" in request.data:
+            check_email(to)
         created = invite_create(actor=request.user, project_id=project_id, **body)
         url = request.build_absolute_uri(created.path)
         answer = {**render_invite(created.invite), "url": url}

@@ -18,10 +18,12 @@ from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.parsers import StrictJSONParser
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
-from kanban.api.schema import json_body
+from kanban.api.schema import REVISION, anchored, json_body, text, whole
 from kanban.data import knowledge as actions
 from storage import limits
 from storage.errors import invalid_argument
+from storage.knowledge import MAX_CONTEXT_LINES, MAX_QUERY_LENGTH, MAX_TITLE_LENGTH
+from storage.knowledge_format import CURSOR_RE, DOCUMENT_ID_RE
 
 
 class DocumentJSONParser(StrictJSONParser):
@@ -32,12 +34,16 @@ class DocumentJSONParser(StrictJSONParser):
         return limits.document_json_bytes(int(settings.KANBAN_MAX_DOCUMENT_BYTES))
 
 
+#: The largest whole number a Knowledge query parameter takes (more lines than any document).
+MAX_QUERY_INT = 10**9 - 1
+
+
 def query_int(params: Mapping[str, str], name: str) -> int | None:
     """An optional non-negative integer query parameter (its range is the service's)."""
     raw = params.get(name)
     if raw is None or raw == "":
         return None
-    if not raw.isascii() or not raw.isdecimal() or len(raw) > 9:
+    if not raw.isascii() or not raw.isdecimal() or int(raw) > MAX_QUERY_INT:
         raise invalid_argument(f"{name} must be a whole number", field=name)
     return int(raw)
 
@@ -101,24 +107,51 @@ class DeletedSerializer(serializers.Serializer[Any]):
     deleted = serializers.BooleanField(help_text="false when there was no such document")
 
 
-TITLE = {"type": "string", "minLength": 1, "maxLength": 1024}
+TITLE = text(max_length=MAX_TITLE_LENGTH)
 MARKDOWN = {"type": "string", "description": "UTF-8 markdown, at most 8 MiB by default"}
-EXPECTED = {"type": "string", "description": "edit only if the document is at this revision"}
+EXPECTED = {**REVISION, "description": "edit only if the document is at this revision"}
+DOCUMENT_ID_SCHEMA = text(pattern=anchored(DOCUMENT_ID_RE))
 
 
 DOCUMENT_ID = OpenApiParameter(
-    "document_id", str, OpenApiParameter.PATH, description="a document id"
+    "document_id", DOCUMENT_ID_SCHEMA, OpenApiParameter.PATH, description="a document id"
 )
-CURSOR = OpenApiParameter("cursor", str, description="`nextCursor` of the previous page")
+CURSOR = OpenApiParameter(
+    "cursor", text(pattern=anchored(CURSOR_RE)), description="`nextCursor` of the previous page"
+)
+#: One line of text: a query matches within a line.
+ONE_LINE = "^[^\\u0000\\n\\r]*$"
 SEARCH = [
-    OpenApiParameter("query", str, required=True, description="case-insensitive, one line"),
-    OpenApiParameter("documentId", str, description="search this document only"),
-    OpenApiParameter("beforeLines", int, description="context lines above a hit (0-100)"),
-    OpenApiParameter("afterLines", int, description="context lines below a hit (0-100)"),
+    OpenApiParameter(
+        "query",
+        text(max_length=MAX_QUERY_LENGTH, pattern=ONE_LINE),
+        required=True,
+        description="case-insensitive, one line",
+    ),
+    OpenApiParameter("documentId", DOCUMENT_ID_SCHEMA, description="search this document only"),
+    OpenApiParameter(
+        "beforeLines",
+        whole(minimum=0, maximum=MAX_CONTEXT_LINES),
+        description="context lines above a hit",
+    ),
+    OpenApiParameter(
+        "afterLines",
+        whole(minimum=0, maximum=MAX_CONTEXT_LINES),
+        description="context lines below a hit",
+    ),
 ]
 LINES = [
-    OpenApiParameter("start", int, required=True, description="first line, 1-based"),
-    OpenApiParameter("end", int, description="last line, inclusive; default the last"),
+    OpenApiParameter(
+        "start",
+        whole(minimum=1, maximum=MAX_QUERY_INT),
+        required=True,
+        description="first line, 1-based",
+    ),
+    OpenApiParameter(
+        "end",
+        whole(minimum=1, maximum=MAX_QUERY_INT),
+        description="last line, inclusive; default the last",
+    ),
 ]
 TAGS = ["knowledge"]
 
@@ -160,7 +193,7 @@ class DocumentListView(KnowledgeView):
             required=("title", "markdown"),
             title=TITLE,
             markdown=MARKDOWN,
-            id={"type": "string", "description": "a stable id; generated when left out"},
+            id={**DOCUMENT_ID_SCHEMA, "description": "a stable id; generated when left out"},
         ),
         parameters=WRITE_HEADERS,
         responses={201: DocumentSummarySerializer, **ERRORS},

@@ -11,12 +11,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
-from kanban.api.schema import json_body
+from kanban.api.schema import REVISION, json_body, text, whole
 from kanban.data import kv as kv_actions
 from kanban.data.kv import WRITE_ACTIONS, Provenance
 from kanban.data.target import Target
+from storage.engine import MAX_HISTORY_LIMIT
 from storage.errors import invalid_argument
-from storage.limits import MAX_BATCH_KEYS
+from storage.limits import MAX_BATCH_KEYS, MAX_KEY_CHARS
 from storage.namespaces import Domain
 
 #: What a read names as its provenance: nothing is recorded of it.
@@ -55,10 +56,13 @@ ENTRY = OpenApiResponse(
 PUT_BODY = json_body(
     required=("value",),
     value={"description": "any JSON value"},
-    expectedRevision={"type": "string", "nullable": True},
+    expectedRevision={**REVISION, "nullable": True},
 )
 KEY = OpenApiParameter(
-    "key", str, OpenApiParameter.PATH, description="percent-encoded key (may contain / and :)"
+    "key",
+    text(max_length=MAX_KEY_CHARS),
+    OpenApiParameter.PATH,
+    description="percent-encoded key (may contain / and :)",
 )
 
 
@@ -125,7 +129,7 @@ BATCH_BODY = json_body(
     required=("keys",),
     keys={
         "type": "array",
-        "items": {"type": "string"},
+        "items": text(max_length=MAX_KEY_CHARS),
         "minItems": 1,
         "maxItems": MAX_BATCH_KEYS,
         "description": "the keys to read, each named (there is no listing)",
@@ -180,8 +184,10 @@ HISTORY = OpenApiResponse(
 )
 HISTORY_PARAMETERS = [
     KEY,
-    OpenApiParameter("limit", int, description="versions per page, 1 to 100 (default 20)"),
-    OpenApiParameter("before", str, description="the `cursor` of the page before"),
+    OpenApiParameter(
+        "limit", whole(minimum=1, maximum=MAX_HISTORY_LIMIT), description="versions per page"
+    ),
+    OpenApiParameter("before", REVISION, description="the `cursor` of the page before"),
 ]
 
 

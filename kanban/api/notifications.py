@@ -14,8 +14,15 @@ from rest_framework.views import APIView
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.query import check_query
-from kanban.api.schema import json_body
-from kanban.data.notifications import MAX_LIST, notifications_list, notifications_read
+from kanban.api.schema import json_body, whole
+from kanban.data.notifications import (
+    MAX_ID,
+    MAX_LIST,
+    MAX_READ,
+    notifications_list,
+    notifications_read,
+)
+from storage.errors import invalid_argument
 
 TAGS = ["notifications"]
 
@@ -58,8 +65,14 @@ class NotificationListView(APIView):
         tags=TAGS,
         description="The caller's notifications, of boards they belong to, newest first.",
         parameters=[
-            OpenApiParameter("limit", int, description=f"1 to {MAX_LIST}, 50 by default"),
-            OpenApiParameter("before", int, description="the cursor of the page before"),
+            OpenApiParameter(
+                "limit", whole(minimum=1, maximum=MAX_LIST), description="50 by default"
+            ),
+            OpenApiParameter(
+                "before",
+                whole(minimum=1, maximum=MAX_ID),
+                description="the cursor of the page before",
+            ),
         ],
         responses={200: InboxSerializer, **ERRORS},
     )
@@ -76,9 +89,15 @@ class NotificationReadView(APIView):
         tags=TAGS,
         description="Marks the notifications named by ``ids`` read, or all of them when the "
         "body names none.",
-        request=json_body(ids={"type": "array", "items": {"type": "integer"}, "maxItems": 1000}),
+        request=json_body(
+            ids={"type": "array", "items": whole(minimum=1, maximum=MAX_ID), "maxItems": MAX_READ}
+        ),
         responses={200: ReadSerializer, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        body = check_body(request.data if request.data else {}, allowed=("ids",))
+        # No body at all marks every one read; a body is an object like any other.
+        data = request.data
+        body = check_body({} if isinstance(data, dict) and not data else data, allowed=("ids",))
+        if "ids" in body and body["ids"] is None:
+            raise invalid_argument("ids is a list of notification ids", field="ids")
         return Response({"read": notifications_read(user=request.user, ids=body.get("ids"))})

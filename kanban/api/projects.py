@@ -15,12 +15,23 @@ from rest_framework.views import APIView
 from kanban.access.memberships import Member, members_list
 from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
-from kanban.api.schema import json_body
+from kanban.api.schema import NO_NUL, PLAIN, json_body, text
 from kanban.data.members import PendingOffer, member_set, offers_of_board
 from kanban.models import Role
 from kanban.projects.board_templates import Template, board_create
-from kanban.projects.lifecycle import MAX_NAME_LENGTH, project_archive, project_delete_by_owner
-from kanban.projects.listing import Listed, Sort, project_listed, projects_listed
+from kanban.projects.lifecycle import (
+    MAX_NAME_LENGTH,
+    NAME_PATTERN,
+    project_archive,
+    project_delete_by_owner,
+)
+from kanban.projects.listing import (
+    MAX_QUERY_LENGTH,
+    Listed,
+    Sort,
+    project_listed,
+    projects_listed,
+)
 from storage.errors import invalid_argument
 
 TAGS = ["projects"]
@@ -128,7 +139,9 @@ class PendingOfferListSerializer(serializers.Serializer[Any]):
 
 
 ONE = OpenApiResponse(response=ProjectSerializer, description="one project")
-USERNAME = OpenApiParameter("username", str, OpenApiParameter.PATH, description="a username")
+USERNAME = OpenApiParameter(
+    "username", text(pattern=PLAIN), OpenApiParameter.PATH, description="a username"
+)
 
 
 # --- views -------------------------------------------------------------------------------------
@@ -141,7 +154,11 @@ class ProjectListView(APIView):
         description="The projects the caller is a member of (a superuser: every project), "
         "with the caller's role, by name or by last change.",
         parameters=[
-            OpenApiParameter("q", str, description="only names containing this, any case"),
+            OpenApiParameter(
+                "q",
+                text(min_length=0, max_length=MAX_QUERY_LENGTH, pattern=NO_NUL),
+                description="only names containing this, any case",
+            ),
             OpenApiParameter("sort", str, enum=list(Sort), description="default `name`"),
             OpenApiParameter("archived", bool, description="the archived projects instead"),
         ],
@@ -163,7 +180,7 @@ class ProjectListView(APIView):
         "copy of the template's plugin files and no relationships.",
         request=json_body(
             required=("name", "template"),
-            name={"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH},
+            name=text(max_length=MAX_NAME_LENGTH, pattern=NAME_PATTERN),
             template={"type": "string", "enum": list(Template)},
         ),
         responses={201: ONE, **ERRORS},

@@ -8,7 +8,8 @@ from typing import Final
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
-from kanban.data.kv import Provenance, check_run_id
+from kanban.api.schema import text
+from kanban.data.kv import MAX_RUN_ID_LENGTH, Provenance, check_run_id
 from kanban.models import ApiToken
 
 RUN_HEADER: Final = "X-Run-Id"
@@ -18,13 +19,13 @@ CONVERSATION_HEADER: Final = "X-Conversation-Id"
 WRITE_HEADERS: Final = [
     OpenApiParameter(
         RUN_HEADER,
-        str,
+        text(max_length=MAX_RUN_ID_LENGTH),
         OpenApiParameter.HEADER,
         description="the agent run this write belongs to; kept in the value's write source",
     ),
     OpenApiParameter(
         CONVERSATION_HEADER,
-        str,
+        text(max_length=MAX_RUN_ID_LENGTH),
         OpenApiParameter.HEADER,
         description="the conversation this write belongs to; kept in its write source",
     ),

@@ -8,6 +8,9 @@ from typing import Any
 
 from storage.errors import invalid_argument
 
+#: The largest whole number a query parameter takes: what the database's bigint holds.
+MAX_QUERY_NUMBER = 2**63 - 1
+
 
 def check_query(
     query: Mapping[str, str], *, allowed: Iterable[str], numbers: Iterable[str] = ()
@@ -23,7 +26,7 @@ def check_query(
             continue
         raw = query[name]
         if name in whole:
-            if not raw.isdecimal() or not raw.isascii() or len(raw) > 18:
+            if not raw.isdecimal() or not raw.isascii() or int(raw) > MAX_QUERY_NUMBER:
                 raise invalid_argument(f"{name} is a whole number", field=name)
             found[name] = int(raw)
         else:

@@ -14,7 +14,14 @@ from rest_framework.views import APIView
 from kanban.api.kv import ERRORS
 from kanban.api.notifications import BoardSerializer
 from kanban.api.query import check_query
-from kanban.data.board.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, cards_search
+from kanban.api.schema import PLAIN, text, whole
+from kanban.data.board.search import (
+    DEFAULT_LIMIT,
+    MAX_CURSOR,
+    MAX_LIMIT,
+    MAX_QUERY,
+    cards_search,
+)
 
 
 # The inbox's board, kept as its own class for its own OpenAPI component, ResultBoard:
@@ -52,11 +59,19 @@ class CardSearchView(APIView):
         "board order. Bounded like a Knowledge search: too_large past its budget, "
         "rate_limited past the caller's running searches.",
         parameters=[
-            OpenApiParameter("q", str, required=True, description=f"1 to {MAX_QUERY} characters"),
             OpenApiParameter(
-                "limit", int, description=f"1 to {MAX_LIMIT}, {DEFAULT_LIMIT} by default"
+                "q", text(max_length=MAX_QUERY, pattern=PLAIN), required=True, description="words"
             ),
-            OpenApiParameter("cursor", int, description="the cursor of the page before"),
+            OpenApiParameter(
+                "limit",
+                whole(minimum=1, maximum=MAX_LIMIT),
+                description=f"{DEFAULT_LIMIT} by default",
+            ),
+            OpenApiParameter(
+                "cursor",
+                whole(minimum=0, maximum=MAX_CURSOR),
+                description="the cursor of the page before",
+            ),
         ],
         responses={200: CardSearchSerializer, **ERRORS},
     )

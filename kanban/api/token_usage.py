@@ -12,8 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.kv import ERRORS
+from kanban.api.schema import text
 from kanban.data.token_usage import FIELDS, USAGE_KEY, project_token_usage, system_token_usage
 from storage.errors import ErrorCode, KanbanError
+from storage.namespaces import MAX_CONVERSATION_ID_LENGTH
 
 TAGS = ["token usage"]
 
@@ -52,7 +54,13 @@ class ProjectTokenUsageView(APIView):
         operation_id="project_token_usage",
         tags=TAGS,
         description=DESCRIPTION,
-        parameters=[OpenApiParameter("conversationId", str, description="one conversation's")],
+        parameters=[
+            OpenApiParameter(
+                "conversationId",
+                text(max_length=MAX_CONVERSATION_ID_LENGTH),
+                description="one conversation's",
+            )
+        ],
         responses={200: UsageSerializer, **ERRORS},
     )
     def get(self, request: Request, project_id: Any) -> Response:

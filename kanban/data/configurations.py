@@ -78,11 +78,11 @@ def check_configuration_name(name: object) -> str:
     not "Default", which would be indistinguishable from the built-in one in a picker."""
     if not isinstance(name, str):
         raise invalid_argument("name must be a string", field="name")
+    if len(name) > MAX_NAME_LENGTH:
+        raise invalid_argument(f"name is longer than {MAX_NAME_LENGTH} characters", field="name")
     name = name.strip()
     if not name:
         raise invalid_argument("name must not be empty", field="name")
-    if len(name) > MAX_NAME_LENGTH:
-        raise invalid_argument(f"name is longer than {MAX_NAME_LENGTH} characters", field="name")
     if any(unicodedata.category(char) in {"Cc", "Cs"} for char in name):
         raise invalid_argument("name must not contain control characters", field="name")
     if name.casefold() == DEFAULT_NAME.casefold():

@@ -30,6 +30,7 @@ from kanban.access.memberships import (
 )
 from kanban.data.notifications import NOTIFIED, Notified
 from kanban.models import ROLE_RANK, Membership, MembershipOffer, Project, Role
+from storage.addresses import PLAIN_TEXT
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 #: The newest offers a person's inbox lists (each is one board; a board is offered once).
@@ -63,7 +64,7 @@ class PendingOffer:
 def check_username(username: object) -> str:
     if not isinstance(username, str) or not username:
         raise invalid_argument("username must be a non-empty string", field="username")
-    if not username.isprintable():
+    if not PLAIN_TEXT.fullmatch(username):
         # No username holds one (kanban.accounts.users.check_username), and PostgreSQL
         # would refuse a NUL in the lookup itself: a bad request, not a server fault.
         raise invalid_argument("a username has no control characters", field="username")

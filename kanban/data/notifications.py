@@ -34,6 +34,8 @@ MAX_RECIPIENTS: Final = 20
 MAX_LIST: Final = 100
 #: Row ids are 64-bit: a larger number names none (and a database would refuse it).
 MAX_ID: Final = 2**63 - 1
+#: The most notifications one request marks read by id.
+MAX_READ: Final = 1000
 _CARD_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -202,7 +204,7 @@ def notifications_read(*, user: Any, ids: object = None) -> int:
     """Mark these (or, for None, all) of the user's notifications read; how many were."""
     unread = _visible(user).filter(read_at=None)
     if ids is not None:
-        if not isinstance(ids, list) or not all(_is_id(i) for i in ids) or len(ids) > 1000:
+        if not isinstance(ids, list) or not all(_is_id(i) for i in ids) or len(ids) > MAX_READ:
             raise invalid_argument("ids is a list of notification ids", field="ids")
         unread = unread.filter(pk__in=ids)
     with transaction.atomic():

@@ -15,6 +15,7 @@ from kanban.access.memberships import access_project_role
 from kanban.access.project_writes import project_lock_for_delete
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType, Relationship, Role
 from kanban.projects.attachment_files import attachment_files_erase
+from storage.addresses import CONTROL
 from storage.errors import invalid_argument
 from storage.kv import kv_erase_project
 
@@ -24,6 +25,11 @@ MAX_NAME_LENGTH = 200
 #: Characters that make a name display as something it is not: bidirectional overrides and
 #: isolates (a name that reads backwards), besides control characters such as NUL.
 _DECEPTIVE: Final = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+#: check_project_name as the OpenAPI schema states it: something besides spaces, none of
+#: the characters refused below (surrogates never arrive in valid JSON text).
+NAME_PATTERN: Final = "^[^{0}]*[^\\s{0}][^{0}]*$".format(CONTROL + "".join(sorted(_DECEPTIVE)))
 
 
 def check_project_name(name: object) -> str:

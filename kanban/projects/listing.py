@@ -48,7 +48,7 @@ class Listed:
 
 
 def check_sort(sort: object) -> Sort:
-    if sort is None or sort == "":
+    if sort is None:
         return Sort.NAME
     if not isinstance(sort, str) or sort not in Sort.__members__.values():
         choices = ", ".join(Sort)

@@ -60,7 +60,7 @@ MAX_LABELS: Final = 12
 MAX_LABEL: Final = 40
 MAX_ASSIGNEES: Final = 10
 MAX_CHECKLIST: Final = page_constant("board-core.js", "MAX_CHECKLIST")
-_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: The fields an agent may set on a card, and the Board dialog's names for them.
 EDITABLE: Final = ("title", "description", "labels", "assignees", "start", "due")
@@ -76,7 +76,7 @@ def card_key(card_id: str) -> str:
 
 
 def is_id(value: object) -> bool:
-    return isinstance(value, str) and _ID.fullmatch(value) is not None
+    return isinstance(value, str) and ID.fullmatch(value) is not None
 
 
 def is_date(value: object) -> bool:

@@ -23,11 +23,14 @@ from kanban.data.kv import project_kv_get, project_kv_get_many
 from kanban.models import Project, ProjectType
 from kanban.projects.package_changes import package_name
 from storage import jsoncodec
+from storage.addresses import PLAIN_TEXT
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.limits import MAX_BATCH_KEYS
 
 MAX_QUERY: Final = 200
 DEFAULT_LIMIT: Final = 20
+#: How far into the results a cursor may point.
+MAX_CURSOR: Final = 10**6
 MAX_LIMIT: Final = 50
 EXCERPT: Final = 160
 
@@ -50,7 +53,7 @@ class _Budget:
 def check_query(raw: object) -> list[str]:
     if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_QUERY:
         raise invalid_argument(f"q is 1 to {MAX_QUERY} characters", field="q")
-    if not raw.isprintable():
+    if not PLAIN_TEXT.fullmatch(raw):
         raise invalid_argument("q has no control characters", field="q")
     return raw.casefold().split()
 
@@ -69,7 +72,7 @@ def cards_search(
     "description" or "comment")."""
     words = check_query(query)
     size = _whole(limit, field="limit", low=1, high=MAX_LIMIT)
-    start = _whole(cursor, field="cursor", low=0, high=10**6)
+    start = _whole(cursor, field="cursor", low=0, high=MAX_CURSOR)
     skip = start
     budget = _Budget(int(settings.KANBAN_SEARCH_BUDGET_CHARS))
     results: list[dict[str, Any]] = []
