@@ -106,7 +106,7 @@ IDLE_SECONDS = 2.0
 
 async def _idle_commands_per_second(client: redis.Redis) -> float:
     """Redis commands a second with the viewers connected and nobody writing: the sockets'
-    quota slots kept alive (kanban/access/quotas.py), the layer's own polls. They follow
+    quota slots kept alive (kanban/quotas/deployment.py), the layer's own polls. They follow
     time and sockets, not events, so a move's cost is counted above them."""
     started, commands = time.monotonic(), _redis_commands(client)
     await asyncio.sleep(IDLE_SECONDS)

@@ -397,11 +397,11 @@ WHITENOISE_MIMETYPES = {".ts": "text/plain"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/accounts/login/"
-AUTHENTICATION_BACKENDS = ["kanban.accounts.throttle.ThrottledModelBackend"]
-# Failed sign-ins allowed per username within the window (kanban/accounts/throttle.py).
+AUTHENTICATION_BACKENDS = ["kanban.quotas.sign_in.ThrottledModelBackend"]
+# Failed sign-ins allowed per username within the window (kanban/quotas/sign_in.py).
 KANBAN_LOGIN_MAX_FAILURES = env_int("KANBAN_LOGIN_MAX_FAILURES", 10, minimum=1)
 KANBAN_LOGIN_WINDOW = env_int("KANBAN_LOGIN_WINDOW", 900, minimum=1)
-# Accounts made through invite links a day (kanban/accounts/throttle.py), for the deployment:
+# Accounts made through invite links a day (kanban/quotas/sign_in.py), for the deployment:
 # through one inviter's links, and from one address; "staff" lets only staff links make them.
 KANBAN_INVITE_SIGNUPS = env_choice("KANBAN_INVITE_SIGNUPS", "all", ("all", "staff"))
 KANBAN_INVITE_SIGNUPS_PER_INVITER_DAY = env_int(
@@ -410,7 +410,7 @@ KANBAN_INVITE_SIGNUPS_PER_INVITER_DAY = env_int(
 KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY = env_int(
     "KANBAN_INVITE_SIGNUPS_PER_ADDRESS_DAY", 10, minimum=1
 )
-# Peers whose X-Forwarded-For is believed (kanban/accounts/client_address.py); nobody else's is.
+# Peers whose X-Forwarded-For is believed (kanban/quotas/client_address.py); nobody else's is.
 KANBAN_TRUSTED_PROXIES = env_networks("KANBAN_TRUSTED_PROXIES", [])
 # Email (kanban/jobs/email.py): one URL, EMAIL_URL, parsed strictly (email_from_url). Every
 # mail Django sends is queued as a row and sent by the background worker through the backend
@@ -563,7 +563,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["kanban.api.parsers.StrictJSONParser"],
     "EXCEPTION_HANDLER": "kanban.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["kanban.api.throttles.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["kanban.quotas.rest.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": os.environ.get("KANBAN_API_RATE", "6000/min")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
@@ -606,8 +606,8 @@ KANBAN_LOOP_POOL_MAX = env_int("KANBAN_LOOP_POOL_MAX", 4, minimum=1)
 KANBAN_BRIDGE_RATE = env_float("KANBAN_BRIDGE_RATE", 200.0, minimum=0.001)
 KANBAN_BRIDGE_BURST = env_float("KANBAN_BRIDGE_BURST", 400.0, minimum=1.0)
 # One person's share, across all their sockets: open sockets, and a message rate and burst
-# (0: four sockets' worth). Per worker (kanban/bridge/quota.py) and, with REDIS_URL, for the
-# whole deployment (kanban/access/quotas.py); searches likewise.
+# (0: four sockets' worth). Per worker (kanban/quotas/worker.py) and, with REDIS_URL, for the
+# whole deployment (kanban/quotas/deployment.py); searches likewise.
 KANBAN_SOCKETS_PER_USER = env_int("KANBAN_SOCKETS_PER_USER", 32, minimum=1)
 KANBAN_BRIDGE_USER_RATE = env_float("KANBAN_BRIDGE_USER_RATE", 0.0)
 KANBAN_BRIDGE_USER_BURST = env_float("KANBAN_BRIDGE_USER_BURST", 0.0)
@@ -625,7 +625,7 @@ KANBAN_HISTORY_DAYS = env_int("KANBAN_HISTORY_DAYS", 90, minimum=1)
 # thousands of ordinary boards, and bounds what one project's writer can fill the disk with.
 KANBAN_PROJECT_BYTES = env_int("KANBAN_PROJECT_BYTES", 256 * 2**20, minimum=1)
 # One person's write rate in bytes of JSON (values and documents), across every worker and
-# transport (kanban/access/quotas.py): 1 MiB a second after a burst of 32 values at the value
+# transport (kanban/quotas/deployment.py): 1 MiB a second after a burst of 32 values at the value
 # limit, where one client wrote 660 MB a minute; past it a write is rate_limited.
 KANBAN_WRITE_BYTES_PER_USER = env_float("KANBAN_WRITE_BYTES_PER_USER", 2.0**20, minimum=1.0)
 KANBAN_WRITE_BYTES_BURST = env_float("KANBAN_WRITE_BYTES_BURST", 32.0 * 2**20, minimum=2.0**20)

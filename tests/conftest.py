@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import hashers
 from django.db import connections
 
-from kanban.access import quotas
+from kanban.quotas import deployment as quotas
 from storage import aio
 from tests.browser.fixtures import browser, chromium, new_context
 from tests.live import LiveServer, start_live_servers
@@ -136,7 +136,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_write_budgets() -> None:
-    """A person's write-bytes budget is kept per process (kanban/access/quotas.py), and the
+    """A person's write-bytes budget is kept per process (kanban/quotas/deployment.py), and the
     SQLite runs give each test's alice the same id: one test's writes must not spend the
     next one's budget."""
     quotas.write_bytes_reset()

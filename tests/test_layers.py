@@ -28,6 +28,7 @@ BOTTOM_UP: Final = (
     layer("kanban.observability", "counts and logs what the parts above do, for operators"),
     layer("kanban.models kanban.migrations", "hold projects, memberships, grants and tokens"),
     layer("kanban.access", "decides who may touch which project's data"),
+    layer("kanban.quotas", "bounds what one person may take: rates, caps and sign-in attempts"),
     layer(
         "kanban.accounts kanban.projects",
         "create people and their tokens, and projects with their plugins",

@@ -4,7 +4,7 @@ A link carries a secret; only its hash is stored. It works until it expires, is 
 or has been used its number of times, and only while its maker owns the board (losing
 ownership revokes one's links). A person without an account chooses a username and
 password on the link's page (the same rules as everywhere: ``user_create``), within the
-day's sign-up limits (``kanban.accounts.throttle``); a signed-in person accepts with one
+day's sign-up limits (``kanban.quotas.sign_in``); a signed-in person accepts with one
 click. Accepting never lowers a role someone already holds, and uses the link only when it
 gives them something.
 """
@@ -34,9 +34,9 @@ from kanban.access.memberships import (
     membership_set,
     role_of,
 )
-from kanban.accounts.throttle import sign_up_admit
 from kanban.accounts.users import user_create
 from kanban.models import ROLE_RANK, Invite, Project, Role
+from kanban.quotas.sign_in import sign_up_admit
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 MAX_DAYS: Final = 30

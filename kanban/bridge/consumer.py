@@ -17,16 +17,16 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import DatabaseError
 
-from kanban.access import quotas
 from kanban.access.context import plugin_context
 from kanban.bridge import frames, ops, service
 from kanban.bridge.hub import ReadRules, Subscription, get_hub
-from kanban.bridge.quota import QUOTA, TokenBucket
 from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
 from kanban.data.request_size import max_request_bytes
 from kanban.observability.logs import new_context_id
 from kanban.observability.metrics import FRAMES, SOCKETS
 from kanban.projects import boards
+from kanban.quotas import deployment as quotas
+from kanban.quotas.worker import QUOTA, TokenBucket
 from storage import jsoncodec
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 

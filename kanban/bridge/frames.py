@@ -24,7 +24,7 @@ PROTOCOL_VERSION: Final[int] = SPEC["version"]
 #: the host stops (the user signed out, or may no longer open the board); after 4013, "try
 #: again later" (no database, or this person's sockets at their cap) it reconnects. Not the
 #: standard 1013: autobahn, under daphne, refuses to send any code but 1000 and 3000-4999,
-#: and the socket ended in 1011 instead (pinned in tests/kanban/access/test_quotas.py).
+#: and the socket ended in 1011 instead (pinned in tests/kanban/quotas/test_deployment.py).
 CLOSE_UNAUTHENTICATED: Final[int] = SPEC["close"]["unauthenticated"]
 CLOSE_FORBIDDEN: Final[int] = SPEC["close"]["forbidden"]
 CLOSE_TRY_AGAIN_LATER: Final[int] = SPEC["close"]["tryAgainLater"]

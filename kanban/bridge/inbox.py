@@ -16,14 +16,14 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import DatabaseError
 
-from kanban.access import quotas
 from kanban.bridge import frames
 from kanban.bridge.auth import session_user_of
 from kanban.bridge.hub import inbox_group
-from kanban.bridge.quota import QUOTA
 from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
 from kanban.data.notifications import inbox_unread
 from kanban.observability.logs import new_context_id
+from kanban.quotas import deployment as quotas
+from kanban.quotas.worker import QUOTA
 from storage import jsoncodec
 
 logger = logging.getLogger(__name__)

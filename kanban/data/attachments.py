@@ -31,7 +31,6 @@ from django.db import transaction
 
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
-from kanban.access.quotas import check_write_bytes
 from kanban.data.attachment_images import picture_of
 from kanban.data.kv import ATTACHMENTS_PREFIX, Provenance, write_source
 from kanban.models import Project
@@ -40,6 +39,7 @@ from kanban.projects.attachment_files import (
     attachment_path,
     attachments_storage,
 )
+from kanban.quotas.deployment import check_write_bytes
 from storage import engine, kv
 from storage.addresses import check_text
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument

@@ -22,12 +22,12 @@ from uuid import UUID
 
 from django.conf import settings
 
-from kanban.access import quotas
 from kanban.access.decision import Access, Op, access_project_data
 from kanban.access.project_writes import project_writing
 from kanban.data.actions import action_in, needed
 from kanban.data.kv import Provenance, write_source
 from kanban.data.target import Target
+from kanban.quotas import deployment as quotas
 from storage import knowledge
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.knowledge import INDEX_KEY

@@ -16,7 +16,6 @@ from uuid import UUID
 from kanban.access.decision import Access, Op, aaccess_project_data, access_project_data
 from kanban.access.memberships import access_project_role
 from kanban.access.project_writes import project_writing
-from kanban.access.quotas import check_write_bytes
 from kanban.data.actions import action_in, needed
 from kanban.data.board.comments import (
     PreviousCheck,
@@ -27,6 +26,7 @@ from kanban.data.board.comments import (
 from kanban.data.board.layout import CARD_PREFIX
 from kanban.data.target import Target
 from kanban.models import Role
+from kanban.quotas.deployment import check_write_bytes
 from storage import jsoncodec, kv
 from storage.addresses import check_text
 from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT

@@ -14,7 +14,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kanban.accounts.client_address import client_address
 from kanban.accounts.invites import (
     check_invite_makes_accounts,
     invite_accept,
@@ -24,6 +23,7 @@ from kanban.accounts.invites import (
     invite_revoke,
     invite_sign_up,
 )
+from kanban.quotas.client_address import client_address
 from kanban.web.dashboard import members_page, refusals_rendered
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 

@@ -1,5 +1,5 @@
 """Forgotten passwords, with Django's own views: the request form is throttled like sign-in
-(kanban/accounts/throttle.py) and its mail leaves through the queue (kanban/jobs/email.py),
+(kanban/quotas/sign_in.py) and its mail leaves through the queue (kanban/jobs/email.py),
 as every mail does. Where this server sends no email, the page says to ask an administrator.
 
 The link is Django's token: it stops working once the password changes (so once used) or
@@ -16,7 +16,7 @@ from django.contrib.auth.views import PasswordResetView
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 
-from kanban.accounts.throttle import password_reset_admit
+from kanban.quotas.sign_in import password_reset_admit
 from storage.errors import KanbanError
 
 

@@ -24,7 +24,7 @@ from mozilla_django_oidc.views import OIDCAuthenticationRequestView
 
 from kanban.accounts.oidc import oidc_provider, refused
 from kanban.accounts.oidc_backend import OidcBackend
-from kanban.accounts.throttle import ThrottledAuthenticationForm
+from kanban.quotas.sign_in import ThrottledAuthenticationForm
 from storage.errors import ErrorCode, KanbanError
 
 #: A refused single sign-on's status; anything else the person can start again (400).

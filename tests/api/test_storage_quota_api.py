@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kanban.access import quotas
 from kanban.models import Project
+from kanban.quotas import deployment as quotas
 from storage.kv import kv_project_bytes
 from tests.api.conftest import People, client_for
 from tests.api.test_kv_api import assert_error, kv_url, put

@@ -1,5 +1,5 @@
 """The REST rate is counted in the cache (Redis, with REDIS_URL); a cache that does not
-answer lets requests through uncounted instead of refusing them (kanban/api/throttles.py)."""
+answer lets requests through uncounted instead of refusing them (kanban/quotas/rest.py)."""
 
 from __future__ import annotations
 

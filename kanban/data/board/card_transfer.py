@@ -29,7 +29,6 @@ from django.db import transaction
 
 from kanban.access.decision import Op, access_project_data
 from kanban.access.project_writes import project_writing
-from kanban.access.quotas import check_write_bytes
 from kanban.data.attachments import (
     attachment_key,
     attachment_paths,
@@ -43,6 +42,7 @@ from kanban.data.board.ranks import DIGITS, rank_for_placement
 from kanban.data.kv import Provenance, write_source
 from kanban.models import Membership
 from kanban.projects.attachment_files import attachment_files_delete, attachments_storage
+from kanban.quotas.deployment import check_write_bytes
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import project_kv, project_root

@@ -37,7 +37,7 @@ class Command(BaseCommand):
         sys.stdout.flush()
         # exec hands the process to daphne so signals and exit codes are daphne's own. Not
         # daphne's proxy headers: it would believe the first X-Forwarded-For entry, which a
-        # client writes (kanban/accounts/client_address.py reads it from named proxies only).
+        # client writes (kanban/quotas/client_address.py reads it from named proxies only).
         argv = [sys.executable, "-m", "kanban.daphne", "-b", host, "-p", port]
         argv.append("kanban.asgi:application")
         os.execv(sys.executable, argv)  # noqa: S606

@@ -12,9 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from kanban.access.memberships import membership_role
-from kanban.accounts import throttle
 from kanban.accounts.invites import invite_accept, invite_create, invite_sign_up
 from kanban.models import Invite, Project
+from kanban.quotas import sign_in as throttle
 from storage.errors import ErrorCode, KanbanError
 from tests.factories import a_project, a_user
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kanban.access import quotas
 from kanban.models import Project
+from kanban.quotas import deployment as quotas
 from tests.factories import a_board, users
 from tests.kanban.bridge.helpers import Bridge, open_bridge
 

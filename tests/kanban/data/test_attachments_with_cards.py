@@ -15,7 +15,6 @@ import pytest
 from django.db import transaction
 from rest_framework.test import APIClient
 
-from kanban.access.quotas import write_bytes_reset
 from kanban.accounts.tokens import token_create
 from kanban.bridge.frames import Request
 from kanban.bridge.ops import bridge_call
@@ -28,6 +27,7 @@ from kanban.data.kv import (
 )
 from kanban.mcp.tools import tool_call
 from kanban.models import Project
+from kanban.quotas.deployment import write_bytes_reset
 from storage import kv
 from storage.errors import ErrorCode, KanbanError
 from storage.kv import kv_history_prune, kv_project_bytes

@@ -27,7 +27,7 @@ BOUNDARY = "----kanban-test-boundary"
 def session_of(user: Any) -> str:
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "kanban.accounts.throttle.ThrottledModelBackend"
+    session[BACKEND_SESSION_KEY] = "kanban.quotas.sign_in.ThrottledModelBackend"
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return str(session.session_key)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from kanban.access import quotas
+from kanban.quotas import deployment as quotas
 from tests.kanban.bridge.test_scale_out import (
     REDIS_URL,
     open_socket,

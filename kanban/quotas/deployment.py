@@ -1,6 +1,6 @@
-"""One person's share of the whole deployment, however many workers serve it (#24 Low 6).
+"""One person's share of the whole deployment, however many workers serve it.
 
-Each worker also counts per process (``kanban.bridge.quota``, and the search slots of
+Each worker also counts per process (``kanban.quotas.worker``, and the search slots of
 ``kanban.data.knowledge``); on the embedded default there is one process and that count is
 the deployment's. With ``REDIS_URL`` the same limits are counted in Redis as well, so
 forty sockets on each of three workers are still ``KANBAN_SOCKETS_PER_USER`` in all:

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import RequestFactory
 
-from kanban.accounts.client_address import client_address
+from kanban.quotas.client_address import client_address
 from kanban.settings import env_networks
 
 

@@ -17,7 +17,7 @@ own attempt back from the address's count.
 
 The check lives in the authentication backend, so the login page, the admin's login and
 anything else that calls ``authenticate`` are bounded alike. The address is the one
-``kanban.accounts.client_address`` trusts.
+``kanban.quotas.client_address`` trusts.
 
 Accounts made through invite links are bounded the same way (``sign_up_admit``), per day:
 through one inviter's links, and from one address. Both counts live in the database every
@@ -40,8 +40,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 
-from kanban.accounts.client_address import client_address
 from kanban.observability.metrics import LOGIN_LOCKS
+from kanban.quotas.client_address import client_address
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import (

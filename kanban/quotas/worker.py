@@ -1,10 +1,10 @@
 """What one person may take of a worker's bridge, across all their sockets: at most
 ``KANBAN_SOCKETS_PER_USER`` open sockets, and one message bucket they all draw from (on
 top of each socket's own). A thousand sockets, or fifty sockets each at its own rate, no
-longer multiply what one account can make a worker do (#17 Low 6).
+longer multiply what one account can make a worker do.
 
-Per worker process, like the per-socket bucket; with Redis, ``kanban.access.quotas`` counts
-the same limits for the whole deployment (#24 Low 6)."""
+Per worker process, like the per-socket bucket; with Redis, ``kanban.quotas.deployment``
+counts the same limits for the whole deployment, which workers alone would multiply."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from kanban.access.quotas import user_rate
+from kanban.quotas.deployment import user_rate
 
 
 class TokenBucket:
