@@ -82,10 +82,18 @@ async function put(key, value) {
 // Shows a change at once; `settle` keeps it over what the page holds until its write is
 // done.
 export function applyLocal(id, card) {
-  const mark = card === null ? { deleted: id } : card;
+  // This person's change: the card no longer shows an agent's (the store clears it when
+  // the write is in).
+  const mark = card === null ? { deleted: id } : withoutAgent(card);
   overlays.set(id, mark);
   state.cards = withOverlays(state.cards);
   return mark;
+}
+
+function withoutAgent(card) {
+  if (!card.agent) return card;
+  const { agent: _agent, ...own } = card;
+  return own;
 }
 
 // An event that came while the write was out may still be reading what it named: the

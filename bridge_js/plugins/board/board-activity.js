@@ -63,8 +63,9 @@ function draw(id, entries, cursor, { restored, more }) {
           avatar(version.who),
           // Spaces between the parts: the row reads as a sentence to a screen reader too.
           ...spaced(
-            el("strong", { text: personLabel(version.who) }),
-            version.agent ? el("span", { class: "badge", text: "agent" }) : null,
+            // "triage-bot (Alice Martin's agent)" for an agent's, the person otherwise.
+            el("strong", { text: version.by }),
+            version.agent ? el("span", { class: "badge", "aria-hidden": "true", text: "bot" }) : null,
             el("span", { class: "what" }, ...change.parts.map((p) => (typeof p === "string" ? p : el("em", { text: p.em })))),
             version.restoredFrom ? el("span", { class: "via", text: "(restored an earlier version)" }) : null,
             el("span", { class: "via", text: "via " + version.via + "," }),
@@ -108,9 +109,7 @@ function previewRestore(anchor, id, version, field, restored) {
       body.append(el("p", { class: "popover-note", text: "The card already holds what this version had." }));
       return;
     }
-    body.append(
-      el("p", { class: "popover-note", text: "Tick the fields to bring back as " + personLabel(version.who) + " left them " + momentText(version.at) + "." }),
-    );
+    body.append(el("p", { class: "popover-note", text: "Tick the fields to bring back as " + version.by + " left them " + momentText(version.at) + "." }));
     const list = el("ul", { class: "restore-choices", "data-testid": "restore-choices" });
     for (const choice of choices) {
       list.append(

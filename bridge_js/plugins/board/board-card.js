@@ -6,6 +6,7 @@ import { checklistProgress, dueState } from "./board-core.js";
 import { hue, icon, initials, personLabel, state, today } from "./board-state.js";
 import { labelColour } from "./board-labels.js";
 import { plainExcerpt } from "./board-markdown.js";
+import { agentText } from "./board-history.js";
 import { dayText, fullText } from "./board-dates.js";
 import { attachmentCount, coverOf, uploadsOut, wireFileDrop } from "./board-attachments.js";
 import { archiveCard, useOne } from "./board-actions.js";
@@ -99,6 +100,12 @@ export function renderCard(card) {
         String(card.commentCount),
       ),
     );
+  }
+  if (card.agent) {
+    // An agent made or last changed this card: said in words for a screen reader and on
+    // hover, a person's next change takes it away.
+    const who = "Changed by " + agentText(card.agent, personLabel);
+    meta.append(el("span", { class: "agent-mark", role: "img", "data-testid": "agent-" + card.id, title: who, "aria-label": who, text: "bot" }));
   }
   const files = attachmentCount(card.id);
   if (files || uploadsOut(card.id)) {

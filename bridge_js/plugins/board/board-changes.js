@@ -5,6 +5,7 @@
 import { Refused } from "../../static/bridge/plugin-kit.js";
 import { DEFAULT_COLUMNS, KEYS, MAX_CHECKLIST, MAX_TEXT, normalizeCard, normalizeChecklist, normalizeColumns, normalizeIndex } from "./board-core.js";
 import { normalizeLabelSet } from "./board-labels.js";
+import { agentOf } from "./board-history.js";
 
 const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
 
@@ -39,6 +40,9 @@ export function createStore() {
   // an unchanged card is the same object from one board() to the next and the page can
   // keep its drawing (board-render.js compares cards by identity).
   const normalized = new Map();
+  // card key -> the agent whose write the page last heard of ({name, owner}, agentOf);
+  // absent when a person's was, or the page only read the card (a read names no writer).
+  const agents = new Map();
   // Card keys set since the last board(), and what that call built from the index.
   const dirty = new Set();
   let built = null;
@@ -47,23 +51,33 @@ export function createStore() {
   const cardOf = (id) => {
     const key = KEYS.card(id);
     const raw = values.get(key);
+    const agent = agents.get(key);
     const hit = normalized.get(key);
-    if (hit && hit.raw === raw) return hit.card;
-    const card = normalizeCard(id, raw);
-    normalized.set(key, { raw, card });
+    if (hit && hit.raw === raw && hit.agent === agent) return hit.card;
+    const plain = normalizeCard(id, raw);
+    // An agent's last change is part of the card as drawn (its face marks it).
+    const card = plain && agent ? { ...plain, agent } : plain;
+    normalized.set(key, { raw, agent, card });
     return card;
   };
   return {
     has: (key) => values.has(key),
     get: (key) => values.get(key),
     seen: (key) => events.get(key) || 0,
-    set(key, value) {
+    // `agent`: who wrote this value, when the page knows (agentOf its source; null: a
+    // person); left out, what the page knew of its writer stays (a read names none).
+    set(key, value, agent) {
       values.delete(key); // re-inserted last: the newest unindexed card is kept longest
       values.set(key, value);
+      if (agent) agents.set(key, agent);
+      else if (agent === null) agents.delete(key);
       if (key.startsWith("card:")) dirty.add(key);
     },
+    // The card under `key` as the page holds it now (null when it holds none).
+    card: (key) => (key.startsWith("card:") && values.has(key) ? cardOf(key.slice("card:".length)) : null),
     clear() {
       values.clear();
+      agents.clear();
       normalized.clear();
       dirty.clear();
       built = null;
@@ -74,9 +88,15 @@ export function createStore() {
       for (const change of changes) {
         if (!isBoardKey(change.key)) continue;
         events.set(change.key, (events.get(change.key) || 0) + 1);
-        if (change.deleted === true) this.set(change.key, undefined);
-        else if ("value" in change) this.set(change.key, change.value);
-        else unread.push(change.key);
+        const agent = agentOf(change.source);
+        if (change.deleted === true) this.set(change.key, undefined, agent);
+        else if ("value" in change) this.set(change.key, change.value, agent);
+        else {
+          // Read next; whose write it was is known now.
+          if (agent) agents.set(change.key, agent);
+          else agents.delete(change.key);
+          unread.push(change.key);
+        }
       }
       return unread;
     },
@@ -98,6 +118,7 @@ export function createStore() {
         for (const key of unindexed.slice(0, Math.max(0, unindexed.length - MAX_UNINDEXED))) {
           values.delete(key);
           normalized.delete(key);
+          agents.delete(key);
         }
       }
       // The cards in index order, kept from the last call: a new index reads them all

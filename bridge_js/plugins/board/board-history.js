@@ -84,9 +84,55 @@ function checklistChanges(before, after, add) {
   if (!same(order(before, now), order(after, old))) add("checklist", "reordered the checklist");
 }
 
-// The versions of kv.getHistory (newest first) as {revision, at, who, via, agent,
-// restoredFrom, latest, card, changes: [{field, parts}]}. The oldest version of a page that
-// is not the whole history changed what this page cannot tell.
+// --- agents ---------------------------------------------------------------------------------
+// A write source (a kept version's, or a watch change's: the same object) names an agent
+// when it came through the MCP server, names its token's agent, or names a run or
+// conversation. {name, owner}: the token's name (null when it has none) and the username
+// of the person whose agent it is; null for a person's own write.
+export function agentOf(source) {
+  if (!source || typeof source !== "object") return null;
+  const name = typeof source.agent === "string" && source.agent.trim() ? source.agent.trim() : null;
+  if (!name && source.via !== "mcp" && !source.runId && !source.conversationId) return null;
+  return { name, owner: typeof source.user === "string" ? source.user : "someone" };
+}
+
+// "triage-bot (Alice Martin's agent)", or "Alice Martin's agent" for an unnamed one.
+export function agentText(agent, person = defaults.person) {
+  const whose = person(agent.owner) + "'s agent";
+  return agent.name ? agent.name + " (" + whose + ")" : whose;
+}
+
+// What a change elsewhere did to a card, for a toast after who did it ("moved “Deploy”
+// to Doing"): `before` and `after` are normalized cards or null (not held, deleted).
+// Null when there is nothing to tell (a card the page never held that is now gone).
+export function cardNotice(before, after, ctx = defaults) {
+  ctx = { ...defaults, ...ctx };
+  const card = after || before;
+  if (!card) return null;
+  const quoted = "“" + card.title + "”";
+  if (!after) return "deleted " + quoted;
+  if (!before) return "added " + quoted + " to " + columnTitle(ctx, after.column);
+  if (before.archived !== after.archived) return (after.archived ? "archived " : "brought back ") + quoted;
+  if (before.column !== after.column) return "moved " + quoted + " to " + columnTitle(ctx, after.column);
+  const changes = fieldChanges(before, after, ctx);
+  if (changes.length && changes.every((c) => c.field === "rank")) return "moved " + quoted + " in " + columnTitle(ctx, after.column);
+  if (changes.length === 1 && changes[0].field === "title") return "renamed “" + before.title + "” to " + quoted;
+  return "edited " + quoted;
+}
+
+// One toast's text for an event's changes by agents ([{agent, what}], each `what` a
+// cardNotice): "triage-bot (Alice Martin's agent) moved “Deploy” to Doing."; several
+// changes by one agent in one event are counted, not listed.
+export function agentNotices(told, person = defaults.person) {
+  const who = [...new Set(told.map((t) => agentText(t.agent, person)))];
+  if (told.length === 1) return who[0] + " " + told[0].what + ".";
+  return who.join(", ") + " changed " + told.length + " cards.";
+}
+
+// The versions of kv.getHistory (newest first) as {revision, at, who, by, via, agent
+// (agentOf the source), restoredFrom, latest, card, changes: [{field, parts}]}. The
+// oldest version of a page that is not the whole history changed what this page cannot
+// tell.
 export function cardHistory(id, entries, complete, ctx = defaults) {
   ctx = { ...defaults, ...ctx };
   const cardAt = (entry) => (entry && !entry.deleted ? normalizeCard(id, entry.value) : null);
@@ -103,13 +149,16 @@ export function cardHistory(id, entries, complete, ctx = defaults) {
       if (!changes.length) changes = [{ field: "none", parts: ["saved this card unchanged"] }];
     }
     const source = entry.source && typeof entry.source === "object" ? entry.source : {};
+    const who = typeof source.user === "string" ? source.user : "someone";
+    const agent = agentOf(source);
     return Object.freeze({
       revision: String(entry.revision),
       at: typeof entry.writtenAt === "string" ? entry.writtenAt : "",
-      who: typeof source.user === "string" ? source.user : "someone",
+      who,
+      // Whom the entry names: the person, or the agent and whose it is.
+      by: agent ? agentText(agent, ctx.person) : ctx.person(who),
       via: VIA[source.via] || String(source.via || "?"),
-      // An agent: the MCP server, or a write that names its run or conversation.
-      agent: source.via === "mcp" || Boolean(source.runId || source.conversationId),
+      agent,
       restoredFrom: source.restoredFrom ? String(source.restoredFrom) : null,
       changes,
       card,

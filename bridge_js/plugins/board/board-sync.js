@@ -5,10 +5,12 @@
 // what it holds (createStore, board-changes.js) and reads only what came without a value, or what an
 // index change names that it neither holds nor was sent. One change elsewhere is at most
 // one request here, and none when its values were pushed.
-import { el, Refused, reportError } from "../../static/bridge/plugin-kit.js";
+import { el, Refused, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import { KEYS, normalizeColumns, normalizeIndex, normalizeView } from "./board-core.js";
 import { createStore, defaultColumnsIfAbsent } from "./board-changes.js";
-import { boardEl, enterReadOnly, inventory, kanban, overlays, READ_BATCH, render, resolveReady, state } from "./board-state.js";
+import { agentNotices, agentOf, cardNotice } from "./board-history.js";
+import { dayText } from "./board-dates.js";
+import { boardEl, enterReadOnly, inventory, kanban, overlays, personLabel, READ_BATCH, render, resolveReady, state } from "./board-state.js";
 
 const store = createStore();
 
@@ -135,10 +137,17 @@ export async function load() {
 }
 
 async function applyChanges(changes) {
+  // An agent's change of a card is told in a toast: what it did, seen from the card as
+  // the page held it before and holds it after (read, when the event named it only).
+  const byAgent = state.loaded ? changes.filter((c) => c.key.startsWith("card:") && agentOf(c.source)) : [];
+  const before = byAgent.map((c) => store.card(c.key));
   const unread = store.apply(changes);
   const wanted = [...new Set([...unread, ...store.missing()])];
   if (wanted.length) await readInto(wanted);
   redrawBoard();
+  const context = { columns: state.columns, person: personLabel, day: (d) => dayText(d) };
+  const told = byAgent.map((c, i) => ({ agent: agentOf(c.source), what: cardNotice(before[i], store.card(c.key), context) })).filter((notice) => notice.what);
+  if (told.length) toast(agentNotices(told, personLabel), null);
 }
 
 // A queue, so one event's read never lets a later event be applied before it. Changes of
@@ -154,7 +163,7 @@ export function onBoardChanges({ changes, resync }) {
 // between the write's answer and its event; unless an event for the key came while the
 // write was out (`since`: store.seen(key) when it started), which is then as new or newer.
 export function wrote(key, value, since) {
-  if (store.seen(key) === since) store.set(key, value);
+  if (store.seen(key) === since) store.set(key, value, null); // this person's change
 }
 
 export const seen = (key) => store.seen(key);

@@ -1,6 +1,6 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { cardHistory, fieldChanges, partsText, restoreChoices } from "../../plugins/board/board-history.js";
+import { agentNotices, agentOf, agentText, cardHistory, cardNotice, fieldChanges, partsText, restoreChoices } from "../../plugins/board/board-history.js";
 import { normalizeCard } from "../../plugins/board/board-core.js";
 
 const ctx = {
@@ -68,12 +68,12 @@ describe("a card's history", () => {
     ];
     const history = cardHistory("a", entries, true, ctx);
     assert.deepEqual(
-      history.map((v) => [v.who, v.via, v.agent, v.changes.map((c) => partsText(c.parts))]),
+      history.map((v) => [v.who, v.by, v.via, Boolean(v.agent), v.changes.map((c) => partsText(c.parts))]),
       [
-        ["bob", "the board", false, ["deleted this card"]],
-        ["bob", "MCP", true, ["moved this card from To do to Done", "set the due date to day 2026-12-24"]],
-        ["alice", "REST", false, ["renamed this card to Bolts"]],
-        ["bob", "the board", false, ["added this card to To do"]],
+        ["bob", "Bob Builder", "the board", false, ["deleted this card"]],
+        ["bob", "Bob Builder's agent", "MCP", true, ["moved this card from To do to Done", "set the due date to day 2026-12-24"]],
+        ["alice", "alice", "REST", false, ["renamed this card to Bolts"]],
+        ["bob", "Bob Builder", "the board", false, ["added this card to To do"]],
       ],
     );
     assert.equal(history[0].latest, true);
@@ -87,6 +87,53 @@ describe("a card's history", () => {
     const history = cardHistory("a", [version("5", { title: "A" }, restored), version("2", { title: "A" }, bob)], true, ctx);
     assert.equal(history[0].restoredFrom, "2");
     assert.equal(partsText(history[0].changes[0].parts), "saved this card unchanged");
+  });
+});
+
+describe("agents, named with their owner", () => {
+  test("a source names an agent by its token's name, or through MCP, a run or a conversation", () => {
+    assert.deepEqual(agentOf({ user: "alice", via: "mcp", agent: " triage-bot " }), { name: "triage-bot", owner: "alice" });
+    assert.deepEqual(agentOf({ user: "bob", via: "api", runId: "r1" }), { name: null, owner: "bob" });
+    assert.deepEqual(agentOf({ user: "bob", via: "mcp", agent: "  " }), { name: null, owner: "bob" });
+    assert.equal(agentOf({ user: "bob", via: "bridge" }), null);
+    assert.equal(agentOf(undefined), null);
+    assert.equal(agentOf("mcp"), null);
+  });
+
+  test("Activity names the agent and whose it is, in the page's names", () => {
+    const entries = [{ revision: "2", value: { title: "A", column: "todo" }, source: { user: "bob", via: "mcp", agent: "triage-bot" }, writtenAt: "" }];
+    const [version] = cardHistory("a", entries, true, ctx);
+    assert.equal(version.by, "triage-bot (Bob Builder's agent)");
+    assert.deepEqual(version.agent, { name: "triage-bot", owner: "bob" });
+    assert.equal(agentText({ name: null, owner: "carol" }, ctx.person), "Carol's agent");
+  });
+
+  test("a change elsewhere is told as what it did to the card", () => {
+    const notice = (before, after) => cardNotice(before && card(before), after && card(after), ctx);
+    assert.equal(notice({}, { column: "doing" }), "moved “Deploy” to Doing");
+    assert.equal(notice(null, { column: "doing" }), "added “Deploy” to Doing");
+    assert.equal(notice({}, { archived: true, column: "doing" }), "archived “Deploy”");
+    assert.equal(notice({ archived: true }, {}), "brought back “Deploy”");
+    assert.equal(notice({}, { title: "Ship" }), "renamed “Deploy” to “Ship”");
+    assert.equal(notice({}, { due: "2026-12-24", title: "Ship" }), "edited “Ship”");
+    assert.equal(notice({}, { rank: "k" }), "moved “Deploy” in To do");
+    assert.equal(notice({}, null), "deleted “Deploy”");
+    assert.equal(notice(null, null), null);
+  });
+
+  test("one toast per event: one change told whole, several counted", () => {
+    const bot = { name: "triage-bot", owner: "bob" };
+    assert.equal(agentNotices([{ agent: bot, what: "moved “Deploy” to Doing" }], ctx.person), "triage-bot (Bob Builder's agent) moved “Deploy” to Doing.");
+    assert.equal(
+      agentNotices(
+        [
+          { agent: bot, what: "added “A” to To do" },
+          { agent: bot, what: "added “B” to To do" },
+        ],
+        ctx.person,
+      ),
+      "triage-bot (Bob Builder's agent) changed 2 cards.",
+    );
   });
 });
 

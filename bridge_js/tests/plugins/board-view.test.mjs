@@ -65,6 +65,57 @@ describe("the store hands unchanged cards back as the same objects", () => {
   });
 });
 
+describe("the store keeps whose write an agent's card was", () => {
+  const bot = { user: "alice", userId: 3, via: "mcp", agent: "triage-bot" };
+  const person = { user: "bob", via: "bridge" };
+  const holding = () => {
+    const store = createStore();
+    store.set(KEYS.cards, ["a", "b"]);
+    store.set(KEYS.card("a"), card("a", "todo", "h"));
+    store.set(KEYS.card("b"), card("b", "todo", "p"));
+    store.board();
+    return store;
+  };
+
+  test("an agent's change marks the card with the agent; a person's next change clears it", () => {
+    const store = holding();
+    const untouched = store.board().cards[1];
+    store.apply([{ key: KEYS.card("a"), revision: "5", value: card("a", "done", "h"), source: bot }]);
+    assert.deepEqual(store.board().cards[0].agent, { name: "triage-bot", owner: "alice" });
+    assert.equal(store.board().cards[1], untouched, "the other card keeps its node");
+    store.apply([{ key: KEYS.card("a"), revision: "6", value: card("a", "done", "k"), source: person }]);
+    assert.equal(store.board().cards[0].agent, undefined);
+  });
+
+  test("a value named only keeps its writer for the read that follows; the page's own write clears it", () => {
+    const store = holding();
+    assert.deepEqual(store.apply([{ key: KEYS.card("b"), revision: "7", source: bot }]), [KEYS.card("b")]);
+    store.set(KEYS.card("b"), card("b", "done", "p")); // the read: it names no writer
+    assert.equal(store.board().cards[1].agent.name, "triage-bot");
+    store.set(KEYS.card("b"), card("b", "todo", "p"), null); // this person's write
+    assert.equal(store.board().cards[1].agent, undefined);
+  });
+
+  test("a change without a source, or a resync, leaves no mark", () => {
+    const store = holding();
+    store.apply([{ key: KEYS.card("a"), value: card("a", "done", "h"), source: bot }]);
+    store.apply([{ key: KEYS.card("a"), value: card("a", "todo", "h") }]);
+    assert.equal(store.board().cards[0].agent, undefined);
+    store.apply([{ key: KEYS.card("a"), value: card("a", "done", "h"), source: bot }]);
+    store.clear();
+    store.set(KEYS.cards, ["a"]);
+    store.set(KEYS.card("a"), card("a", "done", "h"));
+    assert.equal(store.board().cards[0].agent, undefined);
+  });
+
+  test("card(key) is the card as held now, or null", () => {
+    const store = holding();
+    assert.equal(store.card(KEYS.card("a")).column, "todo");
+    assert.equal(store.card(KEYS.card("zz")), null);
+    assert.equal(store.card(KEYS.cards), null);
+  });
+});
+
 describe("grouping", () => {
   test("columns in board order; archived cards out; a card of a gone column in the first", () => {
     const cards = [card("x", "done", "b"), card("y", "todo", "c"), card("z", "gone", "a"), card("w", "todo", "a", { archived: true })];
