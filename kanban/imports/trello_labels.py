@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kanban.data.board import labels as board_labels
 from kanban.imports.trello_shape import Export
 
 #: The Board's KV key for its label set (rendered by bridge_js/plugins/board).
 BOARD_LABELS_KEY: Final = "board:labels"
-COLOURS: Final = frozenset(
-    ("green", "yellow", "orange", "red", "purple", "blue", "sky", "lime", "pink", "black")
-)
+#: The Board's palette, one copy (kanban.data.board.labels).
+COLOURS: Final = frozenset(board_labels.COLOURS)
 VARIANTS: Final = ("_dark", "_light")
 
 

@@ -84,6 +84,7 @@ KNOWLEDGE_RESULT: Final = {
     ],
 }
 
+_LABEL: Final = _shape("name", "color", name=_STRING, color=_STRING)
 _COLUMN: Final = _shape("id", "title", "wip", id=_STRING, title=_STRING, wip=_INTEGER)
 _FIELDS: Final = dict(
     id=_STRING,
@@ -141,6 +142,11 @@ BOARD_RESULT: Final = {
             comment=_COMMENT,
             deleted=_STRING,
             commentCount=_INTEGER,
+        ),
+        _shape(  # labels, label_add, label_update, label_remove
+            "labels",
+            label=_LABEL,
+            labels={"type": "array", "items": _LABEL},
         ),
         _shape(  # history
             "versions",

@@ -20,6 +20,7 @@ from kanban.accounts.tokens import access_token_scope
 from kanban.data import knowledge
 from kanban.data.board import cards as board_cards
 from kanban.data.board import columns as board_columns
+from kanban.data.board import labels as board_labels
 from kanban.data.board import layout as board_layout
 from kanban.data.kv import Provenance, check_run_id, kv_action
 from kanban.data.target import Target
@@ -139,7 +140,10 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "(column, title and/or wip) and column_reorder (column, position) answer "
         "{column, columns}; a WIP limit of 0 is none. history (id; limit, cursor) answers "
         "the card's kept versions, newest first; restore_version (id, version, revision) "
-        "brings one back over the revision you read (stale: conflict) and answers the card."
+        "brings one back over the revision you read (stale: conflict) and answers the card. "
+        "labels lists the board's label set; label_add (label, color), label_update (label; "
+        "name and/or color: cards follow a rename) and label_remove (label: it comes off "
+        "every card) answer {label?, labels}."
     ),
     "inputSchema": {
         "type": "object",
@@ -199,7 +203,12 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "description": "restore_version: the revision of the version to bring back",
             },
             "assignee": {"type": "string", "description": "list: cards assigned to them"},
-            "label": {"type": "string", "description": "list: cards with this label"},
+            "label": {
+                "type": "string",
+                "description": "list: cards with this label; label_*: the label's name",
+            },
+            "name": {"type": "string", "description": "label_update: the label's new name"},
+            "color": {"type": "string", "enum": list(board_labels.COLOURS)},
             "text": {
                 "type": "string",
                 "description": "list: cards whose text has every word; add (a first "

@@ -24,7 +24,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import card_history, card_parts, columns, comments, layout
+from kanban.data.board import card_history, card_parts, columns, comments, labels, layout
 from kanban.data.board.races import Raced, retrying
 from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
@@ -64,8 +64,12 @@ ACTIONS: Final = (
     "column_reorder",
     "history",
     "restore_version",
+    "labels",
+    "label_add",
+    "label_update",
+    "label_remove",
 )
-WRITES: Final = frozenset(ACTIONS) - {"list", "get", "history"}
+WRITES: Final = frozenset(ACTIONS) - {"list", "get", "history", "labels"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -506,4 +510,8 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "column_reorder": columns.column_reorder,
     "history": card_history.history,
     "restore_version": card_history.restore_version,
+    "labels": labels.labels,
+    "label_add": labels.label_add,
+    "label_update": labels.label_update,
+    "label_remove": labels.label_remove,
 }

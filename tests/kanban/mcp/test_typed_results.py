@@ -150,6 +150,12 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
     answered(
         agent, "board_cards", action="column_reorder", column=column["column"]["id"], position=1
     )
+    answered(agent, "board_cards", action="label_add", label="ops", color="sky")
+    answered(agent, "board_cards", action="label_update", label="ops", name="Ops", color="red")
+    assert answered(agent, "board_cards", action="labels")["labels"] == [
+        {"name": "Ops", "color": "red"}
+    ]
+    answered(agent, "board_cards", action="label_remove", label="ops")
     assert len(answered(agent, "board_cards", action="list", limit=1)["cards"]) == 1
     assert every_action_checked("board_cards"), "a new action needs its answer checked here"
 
