@@ -170,6 +170,14 @@ def access_token_scope(*, token: ApiToken, project_id: UUID | None, write: bool)
         raise KanbanError(ErrorCode.FORBIDDEN, "this token is read-only")
 
 
+def token_projects(token: ApiToken) -> frozenset[UUID] | None:
+    """The projects a scoped token reaches (``access_token_scope``'s own list); None for an
+    unscoped one, which reaches what its user does."""
+    if token.project_id is None:
+        return None
+    return frozenset([token.project_id, *token.more_projects.values_list("pk", flat=True)])
+
+
 def token_revoke(*, token: ApiToken) -> None:
     ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
 

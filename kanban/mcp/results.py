@@ -148,6 +148,31 @@ BOARD_RESULT: Final = {
             label=_LABEL,
             labels={"type": "array", "items": _LABEL},
         ),
+        _shape(  # copy_to_board, move_to_board
+            "projectId",
+            "card",
+            projectId=_STRING,
+            card=_STRING,
+            column=_STRING,
+            moved=_BOOLEAN,
+            comments=_INTEGER,
+            attachments=_INTEGER,
+            assignees=_STRINGS,
+        ),
+        _shape(  # search
+            "results",
+            results={
+                "type": "array",
+                "items": _shape(
+                    board=_shape("id", "name", id=_STRING, name=_STRING),
+                    card=_shape("id", id=_STRING, title=_STRING, column=_STRING, archived=_BOOLEAN),
+                    matched=_STRING,
+                    excerpt=_STRING,
+                    url=_STRING,
+                ),
+            },
+            cursor=_OR_NULL,
+        ),
         _shape(  # history
             "versions",
             versions={

@@ -143,7 +143,10 @@ BOARD_CARDS: Final[dict[str, Any]] = {
         "brings one back over the revision you read (stale: conflict) and answers the card. "
         "labels lists the board's label set; label_add (label, color), label_update (label; "
         "name and/or color: cards follow a rename) and label_remove (label: it comes off "
-        "every card) answer {label?, labels}."
+        "every card) answer {label?, labels}. copy_to_board and move_to_board (id, board, "
+        "column?) take a card with its comments, checklist and files to another board your "
+        "token reaches. search (text; limit, cursor) finds cards on every board your token "
+        "reads. Nothing is deleted: archive keeps a card."
     ),
     "inputSchema": {
         "type": "object",
@@ -177,7 +180,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "due": {"type": ["string", "null"], "description": "YYYY-MM-DD, or null for none"},
             "column": {
                 "type": "string",
-                "description": "a column id (add, move, column_update; list: filter)",
+                "description": "a column id (add, move, column_*, *_to_board; list: filter)",
             },
             "wip": {
                 "type": "integer",
@@ -189,6 +192,11 @@ BOARD_CARDS: Final[dict[str, Any]] = {
                 "type": "integer",
                 "minimum": 0,
                 "description": "checklist_reorder, column_reorder: its new place (0 first)",
+            },
+            "board": {
+                "type": "string",
+                "format": "uuid",
+                "description": "copy_to_board, move_to_board: the board's id",
             },
             "before": {**_CARD_ID, "description": "move: put it just before this card"},
             "after": {**_CARD_ID, "description": "move: put it just after this card"},
@@ -211,7 +219,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "color": {"type": "string", "enum": list(board_labels.COLOURS)},
             "text": {
                 "type": "string",
-                "description": "list: cards whose text has every word; add (a first "
+                "description": "list, search: cards whose text has every word; add (a first "
                 "comment), comment, comment_edit: the comment (markdown); checklist_add, "
                 "checklist_rename: the item",
             },
@@ -219,7 +227,7 @@ BOARD_CARDS: Final[dict[str, Any]] = {
             "comment": {**_CARD_ID, "description": "comment_edit/delete: the comment's id"},
             "done": {"type": "boolean", "description": "checklist_tick: ticked or not"},
             "archived": {"type": "boolean", "description": "list: the archive instead"},
-            "cursor": {"type": "string", "description": "list, history: the page after it"},
+            "cursor": {"type": "string", "description": "list, history, search: the next page"},
             "limit": {"type": "integer", "minimum": 1, "maximum": board_cards.MAX_LIMIT},
             **_RUN,
             "conversationId": {"type": "string", "description": "recorded in the write's source"},
@@ -300,6 +308,7 @@ def _board(action: str, call: Call) -> Any:
         project_id=call.target.project_id,
         arguments=call.arguments,
         provenance=call.provenance(),
+        token=call.token,
     )
 
 

@@ -24,7 +24,15 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.actions import action_in
-from kanban.data.board import card_history, card_parts, columns, comments, labels, layout
+from kanban.data.board import (
+    card_history,
+    card_parts,
+    card_reach,
+    columns,
+    comments,
+    labels,
+    layout,
+)
 from kanban.data.board.races import Raced, retrying
 from kanban.data.board.ranks import rank_for_placement
 from kanban.data.kv import (
@@ -35,7 +43,7 @@ from kanban.data.kv import (
     project_kv_set,
 )
 from kanban.data.notifications import notification_send
-from kanban.models import Membership, Project
+from kanban.models import ApiToken, Membership, Project
 from kanban.projects.package_changes import package_name
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Entry
@@ -68,8 +76,11 @@ ACTIONS: Final = (
     "label_add",
     "label_update",
     "label_remove",
+    "copy_to_board",
+    "move_to_board",
+    "search",
 )
-WRITES: Final = frozenset(ACTIONS) - {"list", "get", "history", "labels"}
+WRITES: Final = frozenset(ACTIONS) - {"list", "get", "history", "labels", "search"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +119,8 @@ class Call:
     project_id: UUID
     arguments: Mapping[str, Any]
     provenance: Provenance
+    #: The caller's API token (MCP): what it reaches bounds a transfer's target and a search.
+    token: ApiToken | None = None
 
     def get(self, key: str) -> Entry | None:
         return project_kv_get(user=self.user, project_id=self.project_id, key=key)
@@ -192,12 +205,13 @@ def board_action(
     project_id: UUID,
     arguments: Mapping[str, Any],
     provenance: Provenance,
+    token: ApiToken | None = None,
 ) -> Any:
     """One ``board_cards`` action on the built-in Board of ``project_id``, answered as JSON.
     Refused with ``invalid_argument`` on a project whose plugin is another."""
     run = action_in(_ACTIONS, action, of="board_cards")
     check_built_in_board(project_id)
-    return run(Call(user, project_id, arguments, provenance))
+    return run(Call(user, project_id, arguments, provenance, token))
 
 
 def check_built_in_board(project_id: UUID) -> None:
@@ -514,4 +528,7 @@ _ACTIONS: Final[dict[str, Callable[[Call], Any]]] = {
     "label_add": labels.label_add,
     "label_update": labels.label_update,
     "label_remove": labels.label_remove,
+    "copy_to_board": card_reach.copy_to_board,
+    "move_to_board": card_reach.move_to_board,
+    "search": card_reach.search,
 }

@@ -10,9 +10,10 @@ cursor says how many came before (the next page searches again and skips them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
+from uuid import UUID
 
 from django.conf import settings
 
@@ -65,11 +66,17 @@ def _whole(raw: object, *, field: str, low: int, high: int) -> int:
 
 
 def cards_search(
-    *, user: Any, query: object, limit: object = DEFAULT_LIMIT, cursor: object = 0
+    *,
+    user: Any,
+    query: object,
+    limit: object = DEFAULT_LIMIT,
+    cursor: object = 0,
+    boards: Collection[UUID] | None = None,
 ) -> dict[str, Any]:
     """``{results: [{board: {id, name}, card: {id, title, column, archived}, matched,
     excerpt, url}], cursor}``; ``matched`` is where the first word was found ("title",
-    "description" or "comment")."""
+    "description" or "comment"). ``boards``: only these (a token's), else every one the
+    person can read."""
     words = check_query(query)
     size = _whole(limit, field="limit", low=1, high=MAX_LIMIT)
     start = _whole(cursor, field="cursor", low=0, high=MAX_CURSOR)
@@ -77,7 +84,7 @@ def cards_search(
     budget = _Budget(int(settings.KANBAN_SEARCH_BUDGET_CHARS))
     results: list[dict[str, Any]] = []
     with search_slot(user.pk):
-        for found in _matches(user, words, budget):
+        for found in _matches(user, words, budget, boards):
             if skip:
                 skip -= 1
                 continue
@@ -87,8 +94,10 @@ def cards_search(
     return {"results": results, "cursor": None}
 
 
-def _boards(user: Any) -> list[Project]:
+def _boards(user: Any, only: Collection[UUID] | None) -> list[Project]:
     boards = Project.objects.filter(archived_at=None, type=ProjectType.KANBAN)
+    if only is not None:
+        boards = boards.filter(pk__in=list(only))
     if not getattr(user, "is_superuser", False):
         boards = boards.filter(memberships__user_id=user.pk)
     return [
@@ -114,8 +123,10 @@ def _read_many(user: Any, board: Project, keys: list[str], budget: _Budget) -> d
     return values
 
 
-def _matches(user: Any, words: list[str], budget: _Budget) -> Iterator[dict[str, Any]]:
-    for board in _boards(user):
+def _matches(
+    user: Any, words: list[str], budget: _Budget, only: Collection[UUID] | None
+) -> Iterator[dict[str, Any]]:
+    for board in _boards(user, only):
         try:
             index = project_kv_get(user=user, project_id=board.id, key=layout.INDEX_KEY)
         except KanbanError:

@@ -51,7 +51,7 @@ def test_an_unknown_action_is_refused_naming_the_actions_each_table_has() -> Non
         "move, archive, restore, comment, comment_edit, comment_delete, checklist_add, "
         "checklist_tick, checklist_rename, checklist_reorder, checklist_remove, column_add, "
         "column_update, column_reorder, history, restore_version, labels, label_add, "
-        "label_update, label_remove",
+        "label_update, label_remove, copy_to_board, move_to_board, search",
     }
 
 

@@ -93,7 +93,9 @@ def test_every_tool_publishes_an_object_output_schema_and_valid_schemas() -> Non
         Draft202012Validator.check_schema(tool["inputSchema"])
 
 
-def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiToken) -> None:
+def test_every_board_action_answers_what_its_output_schema_declares(
+    agent: ApiToken, board: Project
+) -> None:
     listed = answered(agent, "board_cards", action="list")
     assert listed["cards"] == [] and listed["cursor"] is None
     card = answered(
@@ -156,6 +158,16 @@ def test_every_board_action_answers_what_its_output_schema_declares(agent: ApiTo
         {"name": "Ops", "color": "red"}
     ]
     answered(agent, "board_cards", action="label_remove", label="ops")
+    copied = answered(agent, "board_cards", action="copy_to_board", id=card_id, board=str(board.id))
+    assert copied["projectId"] == str(board.id) and not copied["moved"], "a duplicate here"
+    found = answered(agent, "board_cards", action="search", text="triage", limit=1)
+    assert found["results"][0]["card"]["title"] == "Triage the inbox" and found["cursor"] == "1"
+    other = a_board(owner=agent.user, name="Elsewhere")
+    both, _ = token_create(
+        user=agent.user, name="triage-bot", project_id=board.id, more_project_ids=[other.id]
+    )
+    moved = answered(both, "board_cards", action="move_to_board", id=card_id, board=str(other.id))
+    assert moved["moved"] and moved["projectId"] == str(other.id)
     assert len(answered(agent, "board_cards", action="list", limit=1)["cards"]) == 1
     assert every_action_checked("board_cards"), "a new action needs its answer checked here"
 
