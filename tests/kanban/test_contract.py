@@ -5,10 +5,10 @@ store the same values and refuse with the same codes, so the three can never dri
 alice owns a Board and an Inventory; the Inventory grants the Board read of its ``stock:``
 keys and no write. bob develops on the Board, charlie is a guest on it. Each transport
 writes its own key (``contract:rest`` ...) through the same script, and what each stored and
-each answer's code are compared across all three. An action only some offer is compared
-between those: a card's copy or move to another board (REST and the bridge). A KV delete
-is REST's alone (the bridge has no delete op, MCP's kv_store gets and sets), so it has no
-contract to keep here.
+each answer's code are compared across all three. A card's copy or move to another board
+is compared across all three too (MCP's board_cards copy_to_board, move_to_board); a search
+across boards between REST and MCP (the bridge has none). A KV delete is REST's alone (the
+bridge has no delete op, MCP's kv_store gets and sets), so it has no contract to keep here.
 
 Each transport keeps only its own mapping: REST answers an absent key's read 404 not_found
 where the bridge and MCP answer ``{found: false}``; both are read here as "absent"."""
@@ -313,6 +313,8 @@ def transfer_world() -> dict[str, Any]:
     launch = a_board(owner=alice, name="Launch", members={bob: "developer", carol: "guest"})
     ops = a_board(owner=alice, name="Ops", members={bob: "developer"})
     press = a_board(owner=alice, name="Press", members={bob: "guest"})
+    mine = a_board(owner=carol, name="Carol's")
+    board_data(ops, cards={"o1": {"title": "Login outage runbook"}})
     board_data(
         launch,
         cards={
@@ -320,9 +322,21 @@ def transfer_world() -> dict[str, Any]:
             "c2": {"title": "Press kit"},
             "c3": {"title": "Launch post"},
             "c4": {"title": "Release notes"},
+            "c5": {"title": "Launch checklist"},
         },
     )
-    return {"bob": bob, "carol": carol, "launch": launch, "ops": ops, "press": press}
+    # Tokens naming every board each may reach, so that only roles decide, as for a session.
+    bob_token, _ = token_create(user=bob, project_id=launch.id, more_project_ids=[ops.id, press.id])
+    carol_token, _ = token_create(user=carol, project_id=launch.id, more_project_ids=[mine.id])
+    return {
+        "bob": bob,
+        "carol": carol,
+        "launch": launch,
+        "ops": ops,
+        "press": press,
+        "mine": mine,
+        "tokens": {"bob": bob_token, "carol": carol_token},
+    }
 
 
 class RestCards:
@@ -353,6 +367,36 @@ class SocketCards:
         return ("ok", answer["result"]) if answer["ok"] else ("error", answer["error"]["code"])
 
 
+class McpCards:
+    name = "mcp"
+
+    def __init__(self, token: Any) -> None:
+        self.token = token
+
+    async def board_cards(self, **arguments: Any) -> Outcome:
+        failed, answer = await database_sync_to_async(tool_result)(
+            token=self.token, name="board_cards", arguments=arguments
+        )
+        return ("error", answer["code"]) if failed else ("ok", answer)
+
+    async def transfer(self, op: str, card: str, body: dict[str, Any]) -> Outcome:
+        arguments = {
+            "board": body["targetProject"],
+            **({"column": body["column"]} if "column" in body else {}),
+        }
+        return await self.board_cards(action=f"{op}_to_board", id=card, **arguments)
+
+    async def search(self, **query: Any) -> Outcome:
+        if "q" in query:
+            query["text"] = query.pop("q")
+        if "cursor" in query:
+            query["cursor"] = str(query["cursor"])
+        outcome, answer = await self.board_cards(action="search", **query)
+        if outcome == "ok" and answer["cursor"] is not None:
+            answer = {**answer, "cursor": int(answer["cursor"])}  # MCP's cursors are text
+        return outcome, answer
+
+
 def card_on(board: Project, card_id: str) -> Any:
     """The card as the Board shows it, its own id and rank aside (each copy gets new ones)."""
     entry = engine.get_value(project_kv(board.id, layout.card_key(card_id)))
@@ -363,9 +407,9 @@ def card_on(board: Project, card_id: str) -> Any:
 async def test_a_card_copied_or_moved_over_rest_or_the_bridge_lands_the_same(
     transactional_db: None, sockets: list[Any]
 ) -> None:
-    """Card transfers are offered by REST and the bridge (MCP's board_cards does not copy
-    across boards yet): the same copy or move stores the same card on the target, and the
-    same refusals carry the same codes."""
+    """A card's copy or move to another board, offered by REST, the bridge and MCP's
+    board_cards: the same copy or move stores the same card on the target, and the same
+    refusals carry the same codes."""
     world = await database_sync_to_async(transfer_world)()
     launch, ops = world["launch"], world["ops"]
 
@@ -374,18 +418,18 @@ async def test_a_card_copied_or_moved_over_rest_or_the_bridge_lands_the_same(
         assert connected
         sockets.append(communicator)
         rest = await database_sync_to_async(RestCards)(world[who], launch)
-        return [rest, SocketCards(Bridge(communicator))]
+        return [rest, SocketCards(Bridge(communicator)), McpCards(world["tokens"][who])]
 
     bobs, carols = await both("bob"), await both("carol")
     to_ops = {"targetProject": str(ops.id)}
     copies = {}
-    for t, card in zip(bobs, ("c1", "c1"), strict=True):
+    for t, card in zip(bobs, ("c1", "c1", "c1"), strict=True):
         outcome, answer = await t.transfer("copy", card, to_ops)
         assert outcome == "ok", answer
         copies[t.name] = await database_sync_to_async(card_on)(ops, answer["card"])
     assert same_for_all(copies)["title"] == "Broken login"
     moved = {}
-    for t, card in zip(bobs, ("c2", "c3"), strict=True):
+    for t, card in zip(bobs, ("c2", "c3", "c5"), strict=True):
         outcome, answer = await t.transfer("move", card, {**to_ops, "column": "done"})
         assert outcome == "ok", answer
         moved[t.name] = (
@@ -395,6 +439,7 @@ async def test_a_card_copied_or_moved_over_rest_or_the_bridge_lands_the_same(
     assert {name: (there["column"], here) for name, (there, here) in moved.items()} == {
         "rest": ("done", None),
         "bridge": ("done", None),
+        "mcp": ("done", None),
     }
     cases = {
         "a target that is no board id": (bobs, "copy", "c1", {"targetProject": "ops"}),
@@ -406,7 +451,7 @@ async def test_a_card_copied_or_moved_over_rest_or_the_bridge_lands_the_same(
             "c1",
             {"targetProject": str(world["press"].id)},
         ),
-        "a guest's move": (carols, "move", "c4", to_ops),
+        "a guest's move": (carols, "move", "c4", {"targetProject": str(world["mine"].id)}),
     }
     codes = {
         case: same_for_all({t.name: await t.transfer(op, card, body) for t in transports})
@@ -420,3 +465,45 @@ async def test_a_card_copied_or_moved_over_rest_or_the_bridge_lands_the_same(
         "a guest's move": ("error", "forbidden"),
     }
     assert await database_sync_to_async(card_on)(launch, "c4") is not None
+
+
+class RestSearch:
+    name = "rest"
+
+    def __init__(self, user: Any) -> None:
+        self.client = APIClient()
+        self.client.force_login(user)
+
+    async def search(self, **query: Any) -> Outcome:
+        response = await database_sync_to_async(self.client.get)("/api/v1/search/cards", query)
+        answer = response.json()
+        return ("ok", answer) if response.status_code == 200 else ("error", answer["code"])
+
+
+async def test_a_search_across_boards_answers_the_same_over_rest_and_mcp(
+    transactional_db: None,
+) -> None:
+    """Search is REST's search/cards and MCP's board_cards search (the bridge has none):
+    the same results, pages and refusals."""
+    world = await database_sync_to_async(transfer_world)()
+    rest = await database_sync_to_async(RestSearch)(world["bob"])
+    both = [rest, McpCards(world["tokens"]["bob"])]
+    queries = {
+        "two boards": {"q": "login"},
+        "a first page": {"q": "login", "limit": 1},
+        "the next page": {"q": "login", "limit": 1, "cursor": 1},
+        "nothing": {"q": "zebra"},
+        "a blank query": {"q": "  "},
+        "a page too long": {"q": "login", "limit": 51},
+    }
+    outcomes = {
+        case: same_for_all({t.name: await t.search(**query) for t in both})
+        for case, query in queries.items()
+    }
+    assert [
+        (r["board"]["name"], r["card"]["id"]) for r in outcomes["two boards"][1]["results"]
+    ] == [("Launch", "c1"), ("Ops", "o1")]
+    assert outcomes["a first page"][1]["cursor"] == 1
+    assert outcomes["the next page"][1]["results"][0]["card"]["id"] == "o1"
+    assert outcomes["nothing"] == ("ok", {"results": [], "cursor": None})
+    assert outcomes["a blank query"] == outcomes["a page too long"] == ("error", "invalid_argument")
