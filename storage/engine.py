@@ -80,7 +80,7 @@ def recording_reads() -> Iterator[list[Read]]:
         _read_log.reset(token)
 
 
-def _record(
+def record(
     op: Literal["get", "scan", "list", "last_write", "history"], address: Value | ValueList
 ) -> None:
     log = _read_log.get()
@@ -120,7 +120,7 @@ def driver_cursor(using: str) -> Iterator[tuple[Dialect, Any]]:
             cursor.close()
 
 
-def _check_limit(limit: object, default: int, maximum: int) -> int:
+def check_limit(limit: object, default: int, maximum: int) -> int:
     if limit is None:
         return default
     if type(limit) is not int or limit <= 0:
@@ -147,7 +147,7 @@ def _loop_dialect() -> PostgresDialect:
 def _check_one(address: Value) -> None:
     if not isinstance(address, Value):
         raise invalid_argument("get_value needs a Value address")
-    _record("get", address)
+    record("get", address)
 
 
 def get_value(address: Value, *, using: str = "default") -> StoredValue | None:
@@ -174,7 +174,7 @@ def _check_batch(addresses: Sequence[Value]) -> tuple[str, list[str]]:
     if any(a.namespace != namespace for a in addresses):
         raise invalid_argument("get_values reads one namespace at a time")
     for address in addresses:
-        _record("get", address)
+        record("get", address)
     return namespace, list(dict.fromkeys(a.key for a in addresses))
 
 
@@ -221,7 +221,7 @@ def get_last_write(address: Value, *, using: str = "default") -> LastWrite | Non
     a multi-megabyte document body)."""
     if not isinstance(address, Value):
         raise invalid_argument("get_last_write needs a Value address")
-    _record("last_write", address)
+    record("last_write", address)
     with driver_cursor(using) as (dialect, cursor):
         cursor.execute(dialect.get_write, (address.namespace, address.key))
         row = cursor.fetchone()
@@ -280,7 +280,7 @@ def scan_values(
     """
     if not isinstance(prefix, Value):
         raise invalid_argument("scan_values needs a Value prefix address")
-    size = _check_limit(limit, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT)
+    size = check_limit(limit, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT)
     if start_after is not None:
         # Held to the key rule: a NUL would otherwise reach PostgreSQL and fail there.
         check_text(start_after, field="after", allow_empty=True, max_length=MAX_KEY_LENGTH)
@@ -291,7 +291,7 @@ def scan_values(
     exclusive = start_after is not None and start_after >= low
     if exclusive:
         low = start_after  # type: ignore[assignment]
-    _record("scan", prefix)
+    record("scan", prefix)
     with driver_cursor(using) as (dialect, cursor):
         rows = dialect.scan(cursor, prefix.namespace, low, high, size, low_exclusive=exclusive)
     result = []
@@ -317,8 +317,8 @@ def read_list(
         raise invalid_argument("order must be 'asc' or 'desc'", field="order")
     if cursor is not None and (type(cursor) is not int or cursor < 0):
         raise invalid_argument("cursor must be a non-negative integer seq", field="cursor")
-    size = _check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
-    _record("list", address)
+    size = check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
+    record("list", address)
     with driver_cursor(using) as (dialect, db):
         if order == "asc":
             bound = 0 if cursor is None else cursor
@@ -328,91 +328,6 @@ def read_list(
             db.execute(dialect.read_list_desc, (address.namespace, address.key, bound, size))
         rows = db.fetchall()
     return [ListElement(int(seq), jsoncodec.decode(text)) for seq, text in rows]
-
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    """One kept version of a value: ``value`` is None (and ``deleted`` true) for a deletion."""
-
-    seq: int
-    value: Any
-    deleted: bool
-    source: dict[str, Any] | None
-    written_at: datetime
-
-
-DEFAULT_HISTORY_LIMIT = 20
-MAX_HISTORY_LIMIT = 100
-
-
-def read_history(
-    address: Value,
-    *,
-    before: int | None = None,
-    since: datetime | None = None,
-    limit: int | None = None,
-    using: str = "default",
-) -> list[Version]:
-    """The kept versions of one value, newest first: those before seq ``before`` (a
-    cursor: the oldest seq of the page before) and written at ``since`` or later."""
-    if not isinstance(address, Value):
-        raise invalid_argument("read_history needs a Value address")
-    if before is not None and (type(before) is not int or before <= 0):
-        raise invalid_argument("before must be a positive integer seq", field="before")
-    size = _check_limit(limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT)
-    _record("history", address)
-    with driver_cursor(using) as (dialect, cursor):
-        rows = dialect.read_history(
-            cursor,
-            address.namespace,
-            address.key,
-            2**63 - 1 if before is None else before,
-            dialect.to_db_time(since or datetime.min.replace(tzinfo=UTC)),
-            size,
-        )
-    return [
-        Version(
-            seq=int(seq),
-            value=None if text is None else jsoncodec.decode(text),
-            deleted=text is None,
-            source=None if source is None else json.loads(source),
-            written_at=dialect.from_db_time(written_at),
-        )
-        for seq, text, source, written_at in rows
-    ]
-
-
-def prune_history(*, before: datetime, using: str = "default") -> int:
-    """Drop every kept version written before ``before``; how many went. One transaction
-    per namespace, its project's usage row locked first (as a write's is)."""
-    with driver_cursor(using) as (dialect, cursor):
-        when = dialect.to_db_time(before)
-        namespaces = dialect.history_namespaces_before(cursor, when)
-    removed = 0
-    for namespace in namespaces:
-        root = usage.root_of(namespace)
-        with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-            if root is not None:
-                dialect.lock_usage(cursor, root)
-            count, freed = dialect.prune_namespace(cursor, namespace, when)
-            if root is not None and freed:
-                dialect.add_usage(cursor, root, -freed)
-        removed += count
-    return removed
-
-
-def purge_history(address: Value, *, using: str = "default") -> int:
-    """Drop every kept version of one value (its current value stays): how many went."""
-    if not isinstance(address, Value):
-        raise invalid_argument("purge_history needs a Value address")
-    root = usage.root_of(address.namespace)
-    with transaction.atomic(using=using), driver_cursor(using) as (dialect, cursor):
-        if root is not None:
-            dialect.lock_usage(cursor, root)
-        count, freed = dialect.purge_history(cursor, address.namespace, address.key)
-        if root is not None and freed:
-            dialect.add_usage(cursor, root, -freed)
-    return count
 
 
 def project_bytes(root: str, *, using: str = "default") -> int:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any, Final
 from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
 
-from storage import engine, jsoncodec, limits
+from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.knowledge_format import (
     INDEX_KEY,
@@ -47,7 +46,25 @@ from storage.knowledge_format import (
     page_id_of_locator,
     page_key,
     parse_timestamp,
-    timestamp,
+)
+from storage.knowledge_results import (
+    Document,
+    DocumentLines,
+    DocumentPage,
+    DocumentSummary,
+    SearchHit,
+    SearchResult,
+)
+from storage.knowledge_rules import (
+    DEFAULT_SEARCH_LIMIT,
+    MAX_CONTEXT_LINES,
+    MAX_QUERY_LENGTH,
+    MAX_SEARCH_LIMIT,
+    check_count,
+    check_markdown,
+    check_title,
+    max_body_bytes,
+    split_lines,
 )
 from storage.kv import Dataset, parse_revision, revision_of
 from storage.writes import ANY, ExpectedSeq, SetValue, Write, set_value
@@ -72,177 +89,8 @@ __all__ = [
     "knowledge_search",
 ]
 
-MAX_TITLE_LENGTH: Final = limits.MAX_TITLE_CHARS
-MAX_QUERY_LENGTH: Final = 1024
-DEFAULT_SEARCH_LIMIT: Final = 100
-MAX_SEARCH_LIMIT: Final = 1000
-MAX_CONTEXT_LINES: Final = 100
 #: Generated ids skip ids a caller chose; give up rather than loop on a damaged sequence.
 _MAX_ID_PROBES: Final = 1000
-
-
-# --- results -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentPage:
-    documents: tuple[Abstract, ...]
-    total: int
-    #: Opaque; pass back as is for the next page. None after the last page.
-    next_cursor: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "documents": [item.as_dict() for item in self.documents],
-            "total": self.total,
-            "nextCursor": self.next_cursor,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    id: str
-    title: str
-    markdown: str
-    created_at: datetime
-    updated_at: datetime
-    #: The body's revision; ``knowledge_edit(expected_revision=...)`` compares against it.
-    revision: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            **body_value(self.id, self.title, self.markdown, self.created_at, self.updated_at),
-            "revision": self.revision,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentSummary:
-    """What a write returns: the abstract, plus creation time and the new revision."""
-
-    abstract: Abstract
-    created_at: datetime
-    revision: str
-
-    @property
-    def id(self) -> str:
-        return self.abstract.id
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            **self.abstract.as_dict(),
-            "createdAt": timestamp(self.created_at),
-            "revision": self.revision,
-        }
-
-
-def _fields_as_dict(result: Any) -> dict[str, Any]:
-    """The answer of a result that is its fields as they are: each under its camelCase
-    name, in declaration order, a tuple as a list. One rule for them all, so a field added
-    to such a result reaches the bridge and REST without a second list to keep in step."""
-    answer: dict[str, Any] = {}
-    for field in fields(result):
-        head, *rest = field.name.split("_")
-        value = getattr(result, field.name)
-        answer[head + "".join(word.title() for word in rest)] = (
-            list(value) if isinstance(value, tuple) else value
-        )
-    return answer
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    document_id: str
-    title: str
-    line_number: int  # 1-based
-    line: str
-    before: tuple[str, ...]  # the lines just above, in order
-    after: tuple[str, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return _fields_as_dict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    hits: tuple[SearchHit, ...]
-    #: True when more lines matched than ``limit``; the search stopped there.
-    truncated: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"results": [hit.as_dict() for hit in self.hits], "truncated": self.truncated}
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentLines:
-    document_id: str
-    start_line: int
-    end_line: int
-    total_lines: int
-    lines: tuple[str, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return _fields_as_dict(self)
-
-
-# --- input rules -------------------------------------------------------------------------
-
-
-def check_title(title: object) -> str:
-    if not isinstance(title, str) or not title.strip():
-        raise invalid_argument("title must be a non-empty string", field="title")
-    if len(title) > MAX_TITLE_LENGTH:
-        raise invalid_argument(f"title is longer than {MAX_TITLE_LENGTH} characters", field="title")
-    jsoncodec.check_json(title)
-    return title
-
-
-def max_document_bytes() -> int:
-    return int(settings.KANBAN_MAX_DOCUMENT_BYTES)
-
-
-def _max_body_bytes() -> int:
-    """The stored body's bound. The markdown limit is checked exactly by ``check_markdown``;
-    this one only must not refuse a document at that limit instead."""
-    return limits.document_json_bytes(max_document_bytes())
-
-
-def check_markdown(markdown: object) -> tuple[str, int]:
-    """The markdown and its size in UTF-8 bytes, or ``invalid_argument`` / ``too_large``."""
-    if not isinstance(markdown, str):
-        raise invalid_argument("markdown must be a string", field="markdown")
-    try:
-        size = len(markdown.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise invalid_argument(
-            "markdown contains an unpaired surrogate", field="markdown"
-        ) from None
-    limit = max_document_bytes()
-    if size > limit:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"markdown is {size} bytes; a document is at most {limit} bytes",
-            field="markdown",
-            limit=limit,
-        )
-    return markdown, size
-
-
-def _check_count(value: object, name: str, low: int, high: int) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise invalid_argument(f"{name} must be an integer from {low} to {high}", field=name)
-    return value
-
-
-def split_lines(markdown: str) -> list[str]:
-    """Lines end at ``\\n`` (a ``\\r`` before it is dropped); a final newline ends the last
-    line rather than starting an empty one, so ``"a\\nb\\n"`` has two lines."""
-    if not markdown:
-        return []
-    lines = markdown.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 # --- reading the stored records ----------------------------------------------------------
@@ -407,7 +255,7 @@ def knowledge_create(
             document_key(document_id),
             body_value(document_id, title, markdown, when, when),
             body_seq,
-            max_bytes=_max_body_bytes(),
+            max_bytes=max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(abstract, when, revision)
@@ -473,7 +321,7 @@ def knowledge_edit(
             document_key(document_id),
             body_value(document_id, title_now, markdown_now, created_at, when),
             stored.seq,
-            max_bytes=_max_body_bytes(),
+            max_bytes=max_body_bytes(),
         )
         revision = writes.commit(using, body)
     return DocumentSummary(abstract, created_at, revision)
@@ -552,7 +400,7 @@ def knowledge_list(
     Reads the metadata and the page it needs (plus any emptied pages a stale cursor still
     names); never a body. ``cursor`` is a previous ``next_cursor``, passed back as is.
     """
-    size = _check_count(limit, "limit", 1, PAGE_CAPACITY)
+    size = check_count(limit, "limit", 1, PAGE_CAPACITY)
     position = None if cursor is None else decode_cursor(cursor)
     meta, _ = _read_meta(project_id, using)
     if position is None:
@@ -620,9 +468,9 @@ def knowledge_search(
         )
     if "\n" in query or "\r" in query:
         raise invalid_argument("query matches within one line; it cannot hold a newline")
-    before = _check_count(before_lines, "beforeLines", 0, MAX_CONTEXT_LINES)
-    after = _check_count(after_lines, "afterLines", 0, MAX_CONTEXT_LINES)
-    bound = _check_count(limit, "limit", 1, MAX_SEARCH_LIMIT)
+    before = check_count(before_lines, "beforeLines", 0, MAX_CONTEXT_LINES)
+    after = check_count(after_lines, "afterLines", 0, MAX_CONTEXT_LINES)
+    bound = check_count(limit, "limit", 1, MAX_SEARCH_LIMIT)
     needle = query.casefold()
     hits: list[SearchHit] = []
     for stored in _bodies(project_id, document_id, using):

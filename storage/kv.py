@@ -15,7 +15,7 @@ from uuid import UUID
 
 from django.conf import settings
 
-from storage import engine, events, limits
+from storage import engine, events, history, limits
 from storage.addresses import Value
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import (
@@ -233,10 +233,10 @@ def kv_delete(
 
 def kv_history(
     *, dataset: Dataset, key: str, before: str | None = None, limit: int | None = None
-) -> list[engine.Version]:
+) -> list[history.Version]:
     """A key's kept versions, newest first (its current value among them), within
     ``KANBAN_HISTORY_DAYS``; ``before`` is a revision: the page of versions older than it."""
-    return engine.read_history(
+    return history.read_history(
         dataset.address(key),
         before=None if before is None else parse_revision(before),
         since=_history_since(datetime.now(UTC)),
@@ -247,7 +247,7 @@ def kv_history(
 def kv_history_purge(*, dataset: Dataset, key: str) -> int:
     """Delete every kept version of one key (its current value stays): how many went. A
     deleted key's versions count toward its project's usage until pruned or purged."""
-    return engine.purge_history(dataset.address(key))
+    return history.purge_history(dataset.address(key))
 
 
 def kv_project_bytes(*, project_id: UUID) -> int:
@@ -259,7 +259,7 @@ def kv_history_prune(*, now: datetime | None = None, using: str = "default") -> 
     """Delete every kept version, of every dataset, older than ``KANBAN_HISTORY_DAYS`` (as of
     ``now``): no read shows one any more. How many went."""
     since = _history_since(now or datetime.now(UTC))
-    return engine.prune_history(before=since, using=using)
+    return history.prune_history(before=since, using=using)
 
 
 def _history_since(now: datetime) -> datetime:

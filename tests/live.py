@@ -86,7 +86,7 @@ def database_env(alias: str = "default") -> dict[str, str]:
 
 
 def postgres_url(settings_dict: Mapping[str, Any]) -> str:
-    """The inverse of ``kanban.settings.database_from_url`` for one settings dict."""
+    """The inverse of ``kanban.environment.database_from_url`` for one settings dict."""
     user = quote(str(settings_dict.get("USER") or ""), safe="")
     password = quote(str(settings_dict.get("PASSWORD") or ""), safe="")
     credentials = f"{user}:{password}@" if password else (f"{user}@" if user else "")

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from django.core.exceptions import ImproperlyConfigured
 
+from kanban.environment import database_from_url, env_bool, env_int
 from kanban.jobs.imports import DEFAULT_TRELLO_IMPORT_BYTES
-from kanban.settings import database_from_url, env_bool, env_int
 from kanban.web.bodylimit import MULTIPART_ROOM
 from storage import limits
 

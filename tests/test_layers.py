@@ -25,6 +25,7 @@ def layer(parts: str, what_it_does: str) -> Layer:
 
 BOTTOM_UP: Final = (
     layer("storage", "stores values and announces their changes, and knows nothing of users"),
+    layer("kanban.environment", "reads settings from the process environment, refusing typos"),
     layer("kanban.observability", "counts and logs what the parts above do, for operators"),
     layer("kanban.models kanban.migrations", "hold projects, memberships, grants and tokens"),
     layer("kanban.access", "decides who may touch which project's data"),

@@ -12,8 +12,9 @@ from typing import Any, Final, Generic, TypeVar
 from uuid import UUID
 
 from storage import jsoncodec, knowledge
-from storage.engine import LastWrite, Version
+from storage.engine import LastWrite
 from storage.errors import invalid_argument
+from storage.history import Version
 from storage.kv import (
     Dataset,
     Entry,

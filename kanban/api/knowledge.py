@@ -22,8 +22,8 @@ from kanban.api.schema import REVISION, anchored, json_body, text, whole
 from kanban.data import knowledge as actions
 from storage import limits
 from storage.errors import invalid_argument
-from storage.knowledge import MAX_CONTEXT_LINES, MAX_QUERY_LENGTH, MAX_TITLE_LENGTH
 from storage.knowledge_format import CURSOR_RE, DOCUMENT_ID_RE
+from storage.knowledge_rules import MAX_CONTEXT_LINES, MAX_QUERY_LENGTH, MAX_TITLE_LENGTH
 
 
 class DocumentJSONParser(StrictJSONParser):

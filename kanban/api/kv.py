@@ -15,8 +15,8 @@ from kanban.api.schema import REVISION, json_body, text, whole
 from kanban.data import kv as kv_actions
 from kanban.data.kv import WRITE_ACTIONS, Provenance
 from kanban.data.target import Target
-from storage.engine import MAX_HISTORY_LIMIT
 from storage.errors import invalid_argument
+from storage.history import MAX_HISTORY_LIMIT
 from storage.limits import MAX_BATCH_KEYS, MAX_KEY_CHARS
 from storage.namespaces import Domain
 

@@ -29,8 +29,8 @@ from kanban.models import Role
 from kanban.quotas.deployment import check_write_bytes
 from storage import jsoncodec, kv
 from storage.addresses import check_text
-from storage.engine import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
+from storage.history import DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT
 from storage.knowledge_format import RESERVED_PREFIX
 from storage.limits import MAX_BATCH_BYTES
 from storage.namespaces import Domain, check_user_keys
@@ -201,25 +201,27 @@ def _batch(
     return results
 
 
-async def aproject_kv_get(*, user: Any, project_id: UUID, key: str, alias: str | None) -> Any:
-    """``project_kv_get`` of the KV dataset on the event loop (``storage.aio``)."""
-    access = await aaccess_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key
-    )
-    return await kv.akv_get(dataset=_dataset(access, "kv", None), key=key)
+async def aproject_kv_get(*, target: Target, key: str) -> Any:
+    """``project_kv_get`` of ``target``'s dataset on the event loop (``storage.aio``)."""
+    access = await _aaccess(target, key)
+    return await kv.akv_get(dataset=_dataset(access, target.domain, None), key=key)
 
 
 async def aproject_kv_get_many(
-    *, user: Any, project_id: UUID, keys: object, alias: str | None
+    *, target: Target, keys: object
 ) -> list[kv.Entry | KanbanError | None]:
-    """``project_kv_get_many`` of the KV dataset on the event loop."""
+    """``project_kv_get_many`` of ``target``'s dataset on the event loop."""
     checked = check_user_keys(keys)
-    access = await aaccess_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=None
-    )
+    access = await _aaccess(target, None)
     allowed = [key for key in checked if access.read.allows(key)]
-    found = await kv.akv_get_many(dataset=_dataset(access, "kv", None), keys=allowed)
-    return _batch(checked, dict(zip(allowed, found, strict=True)), alias)
+    found = await kv.akv_get_many(dataset=_dataset(access, target.domain, None), keys=allowed)
+    return _batch(checked, dict(zip(allowed, found, strict=True)), target.alias)
+
+
+async def _aaccess(target: Target, key: str | None) -> Access:
+    return await aaccess_project_data(
+        user=target.user, consumer_id=target.project_id, alias=target.alias, op=Op.GET, key=key
+    )
 
 
 def read_result(item: kv.Entry | KanbanError | None) -> dict[str, Any]:
@@ -574,19 +576,12 @@ async def kv_read_action(
     the same way (a read records no provenance), on the event loop: the bridge's hot path
     on PostgreSQL (``storage.aio``)."""
     call = _KvCall(action, target, arguments)
-    to = target
-    if to.domain != "kv" or to.conversation_id is not None:
+    if target.domain != "kv" or target.conversation_id is not None:
         raise invalid_argument("reads on the event loop read project-scope KV", field="action")
     if action == "get":
-        return read_result(
-            await aproject_kv_get(
-                user=to.user, project_id=to.project_id, key=call.key, alias=to.alias
-            )
-        )
+        return read_result(await aproject_kv_get(target=target, key=call.key))
     if action == "getMany":
-        items = await aproject_kv_get_many(
-            user=to.user, project_id=to.project_id, keys=call.needs("keys"), alias=to.alias
-        )
+        items = await aproject_kv_get_many(target=target, keys=call.needs("keys"))
         return [read_result(item) for item in items]
     raise invalid_argument(f"{action!r} is not read on the event loop", field="action")
 

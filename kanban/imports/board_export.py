@@ -23,7 +23,7 @@ from kanban.imports.board_archive_files import attachment_parts
 from kanban.imports.board_archive_format import DOMAINS, FORMAT, VERSION, archive_pack
 from kanban.models import Membership, Project, Role
 from kanban.projects.exports import package_document
-from storage import engine
+from storage import engine, history
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import dataset_prefix, project_kv
 
@@ -113,7 +113,7 @@ def _values(project_id: UUID, domain: str, *, history: bool) -> list[dict[str, A
 def _history(address: Any) -> list[dict[str, Any]]:
     versions: list[dict[str, Any]] = []
     before: int | None = None
-    while page := engine.read_history(address, before=before, limit=engine.MAX_HISTORY_LIMIT):
+    while page := history.read_history(address, before=before, limit=history.MAX_HISTORY_LIMIT):
         versions += [
             {
                 "value": version.value,

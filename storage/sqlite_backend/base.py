@@ -3,7 +3,7 @@
 The file holds every project's data, sessions and token digests; seed 002 asks that fresh
 database files be created owner-only (0o600) rather than with the process umask's usual
 0o644. SQLite gives its ``-wal`` and ``-shm`` files the main file's mode. Settings name this
-module as the ENGINE for every SQLite URL (``kanban.settings.database_from_url``).
+module as the ENGINE for every SQLite URL (``kanban.environment.database_from_url``).
 """
 
 from __future__ import annotations

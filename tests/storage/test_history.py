@@ -13,6 +13,7 @@ import pytest
 from django.db import connections
 
 from storage import dump, engine
+from storage import history as versions
 from storage.addresses import value
 from storage.errors import Conflict, KanbanError
 from storage.writes import delete_value, set_value
@@ -31,7 +32,7 @@ def put(using: str, data: Any, *, keep: int = 50, **kwargs: Any) -> int:
 def history(using: str, **kwargs: Any) -> list[tuple[int, Any, bool]]:
     return [
         (version.seq, version.value, version.deleted)
-        for version in engine.read_history(CARD, using=using, **kwargs)
+        for version in versions.read_history(CARD, using=using, **kwargs)
     ]
 
 
@@ -39,7 +40,7 @@ def test_each_write_keeps_its_version_newest_first_with_its_source(using: str) -
     first = put(using, {"title": "One"}, source={"user": "alice", "via": "bridge"})
     second = put(using, {"title": "Two"}, source={"user": "agent", "via": "mcp"})
     assert history(using) == [(second, {"title": "Two"}, False), (first, {"title": "One"}, False)]
-    newest = engine.read_history(CARD, using=using)[0]
+    newest = versions.read_history(CARD, using=using)[0]
     assert newest.source == {"user": "agent", "via": "mcp"}
     assert newest.written_at.tzinfo is not None
 
@@ -54,7 +55,7 @@ def test_a_delete_keeps_a_tombstone_with_who_deleted(using: str) -> None:
     (deleted,) = engine.commit([delete_value(CARD, source={"user": "bob"}, keep=50)], using=using)
     assert deleted.seq is not None
     assert history(using) == [(deleted.seq, None, True), (kept, "before", False)]
-    assert engine.read_history(CARD, using=using)[0].source == {"user": "bob"}
+    assert versions.read_history(CARD, using=using)[0].source == {"user": "bob"}
     again = put(using, "after")
     assert [seq for seq, _, _ in history(using)] == [again, deleted.seq, kept]
 
@@ -64,7 +65,7 @@ def test_retention_keeps_the_newest_revisions_of_each_key_only(using: str) -> No
     assert [seq for seq, _, _ in history(using, limit=100)] == seqs[::-1][:5]
     other = value("p.kv", "card:2")
     engine.commit([set_value(other, "x", keep=5)], using=using)
-    assert len(engine.read_history(other, using=using)) == 1, "per key"
+    assert len(versions.read_history(other, using=using)) == 1, "per key"
     assert len(history(using, limit=100)) == 5
 
 
@@ -81,7 +82,7 @@ def test_a_conflicting_compare_and_set_keeps_nothing_and_a_good_one_keeps_its_ve
     fresh = value("p.kv", "card:new")
     (created,) = engine.commit([set_value(fresh, "n", expected_seq=None, keep=50)], using=using)
     assert history(using) == [(second, 3, False), (first, 1, False)]
-    assert [v.seq for v in engine.read_history(fresh, using=using)] == [created.seq]
+    assert [v.seq for v in versions.read_history(fresh, using=using)] == [created.seq]
 
 
 def test_history_pages_with_a_cursor_and_ages_out(using: str) -> None:
@@ -92,7 +93,7 @@ def test_history_pages_with_a_cursor_and_ages_out(using: str) -> None:
     assert [seq for seq, _, _ in rest] == [seqs[2], seqs[1], seqs[0]]
     tomorrow = datetime.now(UTC) + timedelta(days=1)
     assert history(using, since=tomorrow) == []
-    assert engine.prune_history(before=tomorrow, using=using) == 5
+    assert versions.prune_history(before=tomorrow, using=using) == 5
     assert history(using) == []
 
 
@@ -109,19 +110,19 @@ def test_a_rolled_back_write_keeps_no_version(using: str) -> None:
 def test_bad_history_arguments_are_invalid(using: str) -> None:
     for kwargs in ({"before": 0}, {"before": "1"}, {"limit": 0}):
         with pytest.raises(KanbanError):
-            engine.read_history(CARD, using=using, **kwargs)
+            versions.read_history(CARD, using=using, **kwargs)
 
 
 def test_dump_and_load_carry_the_history_exactly(using: str) -> None:
     kept = [put(using, {"n": n}, source={"user": "alice"}) for n in range(3)]
     (deleted,) = engine.commit([delete_value(CARD, keep=50)], using=using)
-    before = engine.read_history(CARD, using=using)
+    before = versions.read_history(CARD, using=using)
     out = io.StringIO()
     dump.dump(out, using=using)
     lines = [json.loads(line) for line in out.getvalue().splitlines()[1:]]
     assert sorted(r["seq"] for r in lines if r["kind"] == "history") == [*kept, deleted.seq]
     dump.load(io.StringIO(out.getvalue()), replace=True, using=using)
-    assert engine.read_history(CARD, using=using) == before
+    assert versions.read_history(CARD, using=using) == before
 
 
 @pytest.mark.django_db(transaction=True, databases="__all__")

@@ -7,7 +7,7 @@ import json
 
 from storage import jsoncodec, limits
 from storage.errors import ErrorCode
-from storage.knowledge import MAX_TITLE_LENGTH
+from storage.knowledge_rules import MAX_TITLE_LENGTH
 from storage.namespaces import MAX_USER_KEY_LENGTH
 
 

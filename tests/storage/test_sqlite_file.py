@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.db.utils import load_backend
 
-from kanban.settings import database_from_url
+from kanban.environment import database_from_url
 
 
 @pytest.fixture(autouse=True)

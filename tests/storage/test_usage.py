@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from storage import dump, engine, knowledge
+from storage import dump, engine, history, knowledge
 from storage.addresses import value
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import dataset_value, project_root
@@ -74,7 +74,7 @@ def test_repeated_megabyte_writes_are_refused_past_the_limit_and_write_nothing(
     assert str(limit) in excinfo.value.message
     assert excinfo.value.details["limit"] == limit
     assert engine.get_value(BLOB, using=using).seq == written[-1]  # type: ignore[union-attr]
-    assert [v.seq for v in engine.read_history(BLOB, using=using)] == written[::-1]
+    assert [v.seq for v in history.read_history(BLOB, using=using)] == written[::-1]
     assert engine.project_bytes(ROOT, using=using) == before == stored_bytes(using)
 
 
@@ -97,16 +97,16 @@ def test_a_deleted_keys_versions_count_until_purged_or_pruned(using: str) -> Non
     put(using, BLOB, MEGABYTE + "y")
     engine.commit([delete_value(BLOB, keep=50)], using=using)
     assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) > 2 * 2**20
-    assert engine.purge_history(BLOB, using=using) == 3
-    assert engine.read_history(BLOB, using=using) == []
+    assert history.purge_history(BLOB, using=using) == 3
+    assert history.read_history(BLOB, using=using) == []
     assert engine.project_bytes(ROOT, using=using) == stored_bytes(using) == 0
-    assert engine.purge_history(BLOB, using=using) == 0
+    assert history.purge_history(BLOB, using=using) == 0
 
 
 def test_pruning_old_versions_gives_their_bytes_back(using: str) -> None:
     put(using, BLOB, MEGABYTE)
     put(using, dataset_value(PROJECT, "kv", "kept"), "new", keep=0)
-    assert engine.prune_history(before=datetime.now(UTC) + timedelta(seconds=1), using=using) == 1
+    assert history.prune_history(before=datetime.now(UTC) + timedelta(seconds=1), using=using) == 1
     assert engine.project_bytes(ROOT, using=using) == stored_bytes(using)
     assert stored_bytes(using) == len(MEGABYTE) + 2 + len('"new"')
 

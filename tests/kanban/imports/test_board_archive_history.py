@@ -14,7 +14,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.imports.board_archive import board_archive_import
 from kanban.imports.board_export import board_export
 from kanban.models import Project
-from storage import engine
+from storage import engine, history
 from storage.namespaces import project_kv
 from tests.kanban.imports.test_board_archive import a_fresh_deployment, demo_board
 
@@ -23,8 +23,8 @@ __all__ = ["demo_board"]  # a fixture, used by name
 pytestmark = pytest.mark.django_db
 
 
-def versions(project_id: Any, key: str) -> list[engine.Version]:
-    return engine.read_history(project_kv(project_id, key), limit=100)
+def versions(project_id: Any, key: str) -> list[history.Version]:
+    return history.read_history(project_kv(project_id, key), limit=100)
 
 
 def test_the_kept_versions_come_back_with_an_archive_exported_with_history(

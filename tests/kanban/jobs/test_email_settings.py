@@ -10,7 +10,8 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from kanban.settings import BASE_DIR, email_from_url
+from kanban.environment import email_from_url
+from kanban.settings import BASE_DIR
 
 
 def test_a_submission_url_names_every_part() -> None:

@@ -9,8 +9,8 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import RequestFactory
 
+from kanban.environment import env_networks
 from kanban.quotas.client_address import client_address
-from kanban.settings import env_networks
 
 
 def address(peer: str, forwarded: str | None = None) -> str | None:
