@@ -5,12 +5,18 @@ Delete does). alice owns the board, bob develops on it, carol is a guest; the ag
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 
 from kanban.data.board.cards import board_action
+from kanban.data.board.labels import COLOURS, MAX_SET
 from kanban.data.board.layout import LABELS_KEY
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.models import Project
@@ -104,3 +110,21 @@ def test_a_label_the_dialog_would_refuse_is_refused_and_nothing_is_written(
 def test_a_guest_reads_the_set_but_cannot_change_it(world: dict[str, Any]) -> None:
     assert act(world, "labels", who="carol")["labels"]
     assert refused(world, "label_add", who="carol", label="Mine", color="red").code == "forbidden"
+
+
+def test_the_servers_palette_and_set_size_are_the_board_pages_own() -> None:
+    """board-labels.js LABEL_COLOURS (the colours the page draws) in the same order, and
+    the set's cap it keeps."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node")
+    module = Path(settings.BASE_DIR) / "bridge_js" / "plugins" / "board" / "board-labels.js"
+    script = (
+        f"import {{ LABEL_COLOURS }} from {json.dumps(module.as_uri())};"
+        "console.log(JSON.stringify(LABEL_COLOURS));"
+    )
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) == list(COLOURS)
+    assert f"const MAX_SET = {MAX_SET};" in module.read_text(encoding="utf-8")
