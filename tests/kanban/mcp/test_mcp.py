@@ -480,3 +480,63 @@ async def test_an_agent_comments_and_keeps_a_checklist_through_board_cards(
         assert not failed and [c["title"] for c in review["columns"]][-1] == "Review"
     comments = await stored_value(board, f"comments:{card['id']}")
     assert comments.value == [edited["comment"]] and comments.source["via"] == "mcp"
+
+
+async def test_an_agent_builds_a_card_in_one_call_then_reads_its_history_and_restores_it(
+    world: dict[str, Any], live_server: LiveServer
+) -> None:
+    """Over the MCP endpoint, as a client sees it: a board nobody opened, one add with a
+    checklist of five, labels, assignees and a comment, a tick and a move, then the card's
+    history and a restore of its first version over the revision read."""
+    alice, bob = await sync_to_async(
+        lambda: (User.objects.get(username="alice"), User.objects.get(username="bob"))
+    )()
+    board = await sync_to_async(a_board)(owner=alice, members={bob: "developer"})
+    token = await token_for("bob", "--project", str(board.id), "--name", "triage-bot")
+    async with connect(live_server, token) as client:
+        failed, card = await call(
+            client,
+            "board_cards",
+            action="add",
+            title="Release",
+            column="todo",
+            checklist=["Freeze", "Tag", "Build", "Publish", "Announce"],
+            labels=["release"],
+            assignees=["alice", "bob"],
+            text="From the template.",
+        )
+        assert not failed, card
+        assert len(card["checklist"]) == 5 and card["commentCount"] == 1
+        first = card["checklist"][0]["id"]
+        _, ticked = await call(
+            client, "board_cards", action="checklist_tick", id=card["id"], item=first, done=True
+        )
+        _, moved = await call(client, "board_cards", action="move", id=card["id"], column="doing")
+        failed, history = await call(client, "board_cards", action="history", id=card["id"])
+        assert not failed and [v["revision"] for v in history["versions"]] == [
+            moved["revision"],
+            ticked["revision"],
+            card["revision"],
+        ]
+        assert {v["agent"] for v in history["versions"]} == {"triage-bot"}
+        failed, stale = await call(
+            client,
+            "board_cards",
+            action="restore_version",
+            id=card["id"],
+            version=card["revision"],
+            revision=ticked["revision"],
+        )
+        assert failed and stale["code"] == "conflict"
+        failed, restored = await call(
+            client,
+            "board_cards",
+            action="restore_version",
+            id=card["id"],
+            version=card["revision"],
+            revision=moved["revision"],
+        )
+        assert not failed and restored["column"] == "todo"
+        assert not any(item["done"] for item in restored["checklist"])
+    stored = await stored_value(board, f"card:{card['id']}")
+    assert stored.source["restoredFrom"] == card["revision"]
