@@ -27,7 +27,8 @@ def nginx_config(upstream_ports: list[int], port: int, prefix: Path, *, connecti
     servers = "\n".join(f"    server {HOST}:{p};" for p in upstream_ports)
     site, upstreams = re.subn(r"^\s*server web:8000;$", servers, site, flags=re.M)
     site, listens = re.subn(r"^\s*listen 80;$", f"    listen {HOST}:{port};", site, flags=re.M)
-    assert (upstreams, listens) == (1, 1), "deploy/nginx.conf changed shape"
+    # Two upstreams of the same workers: the site's, and MCP's (by client, for sessions).
+    assert (upstreams, listens) == (2, 1), "deploy/nginx.conf changed shape"
     temp = "\n".join(
         f"{kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi")
     )

@@ -54,6 +54,7 @@ from kanban.bridge.subscription import (  # noqa: F401 (others import them from 
     Subscription,
     send_each,
 )
+from kanban.data.change_groups import project_group
 from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
 from kanban.projects.packages import plugin_versions
 
@@ -74,10 +75,6 @@ HEARTBEAT_TIMEOUT = 10.0
 RECOVER_RETRY_SECONDS = 0.5
 #: The revision a subscription hears when events may have been lost: re-read everything.
 RESYNC_REVISION = RESYNC_CHANGE.revision
-
-
-def project_group(project_id: UUID) -> str:
-    return f"kanban.kv.{project_id}"
 
 
 def board_group(project_id: UUID) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from typing import Any, Final
+from uuid import UUID
 
 import mcp_types as types
 from channels.db import database_sync_to_async
@@ -33,6 +34,7 @@ from kanban.access.origins import host_allowed, origin_allowed, request_scheme
 from kanban.accounts.tokens import token_from_authorization
 from kanban.mcp import resources
 from kanban.mcp.tools import TOOL_NAMES, TOOLS, tool_result
+from kanban.mcp.watch import get_watcher
 from kanban.models import ApiToken
 from storage import jsoncodec
 from storage.errors import KanbanError
@@ -135,6 +137,44 @@ async def _read_resource(
     )
 
 
+async def _watched(ctx: Any, uri: str) -> tuple[ApiToken, UUID]:
+    """The token and the board of a (un)subscription; refused without a session (nothing
+    would carry a notification) or for a board the token may not read."""
+    if not ctx.request.headers.get("mcp-session-id"):
+        message = "subscriptions need a session: initialize and send its Mcp-Session-Id"
+        raise MCPError(INVALID_REQUEST, message)
+    token: ApiToken = ctx.request.scope[TOKEN_SCOPE_KEY]
+    try:
+        board, _ = await database_sync_to_async(resources.check_readable)(token=token, uri=uri)
+    except resources.ResourceNotFound as missing:
+        raise MCPError(resources.RESOURCE_NOT_FOUND, str(missing), {"uri": uri}) from None
+    return token, board
+
+
+async def _subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    uri = str(params.uri)
+    token, board = await _watched(ctx, uri)
+    await get_watcher().subscribe(
+        session_id=ctx.request.headers["mcp-session-id"],
+        session=ctx.session,
+        token=token,
+        board=board,
+        uri=uri,
+    )
+    return types.EmptyResult()
+
+
+async def _unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    uri = str(params.uri)
+    parsed = resources.parse_uri(uri)
+    if not ctx.request.headers.get("mcp-session-id") or parsed is None:
+        return types.EmptyResult()  # nothing was subscribed: nothing to stop
+    await get_watcher().unsubscribe(
+        session_id=ctx.request.headers["mcp-session-id"], board=parsed[0], uri=uri
+    )
+    return types.EmptyResult()
+
+
 def build_server() -> Server[Any]:
     return Server(
         SERVER_NAME,
@@ -146,29 +186,45 @@ def build_server() -> Server[Any]:
         on_list_resources=_list_resources,
         on_list_resource_templates=_list_resource_templates,
         on_read_resource=_read_resource,
+        on_subscribe_resource=_subscribe,
+        on_unsubscribe_resource=_unsubscribe,
     )
 
 
 class _Running:
-    """One worker loop's session manager, entered by a task that lives as long as the loop."""
+    """One worker loop's two session managers, entered by a task that lives as long as the
+    loop: the stateless one answers any request of no session on any worker; the stateful
+    one holds the sessions an initialize opens, for resource subscriptions."""
 
     def __init__(self) -> None:
-        self.manager = StreamableHTTPSessionManager(
-            app=build_server(),
-            json_response=True,
-            stateless=True,
-            # Host and Origin are checked in front (McpEndpoint) by the rule every other way
-            # in follows: the SDK's patterns can express neither ALLOWED_HOSTS' ".example.com"
-            # and "*" nor a whole-origin comparison.
-            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
+        self.stateless = _manager_of(stateless=True)
+        self.stateful = _manager_of(stateless=False)
+        #: A session's id -> the token that opened it: no other token may use it.
+        self.owners: dict[str, int] = {}
         self.started = asyncio.Event()
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
-        async with self.manager.run():
+        async with self.stateless.run(), self.stateful.run():
             self.started.set()
             await asyncio.Event().wait()
+
+    def forget_ended(self) -> None:
+        live = self.stateful._server_instances
+        for session_id in [s for s in self.owners if s not in live]:
+            del self.owners[session_id]
+
+
+def _manager_of(*, stateless: bool) -> StreamableHTTPSessionManager:
+    return StreamableHTTPSessionManager(
+        app=build_server(),
+        json_response=True,
+        stateless=stateless,
+        # Host and Origin are checked in front (McpEndpoint) by the rule every other way
+        # in follows: the SDK's patterns can express neither ALLOWED_HOSTS' ".example.com"
+        # and "*" nor a whole-origin comparison.
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
 
 
 _running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Running] = (
@@ -176,13 +232,13 @@ _running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Running] = (
 )
 
 
-async def _manager() -> StreamableHTTPSessionManager:
+async def _managers() -> _Running:
     loop = asyncio.get_running_loop()
     running = _running.get(loop)
     if running is None or running.task.done():
         running = _running[loop] = _Running()
     await running.started.wait()
-    return running.manager
+    return running
 
 
 def _authenticate(header: bytes) -> ApiToken | None:
@@ -198,8 +254,13 @@ class McpEndpoint:
         origin = headers.get(b"origin", b"").decode("latin-1") or None
         if not host_allowed(host):
             return await _answer(send, 421, _error(INVALID_REQUEST, "this Host is not served"))
-        if scope["method"] != "POST":
-            return await _answer(send, 405, None, [(b"allow", b"POST")])
+        session_id = headers.get(b"mcp-session-id", b"").decode("latin-1") or None
+        method = scope["method"]
+        # GET (the session's stream of notifications) and DELETE (its end) name a session;
+        # without one there is nothing to stream or end.
+        if method != "POST" and not (method in ("GET", "DELETE") and session_id):
+            allow = b"POST" if session_id is None else b"GET, POST, DELETE"
+            return await _answer(send, 405, None, [(b"allow", allow)])
         if origin is not None and not origin_allowed(origin, host, scheme=request_scheme(scope)):
             message = "this Origin may not call the endpoint"
             return await _answer(send, 403, _error(INVALID_REQUEST, message))
@@ -216,6 +277,18 @@ class McpEndpoint:
         if token.project_id is None:
             message = "an MCP token names its project: create_token USERNAME --project ID"
             return await _answer(send, 403, _error(UNAUTHORIZED, message))
+        running = await _managers()
+        if session_id is not None:
+            running.forget_ended()
+            if running.owners.get(session_id) != token.pk:
+                # Unknown here (ended, or made on another worker), or another token's: the
+                # spec's answer to a session the server does not have, which makes a
+                # client start a new one.
+                return await _answer(send, 404, _error(INVALID_REQUEST, "no such session"))
+            if method != "POST":
+                return await running.stateful.handle_request(
+                    {**scope, TOKEN_SCOPE_KEY: token}, receive, send
+                )
         body = await _read_body(receive)
         try:
             message_object = jsoncodec.decode(body.decode("utf-8"))
@@ -230,10 +303,31 @@ class McpEndpoint:
             usable_id = message_object.get("id")
             answer = _error(INVALID_REQUEST, problem, usable_id if _is_id(usable_id) else None)
             return await _answer(send, 400, answer)
-        manager = await _manager()
-        await manager.handle_request(
-            {**scope, TOKEN_SCOPE_KEY: token}, _replay(body, receive), send
-        )
+        request_scope = {**scope, TOKEN_SCOPE_KEY: token}
+        if session_id is not None:
+            await running.stateful.handle_request(request_scope, _replay(body, receive), send)
+        elif message_object.get("method") == "initialize":
+            # A client that initializes gets a session (Mcp-Session-Id), which it may keep
+            # to subscribe to resources; one that does not send it back stays stateless.
+            running.forget_ended()
+            await running.stateful.handle_request(
+                request_scope, _replay(body, receive), _owned_by(token, running, send)
+            )
+        else:
+            await running.stateless.handle_request(request_scope, _replay(body, receive), send)
+
+
+def _owned_by(token: ApiToken, running: _Running, send: Any) -> Any:
+    """A ``send`` that records the session an initialize opened as this token's."""
+
+    async def recording(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            for name, value in message.get("headers") or []:
+                if name.lower() == b"mcp-session-id":
+                    running.owners[value.decode("latin-1")] = token.pk
+        await send(message)
+
+    return recording
 
 
 def _is_id(value: object) -> bool:

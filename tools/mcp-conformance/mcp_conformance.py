@@ -80,6 +80,8 @@ SKIPPED: Final = {
     "resources-read-text": "reads the suite's own reference resource (test://static-text)",
     "resources-read-binary": "reads the suite's own reference resource (test://static-binary)",
     "resources-templates-read": "reads the suite's own template (test://template/{id}/data)",
+    # This server refuses a subscription to a resource the token cannot read (-32002), as it
+    # must; tests/kanban/mcp/test_watch.py subscribes to a Board and hears its changes.
     "resources-subscribe": "subscribes to the suite's own resource (test://watched-resource)",
     "resources-unsubscribe": "subscribes to the suite's own resource (test://watched-resource)",
     "prompts-list": "the server declares no prompts capability",

@@ -1,0 +1,140 @@
+"""``resources/subscribe`` for Boards: a session that subscribed to ``kanban://boards/{id}``
+(or its cards) hears ``notifications/resources/updated`` whenever the board's data changes,
+from the same channel-layer messages the bridge's hub delivers to the Board
+(``kanban.data.change_groups``): a change made in a browser, over REST or by another agent,
+on any worker, reaches the session on the worker that holds it.
+
+One watcher per worker event loop owns one layer channel and joins a board's group while a
+session of this worker subscribes to it. Before each notification the token is checked
+again (``check_readable``): a token revoked or a person who left the board stops hearing
+the board, and the subscription ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections import defaultdict
+from typing import Any
+from uuid import UUID
+
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
+from django.utils import timezone
+
+from kanban.data.change_groups import CHANGED, project_group
+from kanban.mcp.resources import ResourceNotFound, check_readable
+from kanban.models import ApiToken
+
+logger = logging.getLogger(__name__)
+
+
+def _recheck(token_id: int, uri: str) -> bool:
+    token = (
+        ApiToken.objects.select_related("user").filter(pk=token_id, revoked_at__isnull=True).first()
+    )
+    if token is None or not token.user.is_active:
+        return False
+    if token.expires_at is not None and token.expires_at <= timezone.now():
+        return False
+    try:
+        check_readable(token=token, uri=uri)
+    except ResourceNotFound:
+        return False
+    return True
+
+
+class Watcher:
+    def __init__(self) -> None:
+        shared = get_channel_layer()
+        # channels_redis binds its receive state to one event loop: a layer of our own.
+        self.layer: Any = (
+            shared
+            if shared is None or isinstance(shared, InMemoryChannelLayer)
+            else channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+        )
+        self.channel: str | None = None
+        #: board -> session id -> (the session to notify, token id, the URIs it subscribed
+        #: to). By id: each request of a session hands its handler a session object of its own.
+        self.sessions: dict[UUID, dict[str, tuple[Any, int, set[str]]]] = defaultdict(dict)
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _started(self) -> str:
+        if self.channel is None:
+            self.channel = await self.layer.new_channel("kanban.mcp.")
+            self._task = asyncio.get_running_loop().create_task(self._listen())
+        return self.channel
+
+    async def subscribe(
+        self, *, session_id: str, session: Any, token: ApiToken, board: UUID, uri: str
+    ) -> None:
+        async with self._lock:
+            channel = await self._started()
+            first = not self.sessions.get(board)
+            _, _, uris = self.sessions[board].setdefault(session_id, (session, token.pk, set()))
+            uris.add(uri)
+            if first:
+                await self.layer.group_add(project_group(board), channel)
+
+    async def unsubscribe(self, *, session_id: str, board: UUID, uri: str) -> None:
+        async with self._lock:
+            held = self.sessions.get(board, {}).get(session_id)
+            if held is not None:
+                held[2].discard(uri)
+                if not held[2]:
+                    del self.sessions[board][session_id]
+            await self._leave_if_unwatched(board)
+
+    async def _leave_if_unwatched(self, board: UUID) -> None:
+        if board in self.sessions and not self.sessions[board]:
+            del self.sessions[board]
+            if self.channel is not None:
+                with contextlib.suppress(Exception):
+                    await self.layer.group_discard(project_group(board), self.channel)
+
+    async def _listen(self) -> None:
+        assert self.channel is not None
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("MCP watcher could not read the channel layer", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            if message.get("type") != CHANGED:
+                continue
+            try:
+                await self._changed(UUID(message["project"]))
+            except Exception:
+                logger.exception("MCP watcher failed to notify")
+
+    async def _changed(self, board: UUID) -> None:
+        for session_id, (session, token_id, uris) in list(self.sessions.get(board, {}).items()):
+            for uri in sorted(uris):
+                if not await database_sync_to_async(_recheck)(token_id, uri):
+                    await self.unsubscribe(session_id=session_id, board=board, uri=uri)
+                    continue
+                try:
+                    await session.send_resource_updated(uri)
+                except Exception:
+                    # The session is gone (closed, timed out): nothing will read it again.
+                    await self.unsubscribe(session_id=session_id, board=board, uri=uri)
+
+
+_watchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Watcher] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def get_watcher() -> Watcher:
+    loop = asyncio.get_running_loop()
+    watcher = _watchers.get(loop)
+    if watcher is None:
+        watcher = _watchers[loop] = Watcher()
+    return watcher
