@@ -31,6 +31,11 @@ from kanban.models import ApiToken
 
 logger = logging.getLogger(__name__)
 
+#: How often the watched groups are joined again (well within a day), and how soon after
+#: the layer failed.
+REJOIN_SECONDS = 60.0
+RETRY_SECONDS = 1.0
+
 
 def _recheck(token_id: int, uri: str) -> bool:
     token = (
@@ -61,12 +66,15 @@ class Watcher:
         #: to). By id: each request of a session hands its handler a session object of its own.
         self.sessions: dict[UUID, dict[str, tuple[Any, int, set[str]]]] = defaultdict(dict)
         self._lock = asyncio.Lock()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        #: False from a failed layer call until every watched group is joined again.
+        self.layer_ok = True
 
     async def _started(self) -> str:
         if self.channel is None:
             self.channel = await self.layer.new_channel("kanban.mcp.")
-            self._task = asyncio.get_running_loop().create_task(self._listen())
+            loop = asyncio.get_running_loop()
+            self._tasks = [loop.create_task(self._listen()), loop.create_task(self._rejoin())]
         return self.channel
 
     async def subscribe(
@@ -78,7 +86,13 @@ class Watcher:
             _, _, uris = self.sessions[board].setdefault(session_id, (session, token.pk, set()))
             uris.add(uri)
             if first:
-                await self.layer.group_add(project_group(board), channel)
+                try:
+                    await self.layer.group_add(project_group(board), channel)
+                except Exception:
+                    # Subscribed all the same: the rejoin joins it once the layer answers,
+                    # and tells the subscriber to read again.
+                    logger.warning("MCP watcher could not join a group", exc_info=True)
+                    self.layer_ok = False
 
     async def unsubscribe(self, *, session_id: str, board: UUID, uri: str) -> None:
         async with self._lock:
@@ -105,6 +119,7 @@ class Watcher:
                 raise
             except Exception:
                 logger.warning("MCP watcher could not read the channel layer", exc_info=True)
+                self.layer_ok = False
                 await asyncio.sleep(0.5)
                 continue
             if message.get("type") != CHANGED:
@@ -113,6 +128,28 @@ class Watcher:
                 await self._changed(UUID(message["project"]))
             except Exception:
                 logger.exception("MCP watcher failed to notify")
+
+    async def _rejoin(self) -> None:
+        """Join every watched group again, now and then: Redis forgets a group after a day
+        (channels_redis's group expiry) and all of them when it restarts empty. After a
+        failure, each subscriber is told its board changed: what happened meanwhile was
+        not heard, so it reads again."""
+        while True:
+            await asyncio.sleep(REJOIN_SECONDS if self.layer_ok else RETRY_SECONDS)
+            assert self.channel is not None
+            try:
+                for board in list(self.sessions):
+                    await self.layer.group_add(project_group(board), self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("MCP watcher could not join its groups; retrying", exc_info=True)
+                self.layer_ok = False
+                continue
+            if not self.layer_ok:
+                self.layer_ok = True
+                for board in list(self.sessions):
+                    await self._changed(board)
 
     async def _changed(self, board: UUID) -> None:
         for session_id, (session, token_id, uris) in list(self.sessions.get(board, {}).items()):
