@@ -164,8 +164,12 @@ async def test_behind_the_deployed_nginx_a_session_stays_on_its_worker_and_hears
     """deploy/nginx.conf in front of two workers on Redis: every request of the agent's
     session reaches the worker that made it (else 404 and no notifications), and a change
     made on either worker reaches it."""
-    if not (redis_reachable() and os.access(NGINX, os.X_OK)):
-        pytest.skip("needs Redis (REDIS_URL) and nginx, as the production topology does")
+    if not redis_reachable():
+        pytest.skip("needs Redis (REDIS_URL), as the production topology does")
+    if not os.access(NGINX, os.X_OK):
+        if os.environ.get("KANBAN_REQUIRE_NGINX") == "1":
+            pytest.fail("KANBAN_REQUIRE_NGINX=1 but nginx is not installed")
+        pytest.skip("needs nginx (apt-get install nginx)")
     roadmap = boards["roadmap"]
     board_uri = f"kanban://boards/{roadmap.id}"
     agent = await token_for("bob", "--project", str(roadmap.id), "--scope", "read")
