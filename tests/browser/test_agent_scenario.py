@@ -181,9 +181,12 @@ def test_an_agent_and_a_person_work_one_card_and_nothing_is_lost(
             edit.click()
         board.get_by_test_id("card-description-input").fill(DESCRIPTION)
 
-        ready = agent.expect("ready")
+        # Looked for as it comes (a toast stays six seconds), not once the agent is quiet.
         toast = board.get_by_test_id("toast").filter(has_text="moved").locator(".toast-text")
-        expect(toast).to_have_text(f"{NAMED} moved “Login fails on Safari” to Doing.")
+        expect(toast).to_have_text(
+            f"{NAMED} moved “Login fails on Safari” to Doing.", timeout=STEP * 1000
+        )
+        ready = agent.expect("ready")
         expect(board.get_by_test_id(f"agent-{card_id}")).to_have_attribute(
             "aria-label", f"Changed by {NAMED}"
         )
