@@ -7,7 +7,7 @@ from typing import Final, Literal
 from uuid import UUID
 
 from storage import limits
-from storage.addresses import Value, check_text
+from storage.addresses import MAX_NAMESPACE_LENGTH, Value, check_text
 from storage.errors import invalid_argument
 
 Domain = Literal["kv", "persistentValue"]
@@ -15,9 +15,13 @@ DOMAINS: Final[tuple[Domain, ...]] = ("kv", "persistentValue")
 
 #: KV keys are at most this long; the address limit is higher for internal keys.
 MAX_USER_KEY_LENGTH: Final = limits.MAX_KEY_CHARS
-MAX_CONVERSATION_ID_LENGTH: Final = 256
-
 _PREFIX: Final = "project"
+#: A conversation id is the last part of its dataset's namespace, so it is as long as the
+#: namespace limit leaves room for after the longest base (a 256-character limit here once
+#: promised ids the namespace then refused).
+MAX_CONVERSATION_ID_LENGTH: Final = MAX_NAMESPACE_LENGTH - len(
+    f"{_PREFIX}.{UUID(int=0)}.{max(DOMAINS, key=len)}.conversation."
+)
 
 
 def check_user_key(key: object) -> str:

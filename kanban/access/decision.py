@@ -24,7 +24,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import connections, router
 
-from kanban.access.relationships import ALL, GRANT_COLUMNS, Rule, grant_from_columns
+from kanban.access.relationships import ALIAS_RE, ALL, GRANT_COLUMNS, Rule, grant_from_columns
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
 from storage import aio
 from storage.engine import driver_cursor
@@ -140,6 +140,11 @@ def _check_request(
         raise invalid_argument(f"unknown operation {op!r}", field="op") from None
     if alias is not None and not isinstance(alias, str):
         raise invalid_argument("alias must be a string", field="alias")
+    if alias is not None and not ALIAS_RE.fullmatch(alias):
+        # No project can declare it (a NUL in it would not even reach the lookup).
+        raise KanbanError(
+            ErrorCode.UNKNOWN_ALIAS, f"this project declares no relationship {alias!r}", alias=alias
+        )
     if key is not None and not isinstance(key, str):
         raise invalid_argument("key must be a string", field="key")
     return checked, _as_uuid(consumer_id)

@@ -133,7 +133,7 @@ class AttachmentListView(APIView):
         card = request.data.get("card")
         if not isinstance(card, str) or not card:
             raise invalid_argument("name the card as the form field `card`", field="card")
-        alias = request.data.get("alias") or None
+        alias = request.data.get("alias")
         if alias is not None and not isinstance(alias, str):
             raise invalid_argument("alias must be text", field="alias")
         with upload:

@@ -183,7 +183,7 @@ class DocumentListView(KnowledgeView):
     )
     def get(self, request: Request, **kwargs: Any) -> Response:
         found = actions.project_knowledge_list(
-            cursor=request.query_params.get("cursor") or None, **self.scope(kwargs)
+            cursor=request.query_params.get("cursor"), **self.scope(kwargs)
         )
         return Response(found.as_dict())
 
@@ -193,7 +193,11 @@ class DocumentListView(KnowledgeView):
             required=("title", "markdown"),
             title=TITLE,
             markdown=MARKDOWN,
-            id={**DOCUMENT_ID_SCHEMA, "description": "a stable id; generated when left out"},
+            id={
+                **DOCUMENT_ID_SCHEMA,
+                "nullable": True,
+                "description": "a stable id; generated when null or left out",
+            },
         ),
         parameters=WRITE_HEADERS,
         responses={201: DocumentSummarySerializer, **ERRORS},
@@ -239,7 +243,15 @@ class DocumentView(KnowledgeView):
     @extend_schema(
         tags=TAGS,
         parameters=[DOCUMENT_ID, *WRITE_HEADERS],
-        request=json_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED),
+        request={
+            "application/json": {
+                **json_body(title=TITLE, markdown=MARKDOWN, expectedRevision=EXPECTED)[
+                    "application/json"
+                ],
+                # An edit changes something: the title, the markdown or both.
+                "anyOf": [{"required": ["title"]}, {"required": ["markdown"]}],
+            }
+        },
         responses={200: DocumentSummarySerializer, **ERRORS},
     )
     def patch(self, request: Request, document_id: str, **kwargs: Any) -> Response:

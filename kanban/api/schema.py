@@ -83,13 +83,16 @@ def path_parameters() -> dict[str, dict[str, Any]]:
         "conversation_id": text(max_length=MAX_CONVERSATION_ID_LENGTH),
         "card": text(pattern=anchored(layout.ID)),
         "configuration_id": text(),
+        # Rows' ids: what the database's bigint holds (the services refuse 0 and more).
+        "invite_id": whole(minimum=1, maximum=2**63 - 1),
+        "offer_id": whole(minimum=1, maximum=2**63 - 1),
     }
 
 
 def strict_schema(result: dict[str, Any], **_: Any) -> dict[str, Any]:
     """drf-spectacular post-processing hook: the path parameters' patterns (one table,
-    :func:`path_parameters`), and a request body whose JSON object has required fields is
-    itself required (the server answers invalid_argument without one)."""
+    :func:`path_parameters`), and a request body whose JSON object has required fields (or
+    needs one of several) is itself required (the server answers invalid_argument without one)."""
     by_name = path_parameters()
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
@@ -100,6 +103,7 @@ def strict_schema(result: dict[str, Any], **_: Any) -> dict[str, Any]:
                     parameter["schema"] = by_name[parameter["name"]]
             body: dict[str, Any] = operation.get("requestBody") or {}
             for media in body.get("content", {}).values():
-                if media.get("schema", {}).get("required"):
+                schema = media.get("schema", {})
+                if schema.get("required") or schema.get("anyOf"):
                     body["required"] = True
     return result

@@ -4,11 +4,13 @@ the server refuses with invalid_argument, writing nothing."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from django.test import Client
 
 from kanban.models import Project
+from storage.namespaces import MAX_CONVERSATION_ID_LENGTH
 from tests.api.conftest import People, client_for
 
 SCHEMA_URL = "/api/v1/schema/?format=json"
@@ -93,3 +95,46 @@ def test_a_file_part_without_a_file_name_is_the_file(people: People, board: Proj
     )
     assert made.status_code == 201, made.json()
     assert made.json()["name"] == "file" and made.json()["size"] == 5
+
+
+def test_a_conversation_id_as_long_as_the_limit_says_is_stored(
+    people: People, board: Project
+) -> None:
+    """The limit once promised 256 characters, which the dataset's namespace then refused
+    as "namespace is longer than 255 characters"."""
+    alice = client_for(people.alice)
+    longest = "c" * MAX_CONVERSATION_ID_LENGTH
+    for domain in ("kv", "persistent-values"):
+        url = f"/api/v1/projects/{board.id}/conversations/{longest}/{domain}/k"
+        assert alice.put(url, {"value": 1}, format="json").status_code == 200, domain
+        too_long = f"/api/v1/projects/{board.id}/conversations/{longest}c/{domain}/k"
+        refused = alice.put(too_long, {"value": 1}, format="json")
+        assert refused.status_code == 400 and refused.json()["field"] == "conversationId"
+
+
+def test_an_alias_no_project_can_declare_is_unknown_even_with_a_nul_in_it(
+    people: People, board: Project
+) -> None:
+    """A NUL in an upload's alias reached the relationship lookup: 503 from PostgreSQL."""
+    for alias in ("in\x00ventory", "", "Inventory"):
+        body = io.BytesIO(b"hello")
+        body.name = "hello.txt"
+        answer = client_for(people.bob).post(
+            f"/api/v1/projects/{board.id}/attachments/",
+            {"card": "c1", "alias": alias, "file": body},
+            format="multipart",
+        )
+        assert answer.status_code == 404, (alias, answer.json())
+        assert answer.json()["code"] == "unknown_alias"
+
+
+def test_an_empty_cursor_and_an_edit_that_changes_nothing_are_refused(
+    people: People, board: Project
+) -> None:
+    alice = client_for(people.alice)
+    documents = f"/api/v1/projects/{board.id}/knowledge/documents/"
+    assert alice.get(documents + "?cursor=").status_code == 400
+    made = alice.post(documents, {"title": "T", "markdown": "m", "id": None}, format="json")
+    assert made.status_code == 201
+    edit = alice.patch(documents + made.json()["id"], {}, format="json")
+    assert edit.status_code == 400 and edit.json()["code"] == "invalid_argument"
