@@ -18,6 +18,7 @@ from kanban.api.configurations import check_body
 from kanban.api.kv import ERRORS
 from kanban.api.parsers import StrictJSONParser
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
+from kanban.api.query import whole_number
 from kanban.api.schema import REVISION, anchored, json_body, text, whole
 from kanban.data import knowledge as actions
 from storage import limits
@@ -34,7 +35,8 @@ class DocumentJSONParser(StrictJSONParser):
         return limits.document_json_bytes(int(settings.KANBAN_MAX_DOCUMENT_BYTES))
 
 
-#: The largest whole number a Knowledge query parameter takes (more lines than any document).
+#: The bound the schema states for a Knowledge line parameter (more lines than any
+#: document); past it the service refuses the line, in its own words.
 MAX_QUERY_INT = 10**9 - 1
 
 
@@ -43,9 +45,7 @@ def query_int(params: Mapping[str, str], name: str) -> int | None:
     raw = params.get(name)
     if raw is None or raw == "":
         return None
-    if not raw.isascii() or not raw.isdecimal() or int(raw) > MAX_QUERY_INT:
-        raise invalid_argument(f"{name} must be a whole number", field=name)
-    return int(raw)
+    return whole_number(raw, field=name)
 
 
 # --- OpenAPI (documentation only; the services' ``as_dict()`` render) ------------------------

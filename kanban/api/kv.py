@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
+from kanban.api.query import check_query
 from kanban.api.schema import REVISION, json_body, text, whole
 from kanban.data import kv as kv_actions
 from kanban.data.kv import WRITE_ACTIONS, Provenance
@@ -192,16 +193,7 @@ HISTORY_PARAMETERS = [
 
 
 def check_history_query(query: Any) -> dict[str, Any]:
-    extra = sorted(set(query) - {"limit", "before"})
-    if extra:
-        raise invalid_argument(f"unknown parameter {extra[0]!r}", field=extra[0])
-    arguments: dict[str, Any] = {"before": query.get("before")}
-    if "limit" in query:
-        raw = query["limit"]
-        if not raw.isdecimal() or not raw.isascii():
-            raise invalid_argument("limit is a whole number", field="limit")
-        arguments["limit"] = int(raw)
-    return arguments
+    return check_query(query, allowed=("limit", "before"), numbers=("limit",))
 
 
 class HistoryView(APIView):

@@ -25,10 +25,13 @@ def check_query(
         if name not in query:
             continue
         raw = query[name]
-        if name in whole:
-            if not raw.isdecimal() or not raw.isascii() or int(raw) > MAX_QUERY_NUMBER:
-                raise invalid_argument(f"{name} is a whole number", field=name)
-            found[name] = int(raw)
-        else:
-            found[name] = raw
+        found[name] = whole_number(raw, field=name) if name in whole else raw
     return found
+
+
+def whole_number(raw: str, *, field: str) -> int:
+    """A query parameter's whole number: ASCII digits, at most a bigint (the range a
+    service takes is the service's to check, with its own words)."""
+    if not raw.isdecimal() or not raw.isascii() or int(raw) > MAX_QUERY_NUMBER:
+        raise invalid_argument(f"{field} is a whole number", field=field)
+    return int(raw)
