@@ -23,8 +23,9 @@ from uuid import UUID, uuid4
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AbstractUser
 
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule, relationship_declare
+from kanban.access.relationships import relationship_declare
 from kanban.data.board.layout import COLUMNS_KEY, INDEX_KEY, card_key
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import Membership, Project

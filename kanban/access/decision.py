@@ -24,7 +24,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import connections, router
 
-from kanban.access.relationships import ALIAS_RE, ALL, GRANT_COLUMNS, Rule, grant_from_columns
+from kanban.access.grant_rules import ALL, GRANT_COLUMNS, Rule, grant_from_columns
+from kanban.access.relationships import ALIAS_RE
 from kanban.models import ROLE_RANK, Membership, Project, Relationship, Role
 from storage import aio
 from storage.engine import driver_cursor

@@ -1,5 +1,6 @@
-"""Relationship declarations: the grammar of rules and declarations, their one validation,
-and the services that change a project's declarations.
+"""Relationship declarations: which projects a project relates to and what it grants each,
+their one validation, and the services that change a project's declarations. The grant
+rules themselves (what a rule allows, the rule grammar) are ``kanban.access.grant_rules``.
 
 The admin, the package importer and every service validate through ``check_declarations``
 (JSON input goes through ``declarations_from_json`` first, which only checks shapes and
@@ -13,95 +14,33 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 from uuid import UUID
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from kanban.access.events import publish_access_changed
+from kanban.access.grant_rules import (
+    GRANT_COLUMNS,
+    GRANT_FIELDS,
+    Grant,
+    Path,
+    Rule,
+    RuleModeName,
+    check_rule,
+    grant_from_columns,
+    grant_to_columns,
+    legacy_knowledge_rule,
+)
 from kanban.models import Membership, Project, Relationship, Role
 from storage.errors import KanbanError, invalid_argument
-from storage.limits import MAX_KEY_CHARS, SPEC
+from storage.limits import SPEC
 
 #: The alias grammar, from the protocol spec (bridge_js/protocol.json), without its anchors.
 ALIAS_PATTERN: Final[str] = SPEC["alias"].removeprefix("^").removesuffix("$")
 ALIAS_RE: Final = re.compile(ALIAS_PATTERN)
 MAX_RELATIONSHIPS: Final = 32
-MAX_PREFIXES: Final = 32
-#: A prefix longer than the longest key could never match.
-MAX_PREFIX_LENGTH: Final = MAX_KEY_CHARS
-
-RuleModeName = Literal["none", "all", "prefixes"]
-RULE_MODES: Final[tuple[str, ...]] = ("none", "all", "prefixes")
-
-#: Grant fields in model order, with their place inside ``grantToRelatedProject``.
-GRANT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
-    "read": ("read",),
-    "write": ("write",),
-    "knowledge_read": ("knowledge", "read"),
-    "knowledge_write": ("knowledge", "write"),
-    "entrypoints": ("entrypoints",),
-}
-#: The model columns holding a grant, ``<field>_mode`` and ``<field>_prefixes``.
-GRANT_COLUMNS: Final[tuple[str, ...]] = tuple(
-    f"{name}_{part}" for name in GRANT_FIELDS for part in ("mode", "prefixes")
-)
-
-Path = tuple[str | int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """``none``, ``all``, or ``prefixes``: a key is allowed when it starts with any one."""
-
-    mode: RuleModeName
-    prefixes: tuple[str, ...] = ()
-
-    def allows(self, key: str) -> bool:
-        if self.mode == "all":
-            return True
-        if self.mode == "prefixes":
-            return key.startswith(self.prefixes)
-        return False
-
-    @property
-    def is_none(self) -> bool:
-        return self.mode == "none"
-
-    def as_json(self) -> dict[str, Any]:
-        if self.mode == "prefixes":
-            return {"mode": self.mode, "prefixes": list(self.prefixes)}
-        return {"mode": self.mode}
-
-
-NONE: Final = Rule("none")
-ALL: Final = Rule("all")
-
-
-@dataclass(frozen=True, slots=True)
-class Grant:
-    """What the declaring project allows the related project to do. The defaults are the
-    product's defaults for a new relationship: read all, nothing else."""
-
-    read: Rule = ALL
-    write: Rule = NONE
-    knowledge_read: Rule = NONE
-    knowledge_write: Rule = NONE
-    entrypoints: Rule = NONE
-
-    def as_json(self) -> dict[str, Any]:
-        """The package shape; ``knowledge`` and ``entrypoints`` only when they grant
-        something, since leaving them out grants nothing."""
-        data: dict[str, Any] = {"read": self.read.as_json(), "write": self.write.as_json()}
-        if not (self.knowledge_read.is_none and self.knowledge_write.is_none):
-            data["knowledge"] = {
-                "read": self.knowledge_read.as_json(),
-                "write": self.knowledge_write.as_json(),
-            }
-        if not self.entrypoints.is_none:
-            data["entrypoints"] = self.entrypoints.as_json()
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,41 +173,6 @@ def _check(project_id: UUID, indexed: list[tuple[int, _Entry]], *, total: int) -
     return problems
 
 
-def check_rule(rule: Rule, *, label: str) -> list[tuple[Path, str]]:
-    """The rule grammar: a known mode; ``prefixes`` needs 1-32 non-empty, unique prefixes
-    and the other modes carry none. Returns (path below the rule, message) pairs."""
-    if rule.mode not in RULE_MODES:
-        return [(("mode",), f"{label}.mode must be one of {', '.join(RULE_MODES)}")]
-    prefixes = rule.prefixes
-    if rule.mode != "prefixes":
-        if prefixes:
-            return [(("prefixes",), f"{label}.prefixes is only allowed with mode 'prefixes'")]
-        return []
-    if not prefixes:
-        return [(("prefixes",), f"{label}.prefixes needs at least 1 prefix with mode 'prefixes'")]
-    if len(prefixes) > MAX_PREFIXES:
-        return [
-            (
-                ("prefixes",),
-                f"{label}.prefixes allows at most {MAX_PREFIXES} prefixes (got {len(prefixes)})",
-            )
-        ]
-    problems: list[tuple[Path, str]] = []
-    seen: set[str] = set()
-    for position, prefix in enumerate(prefixes):
-        where = f"{label}.prefixes[{position}]"
-        if not isinstance(prefix, str) or not prefix:
-            problems.append((("prefixes", position), f"{where} must be a non-empty string"))
-        elif len(prefix) > MAX_PREFIX_LENGTH:
-            message = f"{where} is longer than {MAX_PREFIX_LENGTH} characters"
-            problems.append((("prefixes", position), message))
-        elif prefix in seen:
-            problems.append((("prefixes", position), f"{where} repeats {prefix!r}"))
-        else:
-            seen.add(prefix)
-    return problems
-
-
 # --- JSON (package.json) shape ---------------------------------------------------------------
 
 
@@ -348,20 +252,6 @@ def _rules_from_json(raw: object, path: Path, problems: list[Problem]) -> dict[s
     return rules
 
 
-#: What knowledge prefixes once had to start with: the storage key of a document.
-LEGACY_KNOWLEDGE_PREFIX: Final = "knowledge.document."
-
-
-def legacy_knowledge_rule(rule: Rule) -> Rule:
-    """Knowledge prefixes are document-id prefixes (``kb_`` opens ``kb_1``). Declarations
-    written before spelled them as storage keys (``knowledge.document.kb_``); those keep
-    meaning what they meant."""
-    prefixes = tuple(p.removeprefix(LEGACY_KNOWLEDGE_PREFIX) for p in rule.prefixes)
-    if rule.mode == "prefixes" and "" in prefixes:  # every document, then
-        return ALL
-    return Rule(mode=rule.mode, prefixes=prefixes)
-
-
 def _rule_from_json(raw: object, path: Path, problems: list[Problem]) -> Rule | None:
     label = ".".join(str(part) for part in path[path.index("grantToRelatedProject") + 1 :])
     if not isinstance(raw, dict):
@@ -390,27 +280,6 @@ def _refuse_unknown(
 
 
 # --- rows ------------------------------------------------------------------------------------
-
-
-def grant_from_columns(columns: Mapping[str, Any]) -> Grant:
-    """A grant from the model columns (``read_mode``, ``read_prefixes``, ...)."""
-    return Grant(
-        **{
-            name: Rule(
-                mode=columns[f"{name}_mode"], prefixes=tuple(columns[f"{name}_prefixes"] or ())
-            )
-            for name in GRANT_FIELDS
-        }
-    )
-
-
-def grant_to_columns(grant: Grant) -> dict[str, Any]:
-    columns: dict[str, Any] = {}
-    for name in GRANT_FIELDS:
-        rule: Rule = getattr(grant, name)
-        columns[f"{name}_mode"] = rule.mode
-        columns[f"{name}_prefixes"] = list(rule.prefixes)
-    return columns
 
 
 def declaration_from_row(row: Relationship) -> Declaration:

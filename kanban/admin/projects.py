@@ -17,14 +17,11 @@ from django.urls import URLPattern, path
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from kanban.access.grant_rules import GRANT_FIELDS, Grant, Path, Rule
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
-    GRANT_FIELDS,
     Declaration,
-    Grant,
-    Path,
     RelationshipStatus,
-    Rule,
     check_declarations,
     relationship_statuses,
     relationships_declare_back,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, NamedTuple, Protocol
 from uuid import UUID
 
-from kanban.access.relationships import Rule
+from kanban.access.grant_rules import Rule
 from kanban.bridge import frames
 from kanban.bridge.frames import Change
 from storage.knowledge_format import document_id_of

@@ -1,8 +1,9 @@
 """Projects, who belongs to them, what they declare about each other, and their plugin files.
 
-These models hold data only. The rules live in services: declarations are validated in
-``kanban.access.relationships``, access is decided in ``kanban.access.decision``, packages
-are read and written in ``kanban.projects.packages``.
+These models hold data only. The rules live in services: grant rules are
+``kanban.access.grant_rules``, declarations are validated in ``kanban.access.relationships``,
+access is decided in ``kanban.access.decision``, packages are read and written in
+``kanban.projects.packages``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.access.relationships import ALL, Grant
+from kanban.access.grant_rules import ALL, Grant
 from kanban.accounts.tokens import token_create
 from kanban.models import Project
 from tests.factories import a_project, users

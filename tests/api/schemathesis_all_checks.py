@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kanban.access.relationships import ALL, Grant
+from kanban.access.grant_rules import ALL, Grant
 from kanban.accounts.tokens import token_create
 from tests.factories import a_board_and_inventory, users
 

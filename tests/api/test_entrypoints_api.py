@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kanban.access.relationships import NONE, Grant, Rule
+from kanban.access.grant_rules import NONE, Grant, Rule
 from kanban.models import Project
 from tests.api.conftest import People, client_for
 from tests.factories import a_declaration, a_project, a_relationship

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from kanban.access.relationships import Grant, Rule
+from kanban.access.grant_rules import Grant, Rule
 from kanban.models import Project
 from tests.api.conftest import People, client_for
 from tests.factories import a_board, a_mutual_relationship, a_project

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.access.relationships import ALL, NONE, Grant, Rule
+from kanban.access.grant_rules import ALL, NONE, Grant, Rule
 from kanban.models import Project
 from storage.knowledge import knowledge_create
 from tests.api.conftest import People, client_for

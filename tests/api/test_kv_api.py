@@ -10,7 +10,8 @@ from urllib.parse import quote
 import pytest
 from rest_framework.test import APIClient
 
-from kanban.access.relationships import ALL, NONE, Grant, Rule, relationship_remove
+from kanban.access.grant_rules import ALL, NONE, Grant, Rule
+from kanban.access.relationships import relationship_remove
 from kanban.models import Project
 from tests.api.conftest import READ_WRITE, People, client_for
 from tests.factories import a_board, a_declaration, a_mutual_relationship, a_project

@@ -10,7 +10,7 @@ import schemathesis
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
 
-from kanban.access.relationships import ALL, Grant
+from kanban.access.grant_rules import ALL, Grant
 from kanban.accounts.tokens import token_create
 from tests.factories import a_board_and_inventory, a_user
 

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import pytest
 
-from kanban.access.relationships import NONE, Grant, Rule
+from kanban.access.grant_rules import NONE, Grant, Rule
 from kanban.bridge.frames import check_frame
 from kanban.bridge.ops import bridge_call
 from kanban.bridge.service import access_subscription

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import pytest
 
-from kanban.access.relationships import NONE, Grant, Rule
+from kanban.access.grant_rules import NONE, Grant, Rule
 from kanban.data.attachments import attachment_upload
 from storage.errors import KanbanError
 from tests.bridge_js.test_node_suite import BRIDGE, node_or_skip

@@ -28,8 +28,9 @@ from playwright.sync_api import BrowserContext, expect
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule, declarations_of
+from kanban.access.relationships import declarations_of
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from storage.kv import Dataset, Entry, kv_get, kv_scan

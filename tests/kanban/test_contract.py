@@ -24,7 +24,7 @@ import pytest
 from channels.db import database_sync_to_async
 from rest_framework.test import APIClient
 
-from kanban.access.relationships import Grant, Rule
+from kanban.access.grant_rules import Grant, Rule
 from kanban.accounts.tokens import token_create
 from kanban.data.board import layout
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set

@@ -16,8 +16,8 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from rest_framework.test import APIClient
 
+from kanban.access.grant_rules import Grant
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant
 from kanban.asgi import application
 from kanban.projects.lifecycle import project_create
 from storage.kv import Dataset, kv_set

@@ -27,8 +27,9 @@ from django.test import Client
 from websockets.asyncio.client import ClientConnection
 
 from kanban.access.events import publish_access_changed
+from kanban.access.grant_rules import NONE, Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import NONE, Grant, Rule, relationship_declare, relationship_remove
+from kanban.access.relationships import relationship_declare, relationship_remove
 from tests.factories import a_board_and_inventory, users
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
 from tests.live import LiveServer, open_board_socket

@@ -43,7 +43,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from websockets.asyncio.client import ClientConnection, connect
 
-from kanban.access.relationships import Grant, Rule
+from kanban.access.grant_rules import Grant, Rule
 from kanban.data.kv import project_kv_get
 from tests.factories import a_board_and_inventory, a_user
 from tests.live import HOST, LiveServer, free_port

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 
 from kanban.access.context import plugin_context
+from kanban.access.grant_rules import NONE, Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import NONE, Grant, Rule
 from kanban.models import Project
 from storage.errors import KanbanError
 from tests.factories import a_declaration, a_relationship, a_user

@@ -12,8 +12,9 @@ import pytest
 from django.contrib.auth.models import AbstractUser, AnonymousUser
 
 from kanban.access.decision import Op, access_project_data
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule, relationship_remove
+from kanban.access.relationships import relationship_remove
 from kanban.models import Project
 from storage.errors import KanbanError
 from tests.factories import a_declaration, a_reciprocity_case, a_relationship, a_user

@@ -16,8 +16,8 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 
 from kanban.access.decision import Op, aaccess_project_data, access_project_data
+from kanban.access.grant_rules import Grant
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage import aio

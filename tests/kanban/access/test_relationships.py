@@ -12,12 +12,11 @@ from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 
 from kanban.access.events import AccessChanged
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set
 from kanban.access.relationships import (
     Declaration,
-    Grant,
     RelationshipStatus,
-    Rule,
     check_declarations,
     declarations_from_json,
     declarations_of,
@@ -149,31 +148,6 @@ def test_none_and_all_carry_no_prefixes_and_modes_are_known() -> None:
             "write.mode must be one of none, all, prefixes",
         ),
     ]
-
-
-def test_a_key_is_allowed_when_it_starts_with_any_prefix() -> None:
-    rule = Rule("prefixes", ("stock:", "ab"))
-
-    assert [rule.allows(key) for key in ("stock:1", "stock:", "abc", "ab", "a", "stoc", "xab")] == [
-        True,
-        True,
-        True,
-        True,
-        False,
-        False,
-        False,
-    ]
-    assert Rule("all").allows("anything") and not Rule("none").allows("anything")
-
-
-def test_a_new_relationship_reads_all_and_grants_nothing_else() -> None:
-    assert Grant() == Grant(
-        read=Rule("all"),
-        write=Rule("none"),
-        knowledge_read=Rule("none"),
-        knowledge_write=Rule("none"),
-        entrypoints=Rule("none"),
-    )
 
 
 # --- the JSON shape --------------------------------------------------------------------------

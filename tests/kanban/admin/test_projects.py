@@ -14,8 +14,9 @@ from django.test import Client
 
 from kanban.access.decision import Op, access_project_data
 from kanban.access.events import AccessChanged
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import Grant, Rule, declarations_of
+from kanban.access.relationships import declarations_of
 from kanban.models import Membership, Project
 from storage.errors import KanbanError
 from tests.factories import a_declaration, a_user

@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.test import Client
 from PIL import Image
 
-from kanban.access.relationships import ALL, Grant, Rule
+from kanban.access.grant_rules import ALL, Grant, Rule
 from kanban.data.attachments import attachment_upload
 from storage.kv import Dataset, kv_get
 from tests.factories import a_declaration, a_project, users

@@ -15,14 +15,9 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import DatabaseError, connections
 
+from kanban.access.grant_rules import ALL, NONE, Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import (
-    ALL,
-    NONE,
-    Grant,
-    Rule,
-    relationship_remove,
-)
+from kanban.access.relationships import relationship_remove
 from kanban.asgi import application
 from kanban.bridge import ops
 from kanban.data.configurations import configuration_active

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from kanban.access.relationships import ALL, NONE, Grant, Rule
+from kanban.access.grant_rules import ALL, NONE, Grant, Rule
 from kanban.data.knowledge import project_knowledge_create, project_knowledge_edit
 from kanban.data.kv import Provenance, project_kv_set
 from storage.kv import Dataset, kv_get

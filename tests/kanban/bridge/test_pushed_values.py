@@ -18,7 +18,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from kanban.access.relationships import ALL, Grant, Rule
+from kanban.access.grant_rules import ALL, Grant, Rule
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_history, project_kv_set
 from storage import engine
 from storage.namespaces import project_kv

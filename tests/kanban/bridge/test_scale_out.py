@@ -17,7 +17,8 @@ from django.conf import settings as django_settings
 from django.test import Client
 from websockets.asyncio.client import ClientConnection
 
-from kanban.access.relationships import NONE, Grant, Rule, relationship_declare
+from kanban.access.grant_rules import NONE, Grant, Rule
+from kanban.access.relationships import relationship_declare
 from tests.factories import a_board_and_inventory, a_user
 from tests.live import LiveServer, open_board_socket
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from kanban.access.relationships import ALL, Grant
+from kanban.access.grant_rules import ALL, Grant
 from kanban.data.board import layout
 from kanban.data.board.comments import MAX_COMMENT, MAX_COMMENTS
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_get, project_kv_history

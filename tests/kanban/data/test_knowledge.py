@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 
 from kanban.access.decision import Op
+from kanban.access.grant_rules import ALL, NONE, Grant, Rule
 from kanban.access.memberships import membership_set
-from kanban.access.relationships import ALL, NONE, Grant, Rule
 from kanban.data.knowledge import (
     access_knowledge,
     project_knowledge_create,

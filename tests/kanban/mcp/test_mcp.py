@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
-from kanban.access.relationships import ALL, Grant
+from kanban.access.grant_rules import ALL, Grant
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.models import ApiToken, Project
 from storage import engine

@@ -13,12 +13,11 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
 
+from kanban.access.grant_rules import Grant, Rule
 from kanban.access.memberships import membership_set, role_of
 from kanban.access.relationships import (
     Declaration,
-    Grant,
     RelationshipStatus,
-    Rule,
     declarations_of,
     relationship_statuses,
 )
