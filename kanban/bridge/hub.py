@@ -1,4 +1,5 @@
-"""Per-process fan-out of revision events and invalidations.
+"""Per-process fan-out of revision events and invalidations: the receiving side. What is
+sent, and when (only after a commit), is ``kanban.bridge.publish``.
 
 Each server process owns ONE channel on the channel layer. It joins the group of a project
 while at least one local socket subscribes to it, so a write costs one layer message per
@@ -36,16 +37,15 @@ from collections.abc import Awaitable, Iterable, Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from asgiref.sync import async_to_sync
-from channels import DEFAULT_CHANNEL_LAYER
 from channels.db import database_sync_to_async
-from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
+from channels.layers import InMemoryChannelLayer
 
 from kanban.bridge import frames, overflow
 from kanban.bridge.frames import Change
-from kanban.bridge.overflow import RESYNC_CHANGE, send_or_keep
+from kanban.bridge.overflow import RESYNC_CHANGE
 from kanban.bridge.overflow import keep_undelivered as _keep_undelivered
 from kanban.bridge.overflow import take_undelivered as _take_undelivered
+from kanban.bridge.publish import ACCESS_GROUP, board_group
 from kanban.bridge.subscription import (  # noqa: F401 (others import them from here)
     KINDS,
     ChangeKind,
@@ -54,13 +54,12 @@ from kanban.bridge.subscription import (  # noqa: F401 (others import them from 
     Subscription,
     send_each,
 )
-from kanban.data.change_groups import project_group
+from kanban.data.change_groups import CHANGED, follower_layer, project_group, receive_forever
 from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
 from kanban.projects.packages import plugin_versions
 
 logger = logging.getLogger(__name__)
 
-ACCESS_GROUP = "kanban.access"
 #: channels_redis forgets group membership after a day; re-join well before that.
 GROUP_REFRESH_SECONDS = 3600.0
 #: How often a hub on the in-memory layer looks for re-imported plugins of its open boards.
@@ -77,18 +76,9 @@ RECOVER_RETRY_SECONDS = 0.5
 RESYNC_REVISION = RESYNC_CHANGE.revision
 
 
-def board_group(project_id: UUID) -> str:
-    return f"kanban.board.{project_id}"
-
-
-def inbox_group(user_id: int) -> str:
-    """A person's open pages (``kanban.bridge.inbox``), told when their inbox changed."""
-    return f"kanban.inbox.{user_id}"
-
-
 class Hub:
     def __init__(self) -> None:
-        self.layer = _own_layer()
+        self.layer = follower_layer()
         self.channel: str | None = None
         self.by_target: dict[UUID, set[Subscription]] = defaultdict(set)
         self.sockets: set[Socket] = set()
@@ -291,23 +281,19 @@ class Hub:
 
     async def _listen(self) -> None:
         assert self.channel is not None
-        while True:
-            try:
-                message = await self.layer.receive(self.channel)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # The layer (Redis) may be down; keep trying without spinning.
-                self._layer_failed("receive")
-                await asyncio.sleep(RECOVER_RETRY_SECONDS)
-                continue
+        async for message in receive_forever(
+            self.layer,
+            self.channel,
+            failed=lambda: self._layer_failed("receive"),
+            retry_seconds=RECOVER_RETRY_SECONDS,
+        ):
             try:
                 if message.get("type") == "hub.beat":
                     self.beat_seen = time.monotonic()
                     await self._beat_heard(message.get("beat"))
                 elif message.get("type") == "hub.dropped":
                     await self._dropped(message.get("groups", ()))
-                elif message.get("type") == "kv.changed":
+                elif message.get("type") == CHANGED:
                     target = UUID(message["project"])
                     changes = [Change(*change) for change in message["changes"]]
                     if self.gaps.heard(target, message, time.monotonic()):
@@ -513,16 +499,6 @@ class Hub:
                 await sub.socket.send_text(json.dumps(event))
 
 
-def _own_layer() -> Any:
-    """The hub's layer: its own instance, since a cross-process layer (channels_redis) binds
-    its receive state to one event loop. The in-memory layer must be shared: its groups live
-    in the instance, and that is how publishers in this process reach the hub."""
-    shared = get_channel_layer()
-    if shared is None or isinstance(shared, InMemoryChannelLayer):
-        return shared
-    return channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
-
-
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
 
 
@@ -533,65 +509,3 @@ def get_hub() -> Hub:
     if hub is None:
         hub = _hubs[loop] = Hub()
     return hub
-
-
-_pending_sends: set[asyncio.Task[None]] = set()
-_send_or_keep = send_or_keep
-
-
-def _group_send(group: str, message: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    if loop is None:
-        async_to_sync(_send_or_keep)(layer, group, message)
-    else:
-        # Called from a thread that runs an event loop (sync code inside async code):
-        # async_to_sync cannot run here, so hand the send to that loop.
-        task = loop.create_task(_send_or_keep(layer, group, message))
-        _pending_sends.add(task)
-        task.add_done_callback(_pending_sends.discard)
-
-
-def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:
-    """One layer message per committed write batch of one project: each change as a list
-    (``Change``'s fields), filtered per subscription by the rule of its kind."""
-    group = project_group(project_id)
-    at = time.time()  # wall clock (the workers are on one network): write -> delivered
-    message = {
-        "type": "kv.changed",
-        "project": str(project_id),
-        "changes": [list(c) for c in changes],
-        "at": at,
-        # Numbered per group, so a hub hears a message the layer dropped (``overflow``).
-        **overflow.stamp(group, at),
-    }
-    _group_send(group, message)
-
-
-def publish_plugin_changed(project_id: UUID, version: str) -> None:
-    _group_send(
-        board_group(project_id),
-        {"type": "plugin.changed", "project": str(project_id), "version": version},
-    )
-
-
-def publish_inbox_changed(users: Iterable[int]) -> None:
-    """One message per person: their pages count again, if their session still holds."""
-    for user_id in users:
-        _group_send(inbox_group(user_id), {"type": "inbox.changed"})
-
-
-def publish_access_changed(projects: Iterable[UUID], users: Iterable[int]) -> None:
-    _group_send(
-        ACCESS_GROUP,
-        {
-            "type": "access.changed",
-            "projects": [str(p) for p in projects],
-            "users": list(users),
-        },
-    )

@@ -18,7 +18,7 @@ from django.db import DatabaseError
 
 from kanban.bridge import frames
 from kanban.bridge.auth import session_user_of
-from kanban.bridge.hub import inbox_group
+from kanban.bridge.publish import inbox_group
 from kanban.bridge.threads import NoConnectionCloseDispatch, in_thread
 from kanban.data.notifications import inbox_unread
 from kanban.observability.logs import new_context_id

@@ -12,15 +12,16 @@ from django.conf import settings
 from django.contrib.auth import user_logged_out
 
 from kanban.access import events as access_events
-from kanban.bridge import hub
+from kanban.bridge import publish
 from kanban.bridge.frames import Change
+from kanban.bridge.subscription import ChangeKind
 from kanban.data import notifications
 from kanban.projects import plugin_events
 from storage.knowledge_format import is_document_key
 from storage.kv import KvChange, add_kv_listener
 
 
-def _kind(change: KvChange) -> hub.ChangeKind | None:
+def _kind(change: KvChange) -> ChangeKind | None:
     """Which subscriptions may hear of a change: project-scope KV by the KV read rule; a
     Knowledge document by the knowledge read rule, once per write through its body key (the
     index records every write also touches are not documents). Nothing else is forwarded."""
@@ -54,7 +55,7 @@ def _forward_kv(changes: Sequence[KvChange]) -> None:
             Change(kind, change.key, change.revision, text, change.deleted, change.source)
         )
     for project_id, project_changes in by_project.items():
-        hub.publish_changes(project_id, project_changes)
+        publish.publish_changes(project_id, project_changes)
 
 
 #: One event pushes at most this many values at the push limit (a batch that writes many
@@ -71,17 +72,17 @@ def _utf8_size(text: str, limit: int) -> int:
 
 
 def _forward_access(event: access_events.AccessChanged) -> None:
-    hub.publish_access_changed(event.project_ids, event.user_ids)
+    publish.publish_access_changed(event.project_ids, event.user_ids)
     # A membership gone hides that board's notifications; a sign-out ends the inbox socket.
-    hub.publish_inbox_changed(event.user_ids)
+    publish.publish_inbox_changed(event.user_ids)
 
 
 def _forward_notified(event: notifications.Notified) -> None:
-    hub.publish_inbox_changed(event.user_ids)
+    publish.publish_inbox_changed(event.user_ids)
 
 
 def _forward_plugin(event: plugin_events.PluginChanged) -> None:
-    hub.publish_plugin_changed(event.project_id, event.version)
+    publish.publish_plugin_changed(event.project_id, event.version)
 
 
 def _user_logged_out(sender: Any, request: Any, user: Any, **kwargs: Any) -> None:

@@ -20,12 +20,10 @@ from collections import defaultdict
 from typing import Any
 from uuid import UUID
 
-from channels import DEFAULT_CHANNEL_LAYER
 from channels.db import database_sync_to_async
-from channels.layers import InMemoryChannelLayer, channel_layers, get_channel_layer
 from django.utils import timezone
 
-from kanban.data.change_groups import CHANGED, project_group
+from kanban.data.change_groups import CHANGED, follower_layer, project_group, receive_forever
 from kanban.mcp.resources import ResourceNotFound, check_readable
 from kanban.models import ApiToken
 
@@ -35,6 +33,8 @@ logger = logging.getLogger(__name__)
 #: the layer failed.
 REJOIN_SECONDS = 60.0
 RETRY_SECONDS = 1.0
+#: How soon a failed read of the layer is tried again.
+RECEIVE_RETRY_SECONDS = 0.5
 
 
 def _recheck(token_id: int, uri: str) -> bool:
@@ -54,13 +54,7 @@ def _recheck(token_id: int, uri: str) -> bool:
 
 class Watcher:
     def __init__(self) -> None:
-        shared = get_channel_layer()
-        # channels_redis binds its receive state to one event loop: a layer of our own.
-        self.layer: Any = (
-            shared
-            if shared is None or isinstance(shared, InMemoryChannelLayer)
-            else channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
-        )
+        self.layer: Any = follower_layer()
         self.channel: str | None = None
         #: board -> session id -> (the session to notify, token id, the URIs it subscribed
         #: to). By id: each request of a session hands its handler a session object of its own.
@@ -112,22 +106,22 @@ class Watcher:
 
     async def _listen(self) -> None:
         assert self.channel is not None
-        while True:
-            try:
-                message = await self.layer.receive(self.channel)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.warning("MCP watcher could not read the channel layer", exc_info=True)
-                self.layer_ok = False
-                await asyncio.sleep(0.5)
-                continue
+        async for message in receive_forever(
+            self.layer,
+            self.channel,
+            failed=self._receive_failed,
+            retry_seconds=RECEIVE_RETRY_SECONDS,
+        ):
             if message.get("type") != CHANGED:
                 continue
             try:
                 await self._changed(UUID(message["project"]))
             except Exception:
                 logger.exception("MCP watcher failed to notify")
+
+    def _receive_failed(self) -> None:
+        logger.warning("MCP watcher could not read the channel layer", exc_info=True)
+        self.layer_ok = False
 
     async def _rejoin(self) -> None:
         """Join every watched group again, now and then: Redis forgets a group after a day

@@ -25,12 +25,14 @@ class Boom(Exception):
 def test_a_thousand_forced_rollbacks_publish_no_event(
     people: People, board: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kanban.bridge import hub
+    from kanban.bridge import publish
 
     published: list[Sequence[events.Change]] = []
     layer_messages: list[Any] = []
     remove = events.CHANGES.listen(published.append)
-    monkeypatch.setattr(hub, "_group_send", lambda group, message: layer_messages.append(message))
+    monkeypatch.setattr(
+        publish, "_group_send", lambda group, message: layer_messages.append(message)
+    )
     provenance = Provenance(via="api")
     try:
         for n in range(TRIALS):

@@ -13,8 +13,10 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from kanban.access.relationships import Rule
+from kanban.access.grant_rules import Rule
 from kanban.bridge import hub as hub_module
+from kanban.bridge import publish
+from kanban.bridge.frames import Change
 from kanban.bridge.hub import Hub, ReadRules, Subscription, project_group
 
 ALL = Rule("all")
@@ -253,7 +255,7 @@ async def test_a_change_whose_publish_failed_reaches_every_workers_subscribers_a
     saw): the publisher keeps it, and once the layer answers, the hub of the process sends
     it as a resync of that project to every worker, watchers and subscribers alike."""
     layer = RefusingLayer()
-    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
     here, there = await started_hub(layer), await started_hub(layer)
     target = uuid4()
     subscriber, watcher = FakeSocket(here), FakeSocket(there)
@@ -262,9 +264,7 @@ async def test_a_change_whose_publish_failed_reaches_every_workers_subscribers_a
     await there.subscribe(Subscription(watcher, "inventory", target, ALL, ALL, watch=True))
     try:
         layer.refuse = 1
-        await asyncio.to_thread(
-            hub_module.publish_changes, target, [hub_module.Change("kv", "card:1", "8")]
-        )
+        await asyncio.to_thread(publish.publish_changes, target, [Change("kv", "card:1", "8")])
         await wait_for(lambda: bool(subscriber.sent) and bool(watcher.sent))
         assert subscriber.sent[-1] == (
             '{"v": 1, "event": "revision", "alias": "inventory", "revision": "resync"}'

@@ -24,7 +24,7 @@ from channels.layers import InMemoryChannelLayer
 from websockets.asyncio.client import ClientConnection
 
 from kanban.bridge import hub as hub_module
-from kanban.bridge import overflow
+from kanban.bridge import overflow, publish
 from kanban.bridge.frames import Change
 from kanban.bridge.hub import Hub, Subscription
 from tests.kanban.bridge.test_hub_outage import ALL, FakeSocket, stop, wait_for
@@ -149,7 +149,7 @@ def write(store: dict[str, str], target: UUID, key: str, value: int) -> None:
     """A committed write as the wiring publishes it."""
     store[key] = json.dumps(value)
     revision = str(time.monotonic_ns())
-    hub_module.publish_changes(target, [Change("kv", key, revision, json.dumps(value))])
+    publish.publish_changes(target, [Change("kv", key, revision, json.dumps(value))])
 
 
 async def settled(viewers: Sequence[Viewer], store: dict[str, str]) -> None:
@@ -165,7 +165,7 @@ async def test_a_flood_past_the_in_memory_capacity_ends_in_a_resync_never_silent
     quick: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layer = InMemoryChannelLayer(capacity=5)
-    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
     target, store = uuid4(), {}  # type: UUID, dict[str, str]
     hub, viewers = await watching_hub(layer, target, 3, store)
     try:
@@ -197,7 +197,7 @@ async def test_a_change_lost_anywhere_on_the_way_shows_as_a_gap_and_resyncs(
     quick: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     layer = LossyLayer(lose={3, 4})
-    monkeypatch.setattr(hub_module, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
     target, store = uuid4(), {}  # type: UUID, dict[str, str]
     hub, viewers = await watching_hub(layer, target, 2, store)
     try:
