@@ -56,7 +56,7 @@ from kanban.bridge.subscription import (  # noqa: F401 (others import them from 
 )
 from kanban.data.change_groups import CHANGED, follower_layer, project_group, receive_forever
 from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
-from kanban.projects.packages import plugin_versions
+from kanban.projects.plugin_files import plugin_versions
 
 logger = logging.getLogger(__name__)
 

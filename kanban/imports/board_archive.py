@@ -44,7 +44,7 @@ from kanban.models import Membership, Project, Role
 from kanban.projects.attachment_files import attachment_files_delete
 from kanban.projects.board_templates import check_board_quota
 from kanban.projects.lifecycle import check_project_name, check_project_type, project_create
-from kanban.projects.packages import PluginSource, content_type_for, plugin_files_replace
+from kanban.projects.plugin_files import PluginSource, content_type_for, plugin_files_replace
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import board_archive_marker, dataset_value, project_root

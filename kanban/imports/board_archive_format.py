@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from kanban.projects.packages import check_plugin_path
+from kanban.projects.plugin_files import check_plugin_path
 from storage import jsoncodec
 from storage.errors import KanbanError, invalid_argument
 

@@ -22,13 +22,8 @@ from django.db import transaction
 from kanban.access.memberships import membership_set
 from kanban.models import Membership, Project, ProjectType, Role
 from kanban.projects.lifecycle import check_project_name, project_create
-from kanban.projects.packages import (
-    PACKAGE_FILE,
-    PluginSource,
-    content_type_for,
-    plugin_files_replace,
-    read_package,
-)
+from kanban.projects.packages import PACKAGE_FILE, read_package
+from kanban.projects.plugin_files import PluginSource, content_type_for, plugin_files_replace
 from kanban.projects.plugin_workflow import skeleton_files
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 from storage.kv import Dataset, kv_set

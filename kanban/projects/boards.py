@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from kanban.access.decision import Op, access_project_data
 from kanban.models import PluginFile, Project
-from kanban.projects.packages import plugin_file_read
+from kanban.projects.plugin_files import plugin_file_read
 from storage.errors import ErrorCode, KanbanError
 
 __all__ = ["access_board", "boards_for_user", "plugin_file_for_page"]

@@ -11,7 +11,8 @@ from uuid import UUID
 
 from kanban.access.relationships import Declaration, declaration_from_json, declarations_of
 from kanban.models import DEFAULT_KANBAN_ENTRY, Project, ProjectType
-from kanban.projects.packages import PACKAGE_FILE, check_plugin_path
+from kanban.projects.packages import PACKAGE_FILE
+from kanban.projects.plugin_files import check_plugin_path
 from storage.errors import ErrorCode, KanbanError, invalid_argument
 
 

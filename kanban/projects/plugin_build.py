@@ -25,12 +25,8 @@ from typing import Final
 
 from django.conf import settings
 
-from kanban.projects.packages import (
-    MAX_PACKAGE_JSON_BYTES,
-    MAX_PLUGIN_FILE_BYTES,
-    PACKAGE_FILE,
-    check_plugin_path,
-)
+from kanban.projects.packages import MAX_PACKAGE_JSON_BYTES, PACKAGE_FILE
+from kanban.projects.plugin_files import MAX_PLUGIN_FILE_BYTES, check_plugin_path
 from kanban.projects.regular_files import (
     FILE_FLAGS,
     Unreachable,

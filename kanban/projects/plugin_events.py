@@ -14,7 +14,7 @@ from storage.events import Topic
 @dataclass(frozen=True, slots=True)
 class PluginChanged:
     project_id: UUID
-    #: ``kanban.projects.packages.plugin_versions``' version of the new files.
+    #: ``kanban.projects.plugin_files.plugin_versions``' version of the new files.
     version: str
 
 

@@ -24,12 +24,8 @@ from kanban.access.relationships import (
 from kanban.models import PluginFile, Project
 from kanban.projects import packages
 from kanban.projects.exports import project_export
-from kanban.projects.packages import (
-    declared_entrypoints,
-    plugin_file_read,
-    project_import,
-    read_package,
-)
+from kanban.projects.packages import declared_entrypoints, project_import, read_package
+from kanban.projects.plugin_files import plugin_file_read
 from storage import engine
 from storage.errors import KanbanError
 from storage.namespaces import project_kv

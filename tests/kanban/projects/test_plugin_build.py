@@ -24,8 +24,8 @@ from django.test import override_settings
 
 from kanban.environment import env_executable
 from kanban.models import PluginFile, Project
-from kanban.projects.packages import MAX_PLUGIN_FILE_BYTES
 from kanban.projects.plugin_build import plugin_build
+from kanban.projects.plugin_files import MAX_PLUGIN_FILE_BYTES
 from kanban.projects.plugin_workflow import plugin_start, project_import_watch
 from storage.errors import KanbanError
 from tests.bridge_js.test_node_suite import BRIDGE, missing, node_or_skip

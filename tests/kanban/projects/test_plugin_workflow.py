@@ -17,8 +17,9 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from kanban.models import PluginFile, Project
-from kanban.projects.packages import plugin_versions, project_import, read_package
+from kanban.projects.packages import project_import, read_package
 from kanban.projects.plugin_events import PLUGIN_CHANGED
+from kanban.projects.plugin_files import plugin_versions
 from kanban.projects.plugin_workflow import plugin_start, project_import_watch
 from storage.errors import ErrorCode, KanbanError
 from tests.bridge_js.test_node_suite import BRIDGE, missing
