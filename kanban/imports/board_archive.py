@@ -30,7 +30,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from kanban.access.memberships import check_role, membership_set, role_of
+from kanban.access.memberships import check_role, membership_set
 from kanban.data.board import layout
 from kanban.data.members import member_set
 from kanban.imports.board_archive_files import (
@@ -40,6 +40,7 @@ from kanban.imports.board_archive_files import (
     is_attachments_key,
 )
 from kanban.imports.board_archive_format import DOMAINS, FORMAT, archive_read
+from kanban.imports.earlier_import import board_of_earlier_import
 from kanban.models import Membership, Project, Role
 from kanban.projects.attachment_files import attachment_files_delete
 from kanban.projects.board_templates import check_board_quota
@@ -114,7 +115,7 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
         for path, content in sorted(archive.files.items())
     )
     marker = engine.get_value(board_archive_marker(board.id))
-    project = _board_of(actor=actor, marker=marker)
+    project = board_of_earlier_import(actor=actor, marker=marker, what="board")
     project_id = uuid4() if project is None else project.id
     current = {} if project is None else _read(project_id, board)
     attachment_values = {k: v for k, v in board.values["kv"].items() if is_attachments_key(k)}
@@ -267,27 +268,6 @@ def _check_history(raw: object, key: str) -> list[dict[str, Any]]:
             field="values",
         )
     return list(reversed(raw[1:]))
-
-
-def _board_of(*, actor: Any, marker: engine.StoredValue | None) -> Project | None:
-    """The board an earlier import of this archive made, when it is still there; only one
-    of its owners may import into it."""
-    if marker is None or not isinstance(marker.value, dict):
-        return None
-    try:
-        project_id = UUID(str(marker.value.get("projectId")))
-    except ValueError:
-        return None
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        return None
-    if role_of(user=actor, project=project) != Role.OWNER:
-        raise KanbanError(
-            ErrorCode.FORBIDDEN,
-            "this board was imported before, into a board you do not own: ask one of its "
-            "owners to import it again",
-        )
-    return project
 
 
 def _read(project_id: UUID, board: _Board) -> dict[tuple[str, str], engine.StoredValue | None]:

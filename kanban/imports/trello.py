@@ -24,15 +24,14 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from kanban.access.memberships import role_of
 from kanban.data.board import comments as board_comments
 from kanban.data.board import layout
 from kanban.imports import trello_labels, trello_map
+from kanban.imports.earlier_import import board_of_earlier_import
 from kanban.imports.trello_shape import Export, parse_export
-from kanban.models import Project, Role
+from kanban.models import Project
 from kanban.projects.board_templates import Template, board_create
 from kanban.projects.lifecycle import MAX_NAME_LENGTH
-from kanban.projects.package_changes import package_name
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import project_kv, trello_import_marker
@@ -107,7 +106,9 @@ def trello_import(
     tally = trello_map.Tally()
     people = _people(export, mapping=mapping, tally=tally)
     marker = engine.get_value(trello_import_marker(export.board_id))
-    project = _board_of(actor=actor, marker=marker)
+    project = board_of_earlier_import(
+        actor=actor, marker=marker, what="Trello board", package=layout.BOARD_PACKAGE
+    )
     total = len(export.cards) + 1
     step = max(1, total // 100)
 
@@ -257,27 +258,6 @@ def _check_mapping(mapping: object) -> dict[str, str]:
             "the mapping maps Trello member ids or usernames to usernames", field="mapping"
         )
     return mapping
-
-
-def _board_of(*, actor: Any, marker: engine.StoredValue | None) -> Project | None:
-    """The board an earlier import of this export made, when it is still there; only one
-    of its owners may import into it."""
-    if marker is None or not isinstance(marker.value, dict):
-        return None
-    try:
-        project_id = UUID(str(marker.value.get("projectId")))
-    except ValueError:
-        return None
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None or package_name(project.package_json) != layout.BOARD_PACKAGE:
-        return None
-    if role_of(user=actor, project=project) != Role.OWNER:
-        raise KanbanError(
-            ErrorCode.FORBIDDEN,
-            "this Trello board was imported before, into a board you do not own: ask one "
-            "of its owners to import it again",
-        )
-    return project
 
 
 def _board_name(export: Export) -> str:

@@ -140,7 +140,7 @@ def plugin_start(
     TypeScript one is built once, so that it imports as it is. Nothing stays written if a
     step fails."""
     start = check_plugin_start(name=name, path=path, typescript=typescript)
-    _write_package(start, then=lambda folder: None)
+    _write_package(start, then=lambda folder: plugin_build(folder=folder))
     return start.folder
 
 
@@ -148,7 +148,23 @@ def plugin_create(*, start: PluginStart, owner: Any | None = None) -> Project:
     """``startplugin``: write the package and create its project, owned by ``owner``, all or
     nothing: when the build or the import fails, what was written is removed and no project
     is made."""
-    return _write_package(start, then=lambda folder: project_import(path=folder, owner=owner))
+    return _write_package(
+        start, then=lambda folder: project_build_and_import(path=folder, owner=owner)
+    )
+
+
+def project_build_and_import(
+    *,
+    path: str | os.PathLike[str],
+    replace_database_changes: bool = False,
+    owner: Any | None = None,
+) -> Project:
+    """Build the package's plugin when it declares a build (``plugin_build``), then import
+    the package (``project_import``): what ``import_project`` does, once or at each change
+    ``--watch`` sees, and ``startplugin`` for the package it wrote. A failed build imports
+    nothing: the files a board loads are never older than the sources beside them."""
+    plugin_build(folder=Path(path))
+    return project_import(path=path, replace_database_changes=replace_database_changes, owner=owner)
 
 
 def _write_package(start: PluginStart, *, then: Callable[[Path], _T]) -> _T:
@@ -162,7 +178,6 @@ def _write_package(start: PluginStart, *, then: Callable[[Path], _T]) -> _T:
         step = plugin_build_step(start.folder)
         if step is not None:
             written.append(start.folder / step.outfile)
-        plugin_build(folder=start.folder)
         return then(start.folder)
     except BaseException:
         # A rerun of the same command must find the folder as it was: missing, or empty.
@@ -226,8 +241,9 @@ def package_snapshot(folder: Path) -> Snapshot:
 
 def _attempt(folder: Path, replace: bool, owner: Any | None) -> WatchImport:
     try:
-        plugin_build(folder=folder)
-        project = project_import(path=folder, replace_database_changes=replace, owner=owner)
+        project = project_build_and_import(
+            path=folder, replace_database_changes=replace, owner=owner
+        )
         return WatchImport(project=project)
     except KanbanError as error:
         return WatchImport(project=None, error=error)

@@ -11,9 +11,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kanban.access.relationships import relationships_declare_back
 from kanban.management.owners import NO_OWNER, resolve_owner
 from kanban.models import Project
-from kanban.projects.packages import project_import, read_package
-from kanban.projects.plugin_build import plugin_build
-from kanban.projects.plugin_workflow import WATCH_INTERVAL, project_import_watch
+from kanban.projects.packages import read_package
+from kanban.projects.plugin_workflow import (
+    WATCH_INTERVAL,
+    project_build_and_import,
+    project_import_watch,
+)
 from storage.errors import ErrorCode, KanbanError
 
 
@@ -67,8 +70,9 @@ class Command(BaseCommand):
         owner = self.owner_if_new(path, options["owner"])
         if not options["watch"]:
             try:
-                plugin_build(folder=Path(path))
-                project = project_import(path=path, replace_database_changes=replace, owner=owner)
+                project = project_build_and_import(
+                    path=path, replace_database_changes=replace, owner=owner
+                )
             except KanbanError as error:
                 self.report_problems(error)
                 if error.code == ErrorCode.CONFLICT:
