@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import URLPattern, path, re_path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from kanban.api import (
@@ -23,113 +23,83 @@ from kanban.api import (
 )
 
 project = "projects/<uuid:project_id>/"
+related = project + "related/<str:alias>/"
 conversation = project + "conversations/<str:conversation_id>/"
 configuration = project + "configurations/<str:configuration_id>/"
 
+#: (route, DRF view class, URL name).
+Route = tuple[str, Any, str]
 
-def kv_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
+
+def kv_routes(base: str, views: tuple[Any, ...], name: str) -> list[Route]:
     """The KV endpoints under ``base`` (the project's, or a related project's)."""
     batch, history, values = views
     return [
-        path(base + "kv:batchGet", batch.as_view(), name=f"{name}-kv-batch-get"),
-        path(base + "history/kv/<path:key>", history.as_view(), name=f"{name}-kv-history"),
-        path(base + "kv/<path:key>", values.as_view(), name=f"{name}-kv"),
+        (base + "kv:batchGet", batch, f"{name}-kv-batch-get"),
+        (base + "history/kv/<path:key>", history, f"{name}-kv-history"),
+        (base + "kv/<path:key>", values, f"{name}-kv"),
     ]
 
 
-def knowledge_paths(base: str, views: tuple[Any, ...], name: str) -> list[URLPattern]:
+def knowledge_routes(base: str, views: tuple[Any, ...], name: str) -> list[Route]:
     """The Knowledge endpoints under ``base`` (the project's, or a related project's)."""
     listing, document, lines, finder = views
     documents = base + "knowledge/documents/"
     return [
-        path(documents, listing.as_view(), name=f"{name}-documents"),
-        path(documents + "<str:document_id>", document.as_view(), name=f"{name}-document"),
-        path(
-            documents + "<str:document_id>/lines",
-            lines.as_view(),
-            name=f"{name}-document-lines",
-        ),
-        path(base + "knowledge/search/", finder.as_view(), name=f"{name}-search"),
+        (documents, listing, f"{name}-documents"),
+        (documents + "<str:document_id>", document, f"{name}-document"),
+        (documents + "<str:document_id>/lines", lines, f"{name}-document-lines"),
+        (base + "knowledge/search/", finder, f"{name}-search"),
     ]
 
 
-def entrypoint_paths(base: str, name: str) -> list[URLPattern]:
+def entrypoint_routes(base: str, name: str) -> list[Route]:
     return [
-        path(base + "entrypoints/", entrypoints.EntrypointListView.as_view(), name=name),
-        path(
+        (base + "entrypoints/", entrypoints.EntrypointListView, name),
+        (
             base + "entrypoints/<str:entrypoint_id>/run",
-            entrypoints.EntrypointRunView.as_view(),
-            name=f"{name}-run",
+            entrypoints.EntrypointRunView,
+            f"{name}-run",
         ),
     ]
 
 
-#: One configuration and its two actions, all under ``configuration``.
-configuration_routes: list[tuple[str, Any, str]] = [
-    ("", configurations.ConfigurationView, "api-configuration"),
-    ("duplicate/", configurations.ConfigurationDuplicateView, "api-configuration-duplicate"),
-    ("activate/", configurations.ConfigurationActivateView, "api-configuration-activate"),
-]
-
-
-urlpatterns = [
-    path("projects/", projects.ProjectListView.as_view(), name="api-projects"),
-    path(project, projects.ProjectView.as_view(), name="api-project"),
-    path(
-        "projects/archive",
-        board_archives.BoardArchiveImportView.as_view(),
-        name="api-board-archive-import",
+#: Every endpoint but the schema's, in the order the schema lists them.
+api_routes: list[Route] = [
+    ("projects/", projects.ProjectListView, "api-projects"),
+    (project, projects.ProjectView, "api-project"),
+    ("projects/archive", board_archives.BoardArchiveImportView, "api-board-archive-import"),
+    (project + "archive", board_archives.BoardArchiveView, "api-board-archive"),
+    (project + "cards.csv", board_archives.BoardCardsCsvView, "api-cards-csv"),
+    (project + "members/", projects.MemberListView, "api-members"),
+    (project + "members/<str:username>", projects.MemberView, "api-member"),
+    (project + "offers/", projects.PendingOfferListView, "api-board-offers"),
+    (project + "attachments/", attachments.AttachmentListView, "api-attachments"),
+    (project + "attachments/<str:attachment_id>", attachments.AttachmentView, "api-attachment"),
+    (project + "cards/<str:card>/copy", card_transfers.CardCopyView, "api-card-copy"),
+    (project + "cards/<str:card>/move", card_transfers.CardMoveView, "api-card-move"),
+    (project + "invites/", invites.InviteListView, "api-invites"),
+    (project + "invites/<int:invite_id>", invites.InviteView, "api-invite"),
+    *kv_routes(project, (kv.BatchGetView, kv.HistoryView, kv.KvView), "api"),
+    *kv_routes(
+        related, (kv.RelatedBatchGetView, kv.RelatedHistoryView, kv.RelatedKvView), "api-related"
     ),
-    path(project + "archive", board_archives.BoardArchiveView.as_view(), name="api-board-archive"),
-    path(project + "cards.csv", board_archives.BoardCardsCsvView.as_view(), name="api-cards-csv"),
-    path(project + "members/", projects.MemberListView.as_view(), name="api-members"),
-    path(project + "members/<str:username>", projects.MemberView.as_view(), name="api-member"),
-    path(project + "offers/", projects.PendingOfferListView.as_view(), name="api-board-offers"),
-    path(
-        project + "attachments/",
-        attachments.AttachmentListView.as_view(),
-        name="api-attachments",
+    (conversation + "kv/<path:key>", kv.KvView, "api-conversation-kv"),
+    (project + "persistent-values/<path:key>", kv.PersistentValueView, "api-pv"),
+    (conversation + "persistent-values/<path:key>", kv.PersistentValueView, "api-conversation-pv"),
+    (project + "configurations/", configurations.ConfigurationListView, "api-configurations"),
+    (configuration, configurations.ConfigurationView, "api-configuration"),
+    (
+        configuration + "duplicate/",
+        configurations.ConfigurationDuplicateView,
+        "api-configuration-duplicate",
     ),
-    path(
-        project + "attachments/<str:attachment_id>",
-        attachments.AttachmentView.as_view(),
-        name="api-attachment",
+    (
+        configuration + "activate/",
+        configurations.ConfigurationActivateView,
+        "api-configuration-activate",
     ),
-    path(
-        project + "cards/<str:card>/copy",
-        card_transfers.CardCopyView.as_view(),
-        name="api-card-copy",
-    ),
-    path(
-        project + "cards/<str:card>/move",
-        card_transfers.CardMoveView.as_view(),
-        name="api-card-move",
-    ),
-    path(project + "invites/", invites.InviteListView.as_view(), name="api-invites"),
-    path(project + "invites/<int:invite_id>", invites.InviteView.as_view(), name="api-invite"),
-    *kv_paths(project, (kv.BatchGetView, kv.HistoryView, kv.KvView), "api"),
-    *kv_paths(
-        project + "related/<str:alias>/",
-        (kv.RelatedBatchGetView, kv.RelatedHistoryView, kv.RelatedKvView),
-        "api-related",
-    ),
-    path(conversation + "kv/<path:key>", kv.KvView.as_view(), name="api-conversation-kv"),
-    path(project + "persistent-values/<path:key>", kv.PersistentValueView.as_view(), name="api-pv"),
-    path(
-        conversation + "persistent-values/<path:key>",
-        kv.PersistentValueView.as_view(),
-        name="api-conversation-pv",
-    ),
-    path(
-        project + "configurations/",
-        configurations.ConfigurationListView.as_view(),
-        name="api-configurations",
-    ),
-    *(
-        path(configuration + suffix, view.as_view(), name=name)
-        for suffix, view, name in configuration_routes
-    ),
-    *knowledge_paths(
+    *knowledge_routes(
         project,
         (
             knowledge.DocumentListView,
@@ -139,8 +109,8 @@ urlpatterns = [
         ),
         "api-knowledge",
     ),
-    *knowledge_paths(
-        project + "related/<str:alias>/",
+    *knowledge_routes(
+        related,
         (
             knowledge.RelatedDocumentListView,
             knowledge.RelatedDocumentView,
@@ -149,28 +119,21 @@ urlpatterns = [
         ),
         "api-related-knowledge",
     ),
-    *entrypoint_paths(project, "api-entrypoints"),
-    *entrypoint_paths(project + "related/<str:alias>/", "api-related-entrypoints"),
-    path(
-        project + "token-usage",
-        token_usage.ProjectTokenUsageView.as_view(),
-        name="api-project-token-usage",
-    ),
-    path("notifications/", notifications.NotificationListView.as_view(), name="api-notifications"),
-    path(
-        "notifications/read",
-        notifications.NotificationReadView.as_view(),
-        name="api-notifications-read",
-    ),
-    path("offers/", offers.OfferListView.as_view(), name="api-offers"),
-    path("offers/<int:offer_id>/accept", offers.OfferAcceptView.as_view(), name="api-offer-accept"),
-    path(
-        "offers/<int:offer_id>/decline",
-        offers.OfferDeclineView.as_view(),
-        name="api-offer-decline",
-    ),
-    path("search/cards", search.CardSearchView.as_view(), name="api-search-cards"),
-    path("token-usage", token_usage.SystemTokenUsageView.as_view(), name="api-token-usage"),
+    *entrypoint_routes(project, "api-entrypoints"),
+    *entrypoint_routes(related, "api-related-entrypoints"),
+    (project + "token-usage", token_usage.ProjectTokenUsageView, "api-project-token-usage"),
+    ("notifications/", notifications.NotificationListView, "api-notifications"),
+    ("notifications/read", notifications.NotificationReadView, "api-notifications-read"),
+    ("offers/", offers.OfferListView, "api-offers"),
+    ("offers/<int:offer_id>/accept", offers.OfferAcceptView, "api-offer-accept"),
+    ("offers/<int:offer_id>/decline", offers.OfferDeclineView, "api-offer-decline"),
+    ("search/cards", search.CardSearchView, "api-search-cards"),
+    ("token-usage", token_usage.SystemTokenUsageView, "api-token-usage"),
+]
+
+
+urlpatterns = [
+    *(path(route, view.as_view(), name=name) for route, view, name in api_routes),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(
         "docs/",
