@@ -67,29 +67,36 @@ KEY = OpenApiParameter(
 )
 
 
-class EntryView(APIView):
-    """One key of one dataset: ``GET`` / ``PUT`` / ``DELETE``."""
+class TargetView(APIView):
+    """A view of the dataset its URL names: the project's ``domain`` (of a conversation,
+    when the URL names one) or, with ``related``, the KV of the project ``related/{alias}/``
+    names."""
 
     domain: ClassVar[Domain] = "kv"
     related: ClassVar[bool] = False
 
-    def _call(self, action: str, key: str, kwargs: dict[str, Any], **arguments: Any) -> Any:
+    def target(self, kwargs: dict[str, Any]) -> Target:
         user, project_id = self.request.user, kwargs["project_id"]
         if self.related:
-            target = Target(user=user, project_id=project_id, alias=kwargs["alias"])
-        else:
-            target = Target(
-                user=user,
-                project_id=project_id,
-                domain=self.domain,
-                conversation_id=kwargs.get("conversation_id"),
-            )
+            return Target(user=user, project_id=project_id, alias=kwargs["alias"])
+        return Target(
+            user=user,
+            project_id=project_id,
+            domain=self.domain,
+            conversation_id=kwargs.get("conversation_id"),
+        )
+
+
+class EntryView(TargetView):
+    """One key of one dataset: ``GET`` / ``PUT`` / ``DELETE``."""
+
+    def _call(self, action: str, key: str, kwargs: dict[str, Any], **arguments: Any) -> Any:
         return kv_actions.kv_action(
             action=action,
             arguments={"key": key, **arguments},
             # Only a write records where it came from (and reads its headers).
             provenance=rest_provenance(self.request) if action in WRITE_ACTIONS else READ,
-            target=target,
+            target=self.target(kwargs),
         )
 
     @extend_schema(parameters=[KEY], responses={200: ENTRY, **ERRORS})
@@ -151,22 +158,17 @@ def check_batch_body(data: Any) -> Any:
     return data["keys"]
 
 
-class BatchGetView(APIView):
+class BatchGetView(TargetView):
     """``POST .../kv:batchGet``: up to 256 named keys of the project's (or, through an alias,
     the related project's) KV in one request and one database round trip."""
 
-    related: ClassVar[bool] = False
     reads_only: ClassVar[bool] = True  # a POST only for the size of its key list
 
     @extend_schema(request=BATCH_BODY, responses={200: BATCH_RESULTS, **ERRORS})
     def post(self, request: Request, **kwargs: Any) -> Response:
         results = kv_actions.kv_action(
             action="getMany",
-            target=Target(
-                user=request.user,
-                project_id=kwargs["project_id"],
-                alias=kwargs.get("alias") if self.related else None,
-            ),
+            target=self.target(kwargs),
             arguments={"keys": check_batch_body(request.data)},
             provenance=READ,
         )
@@ -196,21 +198,15 @@ def check_history_query(query: Any) -> dict[str, Any]:
     return check_query(query, allowed=("limit", "before"), numbers=("limit",))
 
 
-class HistoryView(APIView):
+class HistoryView(TargetView):
     """``GET .../history/kv/{key}``: one key's kept versions, under the key's read rule;
     ``DELETE``: the owner purges them."""
-
-    related: ClassVar[bool] = False
 
     @extend_schema(parameters=HISTORY_PARAMETERS, responses={200: HISTORY, **ERRORS})
     def get(self, request: Request, key: str, **kwargs: Any) -> Response:
         history = kv_actions.kv_action(
             action="history",
-            target=Target(
-                user=request.user,
-                project_id=kwargs["project_id"],
-                alias=kwargs.get("alias") if self.related else None,
-            ),
+            target=self.target(kwargs),
             arguments={"key": key, **check_history_query(request.query_params)},
             provenance=READ,
         )
