@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.accounts.users import user_create
-from storage.errors import KanbanError
+from kanban.management.base import KanbanCommand
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     # Tests (and other callers of call_command) may hand over their own stdin.
     stealth_options = ("stdin",)
     help = (
@@ -32,14 +32,11 @@ class Command(BaseCommand):
             password = stdin.readline().rstrip("\r\n")
             if not password:
                 raise CommandError("no password on standard input")
-        try:
-            user = user_create(
-                username=options["username"],
-                password=password,
-                is_staff=options["staff"],
-                is_superuser=options["superuser"],
-            )
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        user = user_create(
+            username=options["username"],
+            password=password,
+            is_staff=options["staff"],
+            is_superuser=options["superuser"],
+        )
         kind = "superuser" if options["superuser"] else "staff user" if options["staff"] else "user"
         self.stdout.write(f"Created {kind} {user.get_username()}")

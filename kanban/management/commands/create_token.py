@@ -4,14 +4,14 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.accounts.tokens import check_duration, token_create
+from kanban.management.base import KanbanCommand
 from kanban.models import TokenScope
-from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = (
         "Create an API token for USERNAME and print it (the token alone, last, for scripts). "
         "--project scopes it to a project and its aliases (what an MCP client needs; given "
@@ -41,16 +41,13 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None or not user.is_active:
             raise CommandError(f"no active user named {options['username']!r}")
-        try:
-            lifetime = None if options["expires"] is None else check_duration(options["expires"])
-            _, plaintext = token_create(
-                user=user,
-                name=options["name"],
-                project_id=options["project"][0] if options["project"] else None,
-                more_project_ids=options["project"][1:],
-                scope=options["scope"],
-                lifetime=lifetime,
-            )
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        lifetime = None if options["expires"] is None else check_duration(options["expires"])
+        _, plaintext = token_create(
+            user=user,
+            name=options["name"],
+            project_id=options["project"][0] if options["project"] else None,
+            more_project_ids=options["project"][1:],
+            scope=options["scope"],
+            lifetime=lifetime,
+        )
         self.stdout.write(plaintext)

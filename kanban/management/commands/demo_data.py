@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.data.demo import demo_board_fill, demo_load
-from storage.errors import KanbanError
+from kanban.management.base import KanbanCommand
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = (
         "Load development demo data (users alice, bob, carol; Board and Inventory) into an "
         "empty database; a database with users is left alone."
@@ -23,15 +23,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            logins = demo_load()
-            if options["board_cards"] is not None:
-                if options["board_cards"] < 0:
-                    raise CommandError("--board-cards needs a number of cards, 0 or more")
-                added = demo_board_fill(cards=options["board_cards"])
-                self.stdout.write(f"The demo Board has {added} more card(s).")
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        logins = demo_load()
+        if options["board_cards"] is not None:
+            if options["board_cards"] < 0:
+                raise CommandError("--board-cards needs a number of cards, 0 or more")
+            added = demo_board_fill(cards=options["board_cards"])
+            self.stdout.write(f"The demo Board has {added} more card(s).")
         if not logins:
             return
         self.stdout.write("Demo data loaded. Development logins (shown once):")

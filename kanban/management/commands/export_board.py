@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.imports.board_export import board_archive_of
-from storage.errors import KanbanError
+from kanban.management.base import KanbanCommand, add_project_id
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = (
         "Write a board archive (docs/board-archive.md): the project's package and plugin "
         "files, every value of its KV and PersistentValue (knowledge documents included), "
@@ -20,17 +19,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("project_id", type=UUID, help="the project's UUID")
+        add_project_id(parser)
         parser.add_argument("file", help="the archive to write (a .zip)")
         parser.add_argument(
             "--history", action="store_true", help="include each value's kept versions"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            data = board_archive_of(project_id=options["project_id"], history=options["history"])
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        data = board_archive_of(project_id=options["project_id"], history=options["history"])
         path = Path(options["file"])
         partial = path.with_name(path.name + ".partial")
         try:

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
+from kanban.management.base import KanbanCommand, add_project_id
 from kanban.projects.exports import project_export
-from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = (
         "Write a project's package (package.json and plugin files) to a folder that is "
         "missing or empty. Never copies KV."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("project_id", type=UUID, help="the project's UUID")
+        add_project_id(parser)
         parser.add_argument("path", help="the folder to write")
         parser.add_argument(
             "--force",
@@ -27,10 +26,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            folder = project_export(
-                project_id=options["project_id"], path=options["path"], overwrite=options["force"]
-            )
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        folder = project_export(
+            project_id=options["project_id"], path=options["path"], overwrite=options["force"]
+        )
         self.stdout.write(f"Exported {options['project_id']} to {folder}")

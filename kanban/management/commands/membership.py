@@ -6,14 +6,14 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.access.memberships import membership_set
+from kanban.management.base import KanbanCommand
 from kanban.models import Project, Role
-from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = "Give a user a role in a project (guest, developer, owner), or remove it (none)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,10 +29,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=options["project_id"]).first()
         if project is None:
             raise CommandError(f"no project {options['project_id']}")
-        try:
-            changed = membership_set(user=user, project=project, role=options["role"])
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        changed = membership_set(user=user, project=project, role=options["role"])
         name, role = user.get_username(), options["role"]
         summary = f"{name} has no role in" if role == "none" else f"{name} is {role} of"
         suffix = "" if changed else " (unchanged)"

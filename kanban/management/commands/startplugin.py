@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
+from kanban.management.base import KanbanCommand
 from kanban.management.owners import NO_OWNER, resolve_owner
 from kanban.projects.plugin_workflow import check_plugin_start, plugin_create
-from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
+class Command(KanbanCommand):
     help = (
         "Write a new kanban plugin package (package.json with a fresh project id, index.html, "
         "app.js, style.css, README.md) into DIR, default ./NAME, which must be missing or "
@@ -33,19 +33,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            # Before the owner is asked for and before anything is written: a refusal
-            # leaves nothing behind, and the same command can be run again.
-            start = check_plugin_start(
-                name=options["name"], path=options["dir"], typescript=options["typescript"]
-            )
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        # Before the owner is asked for and before anything is written: a refusal leaves
+        # nothing behind, and the same command can be run again.
+        start = check_plugin_start(
+            name=options["name"], path=options["dir"], typescript=options["typescript"]
+        )
         owner = resolve_owner(options["owner"])
-        try:
-            project = plugin_create(start=start, owner=owner)
-        except KanbanError as error:
-            raise CommandError(error.message) from None
+        project = plugin_create(start=start, owner=owner)
         folder = start.folder
         owned = f"owned by {owner.get_username()}" if owner is not None else "with no owner yet"
         self.stdout.write(
