@@ -4,6 +4,7 @@ always, and PostgreSQL as well when ``DATABASE_URL`` is set."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import os
 import sys
@@ -20,7 +21,7 @@ from django.db import connections
 from kanban.quotas import deployment as quotas
 from storage import aio
 from tests.browser.fixtures import browser, chromium, new_context
-from tests.live import LiveServer, start_live_servers
+from tests.live import STARTS, LiveServer, start_live_servers
 
 # The suite starts dozens of Python processes (xdist workers, daphne workers, manage.py):
 # where the environment says PYTHONDONTWRITEBYTECODE, each compiled every module, and
@@ -125,6 +126,29 @@ def use_file_for_sqlite_test_database() -> None:
 
 #: Test database files this run chose (and so cleans up after).
 SQLITE_TEST_FILES: list[Path] = []
+
+
+#: Live-server starts reported by the xdist workers, summed in the controller.
+WORKER_STARTS: collections.Counter[str] = collections.Counter()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["live_server_starts"] = dict(STARTS)
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    WORKER_STARTS.update(getattr(node, "workeroutput", {}).get("live_server_starts", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many daphne workers this pass started: the cost the fixtures are judged by."""
+    starts = WORKER_STARTS + STARTS
+    terminalreporter.write_line(
+        f"live-server starts: {sum(starts.values())} "
+        f"({starts['forked']} forked by the zygote, {starts['cold']} cold)"
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

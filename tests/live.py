@@ -14,6 +14,7 @@ request ``transactional_db`` themselves.
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import functools
 import http.client
@@ -52,6 +53,10 @@ LOG_DIR = Path(settings.BASE_DIR) / "var" / "live"
 LOG_TAIL = 6000
 
 _running: set[LiveServer] = set()
+
+#: Workers this process started, by how: forked by the zygote or started cold. The suite
+#: prints the totals (tests/conftest.py) so that a change to the fixtures shows its cost.
+STARTS: collections.Counter[str] = collections.Counter()
 
 
 class LiveServerError(RuntimeError):
@@ -193,6 +198,7 @@ class LiveServer:
         argv = ["-b", HOST, "-p", str(port), "kanban.asgi:application"]
         zygote = _zygote_for(env)
         process: subprocess.Popen[bytes] | WorkerProcess
+        STARTS["forked" if zygote is not None else "cold"] += 1
         if zygote is not None:
             os.close(fd)
             process = zygote.fork(argv, Path(name))
