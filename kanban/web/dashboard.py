@@ -30,7 +30,7 @@ from kanban.projects.lifecycle import project_archive, project_delete_by_owner
 from kanban.projects.listing import Listed, Sort, projects_listed
 from kanban.web.avatars import avatar
 from kanban.web.inbox import inbox_context
-from kanban.web.views import board_not_found
+from kanban.web.views import refusal_page
 from storage.errors import ErrorCode, KanbanError
 
 
@@ -43,9 +43,7 @@ class _PageRefused(Exception):
         self.error = error
 
     def response(self, request: HttpRequest) -> HttpResponse:
-        if self.error.code == ErrorCode.FORBIDDEN:
-            return render(request, "403.html", {"message": self.error.message}, status=403)
-        return board_not_found(request)
+        return refusal_page(request, self.error)
 
 
 def refusals_rendered(view: Any) -> Any:

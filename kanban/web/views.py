@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
 
@@ -31,7 +34,7 @@ from kanban.web.security import (
     plugin_top_level_refusal,
     plugin_url,
 )
-from storage.errors import KanbanError
+from storage.errors import ErrorCode, KanbanError
 
 #: How many members' faces the board's top bar shows before "+N".
 BAR_FACES = 4
@@ -113,6 +116,27 @@ def board_not_found(request: HttpRequest) -> HttpResponse:
     """No board here that this person may open (gone, or never theirs): one answer for
     both, so nobody learns which boards exist."""
     return render(request, "404.html", {"board": True}, status=404)
+
+
+def refusal_page(request: HttpRequest, refused: KanbanError) -> HttpResponse:
+    """A board page's refusal: a non-member learns nothing (404), a member is told why
+    (403), on the product's own pages, in development too."""
+    if refused.code == ErrorCode.FORBIDDEN:
+        return render(request, "403.html", {"message": refused.message}, status=403)
+    return board_not_found(request)
+
+
+def page_refusals(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The view, with any refusal it raises answered by ``refusal_page``."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except KanbanError as refused:
+            return refusal_page(request, refused)
+
+    return wrapped
 
 
 @require_GET

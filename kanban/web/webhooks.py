@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kanban.models import Project
-from kanban.web.views import board_not_found
+from kanban.web.views import page_refusals, refusal_page
 from kanban.webhooks.service import (
     SUBSCRIBABLE,
     webhook_create,
@@ -26,12 +26,6 @@ from kanban.webhooks.service import (
 from storage.errors import ErrorCode, KanbanError
 
 _CREATED: Final = "kanban.webhook_created"
-
-
-def _refused(request: HttpRequest, refused: KanbanError) -> HttpResponse:
-    if refused.code == ErrorCode.FORBIDDEN:
-        return render(request, "403.html", {"message": refused.message}, status=403)
-    return board_not_found(request)
 
 
 @never_cache
@@ -52,7 +46,7 @@ def webhooks_page(request: HttpRequest, project_id: UUID) -> HttpResponse:
             )
         except KanbanError as refused:
             if refused.code != ErrorCode.INVALID_ARGUMENT:
-                return _refused(request, refused)
+                return refusal_page(request, refused)
             error = {"message": refused.message, "reason": str(refused.details.get("reason", ""))}
         else:
             # Shown once, on the page the redirect leads to (a reload adds no second one).
@@ -61,7 +55,7 @@ def webhooks_page(request: HttpRequest, project_id: UUID) -> HttpResponse:
     try:
         hooks = webhooks_of_board(actor=request.user, project_id=project_id)
     except KanbanError as refused:
-        return _refused(request, refused)
+        return refusal_page(request, refused)
     shown = request.session.pop(_CREATED, None)
     if isinstance(shown, dict):
         made = next((h.webhook for h in hooks if h.webhook.pk == shown.get("id")), None)
@@ -80,19 +74,15 @@ def webhooks_page(request: HttpRequest, project_id: UUID) -> HttpResponse:
 
 @login_required
 @require_POST
+@page_refusals
 def webhook_test_page(request: HttpRequest, project_id: UUID, webhook_id: int) -> HttpResponse:
-    try:
-        webhook_test(actor=request.user, project_id=project_id, webhook_id=webhook_id)
-    except KanbanError as refused:
-        return _refused(request, refused)
+    webhook_test(actor=request.user, project_id=project_id, webhook_id=webhook_id)
     return redirect(f"{reverse('board-webhooks', args=[project_id])}?tested={webhook_id}")
 
 
 @login_required
 @require_POST
+@page_refusals
 def webhook_delete_page(request: HttpRequest, project_id: UUID, webhook_id: int) -> HttpResponse:
-    try:
-        webhook_delete(actor=request.user, project_id=project_id, webhook_id=webhook_id)
-    except KanbanError as refused:
-        return _refused(request, refused)
+    webhook_delete(actor=request.user, project_id=project_id, webhook_id=webhook_id)
     return redirect("board-webhooks", project_id=project_id)
