@@ -33,7 +33,7 @@ from typing import Any
 
 from bench import env
 from bench.bridge_bench import Wire, close_all, open_bridge
-from bench.env import Scene, Server
+from bench.env import Scene, Server, new_card
 from bench.sdk_bench import CHROMIUM, CHROMIUM_ARGS
 from bench.stats import Figure, at_most, percentile
 from bench.viewers import Target, ViewerPool
@@ -381,17 +381,7 @@ async def _add_card(writer: Wire, n: int) -> str:
     """What the Board writes for an add: the card (only if absent), then the index with its
     id appended, compare-and-set on the index's revision."""
     card_id = f"u5{n:04d}{random.randrange(36**4):04x}"
-    card = {
-        "id": card_id,
-        "title": f"Added {n}",
-        "description": "",
-        "assignee": "",
-        "labels": [],
-        "due": None,
-        "column": "todo",
-        "rank": f"z{n:04d}",
-        "item": None,
-    }
+    card = {**new_card(card_id, title=f"Added {n}", rank=f"z{n:04d}"), "item": None}
     await writer.call("set", key=f"card:{card_id}", value=card, expectedRevision=None)
     while True:
         index = (await writer.call("get", key="board:cards"))["result"]

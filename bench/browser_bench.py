@@ -48,7 +48,7 @@ from bench.browser_pages import (
     chromium_missing,
     seed,
 )
-from bench.env import Scene
+from bench.env import Scene, new_card
 from bench.sdk_bench import CHROMIUM, CHROMIUM_ARGS
 from bench.stats import Figure, at_most, percentile
 
@@ -132,16 +132,7 @@ def _plan(kind: str, model: Model, n: int) -> tuple[Change, dict[str, Any]]:
     spec: dict[str, Any]
     if kind == "add":
         card_id = f"u7{n:04d}{random.randrange(36**4):04x}"
-        card = {
-            "id": card_id,
-            "title": f"Added by the bench {n}",
-            "description": "",
-            "assignee": "",
-            "labels": [],
-            "due": None,
-            "column": "todo",
-            "rank": model.top_rank("todo"),
-        }
+        card = new_card(card_id, title=f"Added by the bench {n}", rank=model.top_rank("todo"))
         spec = {"selector": f'[data-card-id="{card_id}"]', "text": None, "absent": False}
     elif kind == "move":
         card = model.top_untouched("doing")

@@ -94,6 +94,20 @@ def setup_django() -> None:
     django.setup()
 
 
+def new_card(card_id: str, *, title: str, rank: str, column: str = "todo") -> dict[str, Any]:
+    """A card as the benches add it to the Board: every field present, none filled in."""
+    return {
+        "id": card_id,
+        "title": title,
+        "description": "",
+        "assignee": "",
+        "labels": [],
+        "due": None,
+        "column": column,
+        "rank": rank,
+    }
+
+
 @dataclass(frozen=True)
 class Scene:
     """alice owns ``board`` (a kanban project); ``cookie`` is her session."""
