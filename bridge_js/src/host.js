@@ -3,7 +3,7 @@
 
 import { V, BACKOFF_MIN, BACKOFF_MAX, LIMITS, FINAL_CLOSE } from "./protocol.js";
 import { replyError, wireError } from "./errors.js";
-import { withHint } from "./hints.js";
+import { hintsFor, withHint } from "./hints.js";
 import { checkRequest, isFrame, isPlain } from "./guards.js";
 import { createRpc } from "./rpc.js";
 import { hostHandshake } from "./handshake.js";
@@ -59,6 +59,8 @@ export function createHost(env) {
     const loc = env.location;
     const url = wsUrl || (loc.protocol === "https:" ? "wss" : "ws") + "://" + loc.host + "/ws/boards/" + encodeURIComponent(projectId) + "/";
     const rpc = createRpc(env);
+    const serverLimits = { ...LIMITS, ...limits };
+    const hints = hintsFor(serverLimits);
     // "subscribe:alias" / "watch:alias" (alias "" = this project) -> {gen, request} of the
     // subscribe or watch that created it, to repeat after a reconnect.
     /** @type {Map<string, {gen: number, request: Relayed}>} */
@@ -128,20 +130,21 @@ export function createHost(env) {
       }
       let frame;
       try {
-        frame = checkRequest(data, { ...LIMITS, ...limits });
+        frame = checkRequest(data, serverLimits);
       } catch (err) {
         const id = isPlain(data) && Number.isSafeInteger(data.id) && data.id > 0 ? data.id : null;
         const refused = /** @type {import("./wire.js").Reply & {ok: false}} */ (
           replyError(id, /** @type {any} */ (err).code, /** @type {any} */ (err).message)
         );
-        return p.postMessage({ ...refused, error: withHint(refused.error) });
+        return p.postMessage({ ...refused, error: withHint(refused.error, hints) });
       }
       const { id, ...request } = frame;
       const alias = request.alias ?? null;
       const op = request.op;
       /** @param {Answer} reply */
       const answer = (reply) =>
-        p === port && p.postMessage(reply.ok ? { v: V, id, ok: true, result: reply.result } : { v: V, id, ok: false, error: withHint(wireError(reply.error)) });
+        p === port &&
+        p.postMessage(reply.ok ? { v: V, id, ok: true, result: reply.result } : { v: V, id, ok: false, error: withHint(wireError(reply.error), hints) });
       if (op === "attachments.upload" || op === "attachments.list") {
         return (op === "attachments.upload" ? upload(request) : listed(request)).then(answer);
       }

@@ -8,7 +8,7 @@ const PROJECT = "0b7f3c52-6d0e-4f57-9d0a-2f5a2b1f9c11";
 const CONFIG = { id: "", name: "Default", values: {} };
 
 // A board page with the relay connected, and a hand-played plugin in its iframe.
-async function board({ open = true, random, wsUrl, context, page: boardPage, onPluginError, onEnded } = {}) {
+async function board({ open = true, random, wsUrl, context, page: boardPage, onPluginError, onEnded, limits } = {}) {
   const clock = fakeClock();
   const page = fakePage(clock);
   const sockets = fakeSockets();
@@ -24,6 +24,7 @@ async function board({ open = true, random, wsUrl, context, page: boardPage, onP
     page: boardPage,
     onPluginError,
     onEnded,
+    limits,
   });
   const b = {
     clock,
@@ -285,6 +286,15 @@ describe("relaying requests", () => {
     [[1, 2], null, "invalid_argument"],
     ["get k", null, "invalid_argument"],
   ];
+  test("a refusal's size hint is the deployment's limit, not the spec's", async () => {
+    const b = await board({ limits: { valueBytes: 1000 } });
+    const p = await b.plugin();
+    await p.send({ v: 1, id: 1, op: "set", key: "k", value: "x".repeat(2000) });
+    const [reply] = p.replies();
+    assert.equal(reply.error.code, "too_large");
+    assert.equal(reply.error.hint, "values are limited to 1000 bytes");
+  });
+
   for (const [frame, id, code] of invalid) {
     test("rejects " + JSON.stringify(frame).slice(0, 70) + " without relaying", async () => {
       const b = await board();

@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from kanban.access.origins import host_allowed, origin_allowed, request_scheme
 from kanban.accounts.tokens import token_from_authorization
 from kanban.mcp import resources
-from kanban.mcp.tools import TOOL_NAMES, TOOLS, tool_result
+from kanban.mcp.tools import TOOL_NAMES, tool_result, tool_schemas
 from kanban.mcp.watch import get_watcher
 from kanban.models import ApiToken
 from storage import jsoncodec
@@ -76,7 +76,7 @@ async def _list_tools(
                 input_schema=tool["inputSchema"],
                 output_schema=tool["outputSchema"],
             )
-            for tool in TOOLS
+            for tool in tool_schemas()
         ]
     )
 

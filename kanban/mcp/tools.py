@@ -7,14 +7,18 @@ token's project or, with ``alias``, for the project it reaches under that alias:
 access decision, helpers and formats as REST and the bridge. This module only maps a tool's
 arguments onto the action's and its refusals onto tool errors. The token's scope is checked
 first (``access_token_scope``), the user's own role after it. The limits in the input
-schemas come from the one protocol spec (``bridge_js/protocol.json``).
+schemas come from the one protocol spec (``bridge_js/protocol.json``); the sizes in the
+descriptions are the deployment's settings (``tool_schemas``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from string import Template
 from typing import Any, Final
+
+from django.conf import settings
 
 from kanban.accounts.tokens import access_token_scope
 from kanban.data import knowledge
@@ -60,8 +64,8 @@ KV_STORE: Final[dict[str, Any]] = {
         "conversationId, of that conversation's KV), or of a related project's through its "
         "alias. get answers {found, value, revision}; set answers {revision}. Pass "
         "expectedRevision to write only over the revision you read: without it a set "
-        f"replaces whatever is there. Values are JSON of at most {limits.DEFAULT_VALUE_BYTES} "
-        "bytes. To change a Board's cards use board_cards, never a set of board:cards."
+        "replaces whatever is there. Values are JSON of at most $value_bytes bytes. To "
+        "change a Board's cards use board_cards, never a set of board:cards."
     ),
     "inputSchema": {
         "type": "object",
@@ -88,7 +92,7 @@ KNOWLEDGE_DOCUMENTS: Final[dict[str, Any]] = {
         "through its alias: list (paged by cursor), get, create (id optional), edit (title "
         "and/or markdown), delete, search (query, optionally in one document with context "
         "lines) and read_lines (1-based, start to end inclusive). A document's markdown is "
-        f"at most {limits.DEFAULT_DOCUMENT_BYTES} bytes."
+        "at most $document_bytes bytes."
     ),
     "inputSchema": {
         "type": "object",
@@ -338,6 +342,20 @@ _RULES: Final = {
 }
 TOOLS: Final = tuple(tool.schema for tool in _TOOLS.values())
 TOOL_NAMES: Final = frozenset(_TOOLS)
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The tools as ``tools/list`` gives them: each description names the deployment's own
+    limits (``KANBAN_MAX_VALUE_BYTES``, ``KANBAN_MAX_DOCUMENT_BYTES``), read when listed, so
+    an agent is told what the server will refuse rather than the spec's default."""
+    sizes = {
+        "value_bytes": int(settings.KANBAN_MAX_VALUE_BYTES),
+        "document_bytes": int(settings.KANBAN_MAX_DOCUMENT_BYTES),
+    }
+    return [
+        {**schema, "description": Template(schema["description"]).substitute(sizes)}
+        for schema in TOOLS
+    ]
 
 
 def tool_call(*, token: ApiToken, name: str, arguments: Mapping[str, Any]) -> Any:
