@@ -209,12 +209,7 @@ def daphne(env: dict[str, str]) -> Iterator[int]:
         wait_for(lambda: _healthy(port), process, "daphne", Path(log.name))
         yield port
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, signal.SIGTERM)
         if os.environ.get("KANBAN_MCP_CONFORMANCE_LOG"):
             print(Path(log.name).read_text(errors="replace")[-20000:])
         log.close()
@@ -276,13 +271,18 @@ def nginx_adding_token(upstream: int, token: str) -> Iterator[int]:
         wait_for(lambda: _listening(port), process, "nginx", prefix / "error.log")
         yield port
     finally:
-        process.send_signal(signal.SIGQUIT)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, signal.SIGQUIT)
         shutil.rmtree(prefix, ignore_errors=True)
+
+
+def stop(process: subprocess.Popen[bytes], graceful: signal.Signals) -> None:
+    """Ask the server to stop with its own graceful signal; kill it if it takes over 10 s."""
+    process.send_signal(graceful)
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def listed_scenarios() -> set[str]:
