@@ -205,6 +205,17 @@ def _board_or_404(request: HttpRequest, project_id: UUID) -> Any:
         raise _PageRefused(refused_page) from None
 
 
+def _form_refused(
+    request: HttpRequest, project: Any, refused: KanbanError, *, shown: ErrorCode, as_: str
+) -> HttpResponse:
+    """A members-page form's refusal: the kind the form can mend is shown beside it (as the
+    page's ``as_``); any other refuses the page."""
+    if refused.code != shown:
+        raise _PageRefused(refused) from None
+    shown_as: dict[str, Any] = {as_: refused.message}
+    return _members_page(request, project, **shown_as)
+
+
 def members_page(request: HttpRequest, project_id: UUID, **extra: Any) -> HttpResponse:
     """The members page with what a form elsewhere adds to it (an invite link's outcome)."""
     return _members_page(request, _board_or_404(request, project_id), **extra)
@@ -268,9 +279,9 @@ def board_color_choose(request: HttpRequest, project_id: UUID) -> HttpResponse:
             actor=request.user, project_id=project.id, color=request.POST.get("color", "")
         )
     except KanbanError as refused:
-        if refused.code != ErrorCode.INVALID_ARGUMENT:
-            raise _PageRefused(refused) from None
-        return _members_page(request, project, color_error=refused.message)
+        return _form_refused(
+            request, project, refused, shown=ErrorCode.INVALID_ARGUMENT, as_="color_error"
+        )
     return redirect(reverse("board-members", args=[project.id]) + "?color=saved")
 
 
@@ -299,9 +310,7 @@ def board_leave(request: HttpRequest, project_id: UUID) -> HttpResponse:
     try:
         member_leave(actor=request.user, project_id=project.id)
     except KanbanError as refused:
-        if refused.code != ErrorCode.CONFLICT:
-            raise _PageRefused(refused) from None
-        return _members_page(request, project, leave_error=refused.message)
+        return _form_refused(request, project, refused, shown=ErrorCode.CONFLICT, as_="leave_error")
     return _left(project)
 
 
