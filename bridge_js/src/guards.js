@@ -124,10 +124,11 @@ export function checkAlias(alias) {
   }
 }
 
-// An object `value` (a Knowledge op's arguments, as kanban/bridge/knowledge_calls.py takes
-// them): only the op's own fields, and markdown within the document limit. The `blobs`
-// fields hold a Blob (an attachment's bytes, which the host uploads over HTTP), at most
-// attachmentBytes: a larger file is refused before a byte of it is sent.
+// An object `value` (a Knowledge op's arguments, which the bridge's op table,
+// kanban/bridge/ops.py, hands to the Knowledge service as they are): only the op's own
+// fields, and markdown within the document limit. The `blobs` fields hold a Blob (an
+// attachment's bytes, which the host uploads over HTTP), at most attachmentBytes: a larger
+// file is refused before a byte of it is sent.
 /**
  * @param {string} op
  * @param {unknown} value
