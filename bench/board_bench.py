@@ -383,6 +383,13 @@ async def _add_card(writer: Wire, n: int) -> str:
     card_id = f"u5{n:04d}{random.randrange(36**4):04x}"
     card = {**new_card(card_id, title=f"Added {n}", rank=f"z{n:04d}"), "item": None}
     await writer.call("set", key=f"card:{card_id}", value=card, expectedRevision=None)
+    await index_append(writer, card_id)
+    return card_id
+
+
+async def index_append(writer: Wire, card_id: str) -> None:
+    """The Board's index with ``card_id`` appended, compare-and-set on its revision, read
+    again after each conflict with another writer."""
     while True:
         index = (await writer.call("get", key="board:cards"))["result"]
         try:
@@ -392,7 +399,7 @@ async def _add_card(writer: Wire, n: int) -> str:
                 value=[*index["value"], card_id],
                 expectedRevision=index["revision"],
             )
-            return card_id
+            return
         except RuntimeError as refused:
             if "conflict" not in str(refused):
                 raise

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench import env
-from bench.board_bench import _pool
+from bench.board_bench import _pool, index_append
 from bench.bridge_bench import Wire, close_all, open_bridge
 from bench.browser_pages import (
     FILTER_JS,
@@ -160,19 +160,7 @@ async def _write(writer: Wire, model: Model, change: Change, card: dict[str, Any
     if change.kind == "add":
         reply = await writer.call("set", key=change.key, value=card, expectedRevision=None)
         change.revision = reply["result"]["revision"]
-        while True:
-            index = (await writer.call("get", key="board:cards"))["result"]
-            try:
-                await writer.call(
-                    "set",
-                    key="board:cards",
-                    value=[*index["value"], change.card_id],
-                    expectedRevision=index["revision"],
-                )
-                break
-            except RuntimeError as refused:
-                if "conflict" not in str(refused):
-                    raise
+        await index_append(writer, change.card_id)
         model.index.append(change.card_id)
     else:
         reply = await writer.call("set", key=change.key, value=card)
