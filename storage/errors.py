@@ -25,6 +25,9 @@ class ErrorCode(StrEnum):
     #: A person is at a count limit (the boards one may own): the request itself is fine,
     #: and goes through once they have fewer; nothing was written.
     LIMIT_REACHED = "limit_reached"
+    #: The thing named is built in and stays as it is (a board's default configuration
+    #: cannot be renamed or deleted): the request is well formed; nothing was written.
+    BUILT_IN = "built_in"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
     #: Never possible on this server, whoever asks (running a project's entrypoint).

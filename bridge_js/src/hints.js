@@ -28,6 +28,7 @@ export const hintsFor = (limits = LIMITS) =>
     too_large: `values are limited to ${sizeText(limits.valueBytes ?? LIMITS.valueBytes)}`,
     quota_exceeded: "the project's storage is full: delete values or purge kept versions",
     limit_reached: "a person's count limit (boards they own): delete or hand one over first",
+    built_in: "the default configuration is built in: it cannot be renamed or deleted",
     rate_limited: "retry later",
     unavailable: "retry once reconnected",
   });

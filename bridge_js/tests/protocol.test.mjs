@@ -92,6 +92,7 @@ test("the error codes are exactly the server's ErrorCode strings", () => {
     "too_large",
     "quota_exceeded",
     "limit_reached",
+    "built_in",
     "rate_limited",
     "unavailable",
     "not_supported",

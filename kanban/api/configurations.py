@@ -110,6 +110,11 @@ NAME = {
     "not": {"pattern": "^\\s*[Dd][Ee][Ff][Aa][Uu][Ll][Tt]\\s*$"},
 }
 VALUES = {"type": "object", "description": "a JSON object of at most 64 KiB"}
+#: The default is addressable (its id is ``default``) but built in: naming it is fine, what
+#: it is refuses the change.
+BUILT_IN = OpenApiResponse(
+    description=f"built_in: the `{DEFAULT_IN_URL}` configuration cannot be renamed or deleted"
+)
 
 
 CONFIGURATION_ID = OpenApiParameter(
@@ -170,7 +175,7 @@ class ConfigurationView(APIView):
     @extend_schema(
         operation_id="configuration_update",
         request=json_body(name=NAME, values=VALUES),
-        responses={200: ONE, **ERRORS},
+        responses={200: ONE, **ERRORS, 409: BUILT_IN},
     )
     def patch(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         body = check_body(request.data, allowed=("name", "values"))
@@ -183,7 +188,7 @@ class ConfigurationView(APIView):
 
     @extend_schema(
         operation_id="configuration_delete",
-        responses={200: ConfigurationDeletedSerializer, **ERRORS},
+        responses={200: ConfigurationDeletedSerializer, **ERRORS, 409: BUILT_IN},
     )
     def delete(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         active = services.configuration_delete(**named(request, project_id, configuration_id))

@@ -37,6 +37,8 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     # Not 413 (no body is too large) nor 429 (waiting changes nothing): the person's own
     # state, which they can change, conflicts with the request.
     ErrorCode.LIMIT_REACHED: 409,
+    # Well formed, refused by what the thing is (the built-in default configuration).
+    ErrorCode.BUILT_IN: 409,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.UNAVAILABLE: 503,
     ErrorCode.NOT_SUPPORTED: 422,

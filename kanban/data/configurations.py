@@ -252,7 +252,9 @@ def configuration_update(
     pk = _configuration_id(configuration_id)
     if pk is None:
         if new_name is not None:
-            raise invalid_argument(f"the {DEFAULT_NAME} configuration cannot be renamed")
+            raise KanbanError(
+                ErrorCode.BUILT_IN, f"the {DEFAULT_NAME} configuration cannot be renamed"
+            )
         if text is not None:
             _default_values_set(user, project, text)
         return configuration_get(user=user, project_id=project_id, configuration_id=DEFAULT_ID)
@@ -316,7 +318,7 @@ def configuration_delete(
     project = access_board(user=user, project_id=project_id)
     pk = _configuration_id(configuration_id)
     if pk is None:
-        raise invalid_argument(f"the {DEFAULT_NAME} configuration cannot be deleted")
+        raise KanbanError(ErrorCode.BUILT_IN, f"the {DEFAULT_NAME} configuration cannot be deleted")
     with transaction.atomic():
         _lock_owner(user)
         access_configuration(user=user, project=project, configuration_id=pk).delete()

@@ -148,8 +148,13 @@ def test_deleting_the_active_configuration_falls_back_to_the_default(
 
 
 def test_the_default_cannot_be_renamed_or_deleted(alice: APIClient, board: Project) -> None:
-    assert_error(patch(alice, url(board, "default"), {"name": "Mine"}), 400, "invalid_argument")
-    assert_error(alice.delete(url(board, "default")), 400, "invalid_argument")
+    """The request is well formed; what refuses it is that the default is built in: a
+    conflict with the server's state (409), with its own code, and nothing changes."""
+    before = alice.get(url(board)).json()
+    renamed = assert_error(patch(alice, url(board, "default"), {"name": "Mine"}), 409, "built_in")
+    deleted = assert_error(alice.delete(url(board, "default")), 409, "built_in")
+    assert "Default" in renamed["message"] and "Default" in deleted["message"]
+    assert alice.get(url(board)).json() == before
 
 
 # --- validation ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
  *   Delete values, or have the owner purge a key's kept versions.
  * - limit_reached: a person is at a count limit (the boards one may own); no plugin call
  *   meets it today, but the list is the server's one list.
+ * - built_in: the default configuration is built in; it cannot be renamed or deleted.
  * - rate_limited: too many requests; retry later.
  * - unavailable: the server is unreachable or did not answer within 15 s; retry after the
  *   board reconnects (see `status`).
@@ -35,6 +36,7 @@ export type ErrorCode =
   | "too_large"
   | "quota_exceeded"
   | "limit_reached"
+  | "built_in"
   | "rate_limited"
   | "unavailable"
   | "not_supported";

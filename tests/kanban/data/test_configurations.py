@@ -375,7 +375,7 @@ def test_the_default_can_be_read_and_switched_to_but_not_renamed_or_deleted(
         configuration_update, user=alice, project_id=board.id, configuration_id="", name="X"
     )
     deleted = refusal(configuration_delete, user=alice, project_id=board.id, configuration_id="")
-    assert renamed.code == deleted.code == ErrorCode.INVALID_ARGUMENT
+    assert renamed.code == deleted.code == ErrorCode.BUILT_IN
     assert "Default" in renamed.message and "Default" in deleted.message
 
 
