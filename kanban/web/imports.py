@@ -7,6 +7,8 @@ then imported from the kept file (a plain form: it works without script too)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -93,6 +95,20 @@ def _job(request: HttpRequest, job_id: UUID) -> Job | None:
         return None
 
 
+def job_page(view: Callable[[HttpRequest, Job], HttpResponse]) -> Callable[..., HttpResponse]:
+    """The view, given the caller's job its address names; anyone else's, or none, is the
+    product's 404 page."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, job_id: UUID) -> HttpResponse:
+        job = _job(request, job_id)
+        if job is None:
+            return render(request, "404.html", {}, status=404)
+        return view(request, job)
+
+    return wrapped
+
+
 def _job_page(
     request: HttpRequest, job: Job, *, error: str = "", status: int = 200
 ) -> HttpResponse:
@@ -104,10 +120,8 @@ def _job_page(
 
 @login_required
 @require_GET
-def import_job(request: HttpRequest, job_id: UUID) -> HttpResponse:
-    job = _job(request, job_id)
-    if job is None:
-        return render(request, "404.html", {}, status=404)
+@job_page
+def import_job(request: HttpRequest, job: Job) -> HttpResponse:
     return _job_page(request, job)
 
 
@@ -126,11 +140,9 @@ def _mapping(request: HttpRequest, job: Job) -> dict[str, str]:
 
 @login_required
 @require_POST
-def import_job_run(request: HttpRequest, job_id: UUID) -> HttpResponse:
+@job_page
+def import_job_run(request: HttpRequest, job: Job) -> HttpResponse:
     """The mapping step's form: import the dry run's kept file, members mapped."""
-    job = _job(request, job_id)
-    if job is None:
-        return render(request, "404.html", {}, status=404)
     try:
         started = import_job_run_mapped(
             actor=request.user, job_id=job.id, mapping=_mapping(request, job)
