@@ -9,7 +9,16 @@ import sys
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
+
+
+def add_owner_argument(parser: CommandParser, *, what: str, more: str = "") -> None:
+    """``--owner USERNAME``, its help saying what ``resolve_owner`` does without it."""
+    parser.add_argument(
+        "--owner",
+        metavar="USERNAME",
+        help=f"who owns {what} (default: the only superuser, else asked){more}",
+    )
 
 
 def resolve_owner(username: str | None, *, ask: bool | None = None) -> Any | None:

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.imports.board_archive import archive_bytes_limit, board_archive_import
-from kanban.management.owners import resolve_owner
+from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
 
 
@@ -22,11 +22,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the board archive")
-        parser.add_argument(
-            "--owner",
-            metavar="USERNAME",
-            help="who owns the new board (default: the only superuser)",
-        )
+        add_owner_argument(parser, what="the new board")
         parser.add_argument(
             "--dry-run", action="store_true", help="report what the import would do"
         )

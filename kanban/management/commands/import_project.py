@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.access.relationships import relationships_declare_back
-from kanban.management.owners import NO_OWNER, resolve_owner
+from kanban.management.owners import NO_OWNER, add_owner_argument, resolve_owner
 from kanban.models import Project
 from kanban.projects.packages import read_package
 from kanban.projects.plugin_workflow import (
@@ -36,13 +36,10 @@ class Command(BaseCommand):
                 "again and reload open boards of the project (Ctrl+C stops)"
             ),
         )
-        parser.add_argument(
-            "--owner",
-            metavar="USERNAME",
-            help=(
-                "who owns the project when this import creates it (default: the only "
-                "superuser, else asked); an existing project's members are left alone"
-            ),
+        add_owner_argument(
+            parser,
+            what="the project when this import creates it",
+            more="; an existing project's members are left alone",
         )
         parser.add_argument(
             "--declare-back",

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.imports.trello import TrelloReport, trello_import
 from kanban.imports.trello_shape import import_bytes_limit
-from kanban.management.owners import resolve_owner
+from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
 
 #: Skipped things listed one by one up to this many per kind; past it, counted.
@@ -30,11 +30,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the export's JSON file")
-        parser.add_argument(
-            "--owner",
-            metavar="USERNAME",
-            help="who owns the new board (default: the only superuser); a board imported "
-            "before is updated only by one of its owners",
+        add_owner_argument(
+            parser,
+            what="the new board",
+            more="; a board imported before is updated only by one of its owners",
         )
         parser.add_argument(
             "--dry-run",

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from kanban.management.base import KanbanCommand
-from kanban.management.owners import NO_OWNER, resolve_owner
+from kanban.management.owners import NO_OWNER, add_owner_argument, resolve_owner
 from kanban.projects.plugin_workflow import check_plugin_start, plugin_create
 
 
@@ -26,11 +26,7 @@ class Command(KanbanCommand):
             action="store_true",
             help="app.ts instead of app.js; import_project builds app.js from it with esbuild",
         )
-        parser.add_argument(
-            "--owner",
-            metavar="USERNAME",
-            help="who owns the new project (default: the only superuser, else asked)",
-        )
+        add_owner_argument(parser, what="the new project")
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Before the owner is asked for and before anything is written: a refusal leaves
