@@ -445,6 +445,10 @@ KANBAN_BRIDGE_USER_BURST = env_float("KANBAN_BRIDGE_USER_BURST", 0.0)
 # A watch's change entry carries the new value when its JSON is at most this many bytes (a
 # viewer applies it without reading); larger values are named only. 0 pushes none.
 KANBAN_PUSH_VALUE_BYTES = env_int("KANBAN_PUSH_VALUE_BYTES", limits.DEFAULT_PUSH_VALUE_BYTES)
+# Bytes a socket's peer may leave unread (events and replies the worker holds for it) before
+# its events are held back; once it read all but a quarter, its watches resync instead
+# (kanban/bridge/backpressure.py). Far above what a reading page leaves, even on a slow link.
+KANBAN_SOCKET_BUFFER_BYTES = env_int("KANBAN_SOCKET_BUFFER_BYTES", 4 * 2**20, minimum=1)
 # Every write keeps the version it made in the key's history (the value it replaced stays
 # there too): at most this many versions per key, none older than this many days (no read
 # shows an older one; ``manage.py prune`` deletes them).

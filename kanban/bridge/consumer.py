@@ -153,6 +153,19 @@ class BridgeConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
             transport.write(frame[sent:])
         return True
 
+    def backlog(self) -> int:
+        """Seam: what Twisted holds for this connection, not yet taken by the kernel (its
+        ``dataBuffer`` past ``offset``, and ``_tempDataLen`` not yet joined to it), as the
+        transport ``write_frame`` reaches; 0 on any other server. Pinned in
+        tests/kanban/bridge/test_backpressure.py."""
+        protocol = getattr(self.base_send, "args", (None,))[0]
+        transport: Any = getattr(protocol, "transport", None)
+        try:
+            held = len(transport.dataBuffer) - transport.offset + transport._tempDataLen
+        except (AttributeError, TypeError):
+            return 0
+        return int(held)
+
     async def send_text(self, text: str) -> None:
         # Seam: straight to the server's send. The hub calls this once per subscriber per
         # event, and Channels' two ``send`` layers above it were a sixth of each fan-out

@@ -21,7 +21,8 @@ not come back marks the layer down. Once the groups can
 be joined again, every local socket is re-checked (access changes were lost too) and each
 surviving subscription gets ``revision: "resync"``, which plugins already treat as "re-read".
 A layer under overload drops messages without failing a call (a channel past its
-``capacity``): ``kanban.bridge.overflow`` finds each drop, and its subscribers resync.
+``capacity``): ``kanban.bridge.overflow`` finds each drop, and its subscribers resync. A
+socket whose peer stops reading is held back and resynced likewise (``backpressure``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from uuid import UUID, uuid4
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer
 
-from kanban.bridge import frames, overflow
+from kanban.bridge import backpressure, frames, overflow, subscription
 from kanban.bridge.frames import Change
 from kanban.bridge.overflow import RESYNC_CHANGE
 from kanban.bridge.overflow import keep_undelivered as _keep_undelivered
@@ -55,7 +56,13 @@ from kanban.bridge.subscription import (  # noqa: F401 (others import them from 
     send_each,
 )
 from kanban.data.change_groups import CHANGED, follower_layer, project_group, receive_forever
-from kanban.observability.metrics import DELIVERY, FANOUT, LAYER_FAILURES, LAYER_RECOVERIES
+from kanban.observability.metrics import (
+    DELIVERY,
+    FANOUT,
+    LAYER_DROPS,
+    LAYER_FAILURES,
+    LAYER_RECOVERIES,
+)
 from kanban.projects.plugin_files import plugin_versions
 
 logger = logging.getLogger(__name__)
@@ -101,6 +108,8 @@ class Hub:
         #: over dropped messages are counted in ``overflows``.
         self.gaps, self.beat_heard, self.overflows = overflow.Gaps(), 0, 0
         self._gap_sweep: asyncio.Task[None] | None = None
+        #: Sockets whose peer stopped reading: events skipped, then one resync.
+        self.slow = backpressure.SlowSockets(self._caught_up)
 
     async def _ensure_started(self) -> str:
         async with self._ready:
@@ -230,6 +239,7 @@ class Hub:
 
     async def remove_socket(self, socket: Socket) -> None:
         self.sockets.discard(socket)
+        self.slow.forget(socket)
         board = self.boards.get(socket.consumer_id)
         if board is not None and socket in board:
             board.discard(socket)
@@ -313,6 +323,7 @@ class Hub:
 
     def _overflowed(self, target: UUID) -> None:
         self.overflows += 1
+        LAYER_DROPS.inc()
         self.gaps.resynced(target)
         logger.warning("change messages of %s were dropped; resyncing its subscribers", target)
 
@@ -412,41 +423,15 @@ class Hub:
         subs = self.by_target.get(target)
         if not subs:
             return
-        encoded: dict[tuple[str | None, str], str] = {}
-        #: One encoding per distinct visible set: watchers of one board under one grant
-        #: share it, values and all.
-        named: dict[tuple[str | None, tuple[Change, ...]], str] = {}
-        sends: list[tuple[Socket, str]] = []
-        resync = RESYNC_CHANGE in changes  # a publisher lost a change of this project
-        for sub in list(subs):
-            if sub.held is not None:
-                sub.held.extend(changes)
-                continue
-            if sub.watch:
-                visible = sub.visible(changes)
-                if resync:
-                    sends.append(
-                        (sub.socket, frames.changes_event_text(sub.alias, visible, resync=True))
-                    )
-                elif visible:
-                    text = named.get((sub.alias, visible))
-                    if text is None:
-                        text = frames.changes_event_text(sub.alias, visible)
-                        named[(sub.alias, visible)] = text
-                    sends.append((sub.socket, text))
-                continue
-            for change in changes:
-                if change != RESYNC_CHANGE and (
-                    change.kind not in KINDS or not sub.rules.allows(change.kind, change.key)
-                ):
-                    continue  # a prefix grant hides writes outside its prefixes
-                text = encoded.get((sub.alias, change.revision))
-                if text is None:
-                    text = json.dumps(frames.revision_event(sub.alias, change.revision))
-                    encoded[(sub.alias, change.revision)] = text
-                sends.append((sub.socket, text))
+        sends = subscription.event_texts(list(subs), changes)
         FANOUT.observe(len(sends))
-        await send_each(sends)
+        await send_each((socket, text) for socket, text in sends if self.slow.admits(socket))
+
+    async def _caught_up(self, socket: Socket) -> None:
+        """A socket held back (``backpressure``) is read again: whatever it skipped, each
+        of its subscriptions re-reads."""
+        subs = [sub for subs in self.by_target.values() for sub in subs if sub.socket is socket]
+        await send_each(subscription.event_texts(subs, [RESYNC_CHANGE]))
 
     def _access_changed(self, projects: Iterable[str], users: Iterable[int]) -> None:
         project_ids = {UUID(p) for p in projects}
@@ -483,20 +468,8 @@ class Hub:
             await self.unsubscribe(sub)
             return
         sub.read, sub.knowledge_read = rules
-        if sub.watch:
-            resync = RESYNC_CHANGE in held
-            visible = sub.visible(held)
-            if visible or resync:
-                await sub.socket.send_text(
-                    frames.changes_event_text(sub.alias, visible, resync=resync)
-                )
-            return
-        for change in held:
-            if change == RESYNC_CHANGE or (
-                change.kind in KINDS and rules.allows(change.kind, change.key)
-            ):
-                event = frames.revision_event(sub.alias, change.revision)
-                await sub.socket.send_text(json.dumps(event))
+        if self.slow.admits(sub.socket):
+            await send_each(subscription.event_texts([sub], held))
 
 
 _hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()

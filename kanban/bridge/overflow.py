@@ -13,8 +13,12 @@ The way from a commit to a socket, and where it can drop:
 2. The hub's channel: channels_redis deletes a message older than ``expiry`` at the next
    send; its per-process receive buffer drops the oldest past ``capacity``. The in-memory
    layer, on an expired message, takes the channel out of every group (the hub rejoins).
-3. The hub's own queues (a subscription's ``held`` events, the undelivered messages) and a
-   socket's send buffer (Twisted's) never drop: they hold or collapse into a resync.
+3. The hub's own queues never drop: the undelivered messages collapse into one resync per
+   group, and a subscription's ``held`` events into one resync past ``MAX_HELD``
+   (``kanban.bridge.subscription``).
+4. A socket's send buffer (Twisted's, unbounded): past ``KANBAN_SOCKET_BUFFER_BYTES`` left
+   unread by its peer, the socket's events are skipped and, once it reads again, each of
+   its subscriptions resyncs (``kanban.bridge.backpressure``).
 
 Whatever drops, a receiver can also tell by numbers: each change message carries its
 publisher's number for that group (``stamp``) and the time of its previous one. A hub that

@@ -3,6 +3,7 @@ by, and the socket it writes to. Kept apart from the hub, which routes between t
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from uuid import UUID
 from kanban.access.grant_rules import Rule
 from kanban.bridge import frames
 from kanban.bridge.frames import Change
+from kanban.bridge.overflow import RESYNC_CHANGE
 from storage.knowledge_format import document_id_of
 
 logger = logging.getLogger("kanban.bridge.hub")
@@ -19,6 +21,9 @@ logger = logging.getLogger("kanban.bridge.hub")
 #: What a change is: a KV key, or a Knowledge document (its body key).
 ChangeKind = Literal["kv", "knowledge"]
 KINDS: Final[frozenset[str]] = frozenset({"kv", "knowledge"})
+#: Events a subscription may hold while its access is re-checked; past it they collapse
+#: into one resync (a re-check stuck behind a slow database must not grow without bound).
+MAX_HELD: Final = 1000
 
 
 class ReadRules(NamedTuple):
@@ -44,6 +49,10 @@ class Socket(Protocol):
     def write_frame(self, frame: bytes) -> bool:
         """Write an encoded frame straight to the connection; False when this socket
         cannot (then ``send_text`` sends it)."""
+        ...
+
+    def backlog(self) -> int:
+        """Bytes written to this socket that its peer has not taken yet (0 if unknown)."""
         ...
 
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None: ...
@@ -77,6 +86,51 @@ class Subscription:
             and change.key.startswith(self.prefix)
             and self.read.allows(change.key)
         )
+
+
+def event_texts(
+    subs: Iterable[Subscription], changes: Sequence[Change]
+) -> list[tuple[Socket, str]]:
+    """Each subscription's event for ``changes`` of its target, encoded once per distinct
+    text; a held subscription keeps them instead. ``RESYNC_CHANGE`` among them says events
+    may have been lost: watches get ``resync: true``, subscribes ``revision: "resync"``."""
+    encoded: dict[tuple[str | None, str], str] = {}
+    #: One encoding per distinct visible set: watchers of one board under one grant share
+    #: it, values and all.
+    named: dict[tuple[str | None, tuple[Change, ...]], str] = {}
+    sends: list[tuple[Socket, str]] = []
+    resync = RESYNC_CHANGE in changes
+    for sub in subs:
+        if sub.held is not None:
+            sub.held.extend(changes)
+            if len(sub.held) > MAX_HELD:
+                sub.held[:] = [RESYNC_CHANGE]
+            continue
+        if sub.watch:
+            visible = sub.visible(changes)
+            if resync:
+                sends.append(
+                    (sub.socket, frames.changes_event_text(sub.alias, visible, resync=True))
+                )
+            elif visible:
+                text = named.get((sub.alias, visible))
+                if text is None:
+                    text = named[(sub.alias, visible)] = frames.changes_event_text(
+                        sub.alias, visible
+                    )
+                sends.append((sub.socket, text))
+            continue
+        for change in changes:
+            if change != RESYNC_CHANGE and (
+                change.kind not in KINDS or not sub.rules.allows(change.kind, change.key)
+            ):
+                continue  # a prefix grant hides writes outside its prefixes
+            text = encoded.get((sub.alias, change.revision))
+            if text is None:
+                event = frames.revision_event(sub.alias, change.revision)
+                text = encoded[(sub.alias, change.revision)] = json.dumps(event)
+            sends.append((sub.socket, text))
+    return sends
 
 
 async def send_each(sends: Iterable[tuple[Socket, str]]) -> None:

@@ -49,6 +49,18 @@ LAYER_RECOVERIES: Final = Counter(
     "Times the hub rejoined its groups and resynced its sockets after a layer failure",
     registry=REGISTRY,
 )
+LAYER_DROPS: Final = Counter(
+    "kanban_hub_dropped_resyncs_total",
+    "Times a project's subscribers in this worker were told to resync because change "
+    "messages to it were dropped (a full or expired channel of the layer)",
+    registry=REGISTRY,
+)
+SLOW_SOCKETS: Final = Counter(
+    "kanban_bridge_slow_sockets_total",
+    "Times a socket's peer left more than KANBAN_SOCKET_BUFFER_BYTES unread: its events "
+    "were held back and its subscriptions resynced once it read again",
+    registry=REGISTRY,
+)
 DB_POOL: Final = Gauge(
     "kanban_db_pool_connections",
     "PostgreSQL pool of this worker: connections in use, idle, and requests waiting",

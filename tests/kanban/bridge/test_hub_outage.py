@@ -80,6 +80,9 @@ class FakeSocket:
     def write_frame(self, frame: bytes) -> bool:
         return False
 
+    def backlog(self) -> int:
+        return 0
+
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         self.rechecks += 1
         for sub in subscriptions:
