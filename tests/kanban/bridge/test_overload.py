@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -238,7 +239,24 @@ def small_redis_layer(settings: Any) -> dict[str, str]:
         "REDIS_URL": REDIS_URL,
         "KANBAN_REDIS_PREFIX": prefix,
         "KANBAN_LAYER_CAPACITY": str(CAPACITY),
+        "KANBAN_METRICS_TOKEN": METRICS_TOKEN,
     }
+
+
+METRICS_TOKEN = "overload-test"
+
+
+def metric(server: LiveServer, name: str) -> float:
+    """A counter of ``server``'s /metrics (the worker's ``KANBAN_METRICS_TOKEN`` is
+    ``METRICS_TOKEN``); 0 before it first counts."""
+    request = urllib.request.Request(
+        f"{server.url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return 0.0
 
 
 @pytest.mark.redis
@@ -275,6 +293,8 @@ class LiveViewer:
         self.socket, self.next_id = socket, 0
         self.values: dict[str, Any] = {}
         self.resyncs = 0
+        #: Change events heard (a resync not counted).
+        self.events = 0
         #: Events that came while a call waited for its answer, to apply after it.
         self.backlog: list[dict[str, Any]] = []
 
@@ -300,6 +320,8 @@ class LiveViewer:
             if event.get("resync"):
                 self.resyncs += 1
                 self.values = await self.read_all()
+            else:
+                self.events += 1
 
     async def read_all(self) -> dict[str, Any]:
         keys = [f"stock:{n}" for n in range(KEYS)]
@@ -341,6 +363,7 @@ async def test_a_flood_past_a_small_capacity_leaves_no_viewer_silently_behind(
         for viewer in viewers:
             await viewer.call("watch", alias="inventory", value={"prefix": "stock:"})
             viewer.values = await viewer.read_all()
+        started = time.monotonic()
         os.kill(second.pid, signal.SIGSTOP)
         try:
 
@@ -354,10 +377,21 @@ async def test_a_flood_past_a_small_capacity_leaves_no_viewer_silently_behind(
         expected = await writers[0].read_all()
         assert len(expected) == KEYS
         await asyncio.gather(*(viewer.drain(quiet=4.0) for viewer in viewers))
-        print(  # the numbers of a full-size run
-            f"overload: {WRITES} writes, {len(viewers)} viewers, capacity {CAPACITY}; "
-            f"resyncs per viewer {[viewer.resyncs for viewer in viewers]}"
-        )
+        # The numbers of a run (a full-size one prints them with -s): each worker's
+        # viewers, the events they heard of the writes, the resyncs they were told, and the
+        # worker's own count of projects resynced over dropped messages.
+        for name, server, own in (
+            ("first", first, viewers[:VIEWERS]),
+            ("second", second, viewers[VIEWERS:]),
+        ):
+            dropped = metric(server, "kanban_hub_dropped_resyncs_total")
+            print(
+                f"overload {name} worker: {WRITES} writes, capacity {CAPACITY}, "
+                f"{len(own)} viewers heard {min(v.events for v in own)}-"
+                f"{max(v.events for v in own)} events and {sum(v.resyncs for v in own)} "
+                f"resyncs; the hub resynced over drops {dropped:.0f} times"
+            )
+        print(f"overload: {time.monotonic() - started:.1f} s from the flood to all settled")
         behind = [i for i, viewer in enumerate(viewers) if viewer.values != expected]
         assert behind == [], f"viewers {behind} silently behind"
         resynced = [viewer.resyncs for viewer in viewers[VIEWERS:]]
