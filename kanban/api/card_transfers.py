@@ -56,14 +56,14 @@ def _target(request: Request) -> tuple[UUID, str | None]:
 
 def _transfer(request: Request, project_id: UUID, card: str, *, move: bool) -> Response:
     target, column = _target(request)
-    service = card_transfer.card_move if move else card_transfer.card_copy
-    done = service(
+    done = card_transfer.card_copy_or_move(
         user=request.user,
         project_id=project_id,
         card=card,
         target_project_id=target,
         column=column,
         provenance=rest_provenance(request),
+        move=move,
     )
     return Response(done, status=201)
 

@@ -74,11 +74,17 @@ def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.
 def check_raw_write(domain: Domain, conversation_id: str | None, key: str) -> None:
     """The Knowledge base owns its keys in the project's PersistentValue: a raw write there
     could corrupt its index, so only ``kanban.data.knowledge`` writes them."""
-    if domain == "persistentValue" and conversation_id is None and key.startswith(RESERVED_PREFIX):
+    if domain == "persistentValue" and conversation_id is None:
+        _check_unowned(
+            key, RESERVED_PREFIX, holds="are reserved for the Knowledge base", owner="knowledge"
+        )
+
+
+def _check_unowned(key: str, prefix: str, *, holds: str, owner: str) -> None:
+    """Keys under ``prefix`` belong to the ``owner`` service, which alone writes them."""
+    if key.startswith(prefix):
         raise invalid_argument(
-            f"keys starting with {RESERVED_PREFIX!r} are reserved for the Knowledge base; "
-            "use the knowledge operations",
-            field="key",
+            f"keys starting with {prefix!r} {holds}; use the {owner} operations", field="key"
         )
 
 
@@ -110,11 +116,9 @@ ATTACHMENTS_PREFIX: Final = "attachments:"
 
 
 def check_attachments_write(domain: Domain, conversation_id: str | None, key: str) -> None:
-    if domain == "kv" and conversation_id is None and key.startswith(ATTACHMENTS_PREFIX):
-        raise invalid_argument(
-            f"keys starting with {ATTACHMENTS_PREFIX!r} hold a card's attachments; "
-            "use the attachments operations",
-            field="key",
+    if domain == "kv" and conversation_id is None:
+        _check_unowned(
+            key, ATTACHMENTS_PREFIX, holds="hold a card's attachments", owner="attachments"
         )
 
 

@@ -64,10 +64,7 @@ def _now() -> str:
 
 
 def _comment_id(call: Call) -> str:
-    value = call.arguments.get("comment")
-    if not layout.is_id(value):
-        raise invalid_argument("comment must be a comment's id", field="comment")
-    return str(value)
+    return call.id_of("comment", "a comment's id")
 
 
 def _comments_changed(
@@ -132,10 +129,7 @@ def checklist_remove(call: Call) -> Any:
 
 
 def _item_id(call: Call) -> str:
-    value = call.arguments.get("item")
-    if not layout.is_id(value):
-        raise invalid_argument("item must be a checklist item's id", field="item")
-    return str(value)
+    return call.id_of("item", "a checklist item's id")
 
 
 def _item_changed(

@@ -36,14 +36,14 @@ def _transfer(call: Call, *, move: bool) -> Any:
         raise invalid_argument("board is a board's id", field="board") from None
     if call.token is not None:
         access_token_scope(token=call.token, project_id=target, write=True)
-    service = card_transfer.card_move if move else card_transfer.card_copy
-    return service(
+    return card_transfer.card_copy_or_move(
         user=call.user,
         project_id=call.project_id,
         card=card,
         target_project_id=target,
         column=call.arguments.get("column"),
         provenance=call.provenance,
+        move=move,
     )
 
 

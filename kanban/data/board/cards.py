@@ -142,9 +142,13 @@ class Call:
             raise
 
     def card_id(self, name: str = "id") -> str:
+        return self.id_of(name, "a card id")
+
+    def id_of(self, name: str, what: str) -> str:
+        """The argument ``name``, which must be ``what`` (a card's, a comment's… id)."""
         value = self.arguments.get(name)
         if not layout.is_id(value):
-            raise invalid_argument(f"{name} must be a card id", field=name)
+            raise invalid_argument(f"{name} must be {what}", field=name)
         return str(value)
 
     def read_board(self) -> Board:

@@ -19,11 +19,9 @@ MAX_WIP: Final = 999
 
 
 def _title(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise invalid_argument("a column needs a title", field="title")
-    if len(value.strip()) > layout.MAX_TEXT:
-        raise invalid_argument(f"a title is at most {layout.MAX_TEXT} characters", field="title")
-    return value.strip()
+    return layout.check_shown_text(
+        value, needs="a column needs a title", named="a title", limit=layout.MAX_TEXT, field="title"
+    )
 
 
 def _wip(value: object) -> int:
@@ -44,10 +42,7 @@ def column_add(call: Call) -> Any:
 
 
 def _column_id(call: Call) -> str:
-    column_id = call.arguments.get("column")
-    if not layout.is_id(column_id):
-        raise invalid_argument("column must be a column's id", field="column")
-    return str(column_id)
+    return call.id_of("column", "a column's id")
 
 
 def _check_present(columns: list[dict[str, Any]], column_id: str) -> None:

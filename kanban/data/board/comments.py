@@ -228,11 +228,9 @@ def check_comments(value: object) -> list[dict[str, Any]]:
 
 
 def check_comment_text(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise invalid_argument("a comment needs some text", field="text")
-    if _units(value.strip()) > MAX_COMMENT:
-        raise invalid_argument(f"a comment is at most {MAX_COMMENT} characters", field="text")
-    return value.strip()
+    return layout.check_shown_text(
+        value, needs="a comment needs some text", named="a comment", limit=MAX_COMMENT, units=_units
+    )
 
 
 def comment_added(previous: object, comment: dict[str, Any]) -> list[dict[str, Any]]:

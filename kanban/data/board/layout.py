@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any, Final
@@ -254,11 +255,28 @@ def check_fields(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_item_text(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise invalid_argument("a checklist item needs some text", field="text")
-    if len(value.strip()) > MAX_TEXT:
-        raise invalid_argument(f"a checklist item is at most {MAX_TEXT} characters", field="text")
-    return value.strip()
+    return check_shown_text(
+        value, needs="a checklist item needs some text", named="a checklist item", limit=MAX_TEXT
+    )
+
+
+def check_shown_text(
+    value: object,
+    *,
+    needs: str,
+    named: str,
+    limit: int,
+    field: str = "text",
+    units: Callable[[str], int] = len,
+) -> str:
+    """Text the page shows, stripped: some there (else ``needs``) and at most ``limit``
+    characters as ``units`` counts them."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise invalid_argument(needs, field=field)
+    if units(text) > limit:
+        raise invalid_argument(f"{named} is at most {limit} characters", field=field)
+    return text
 
 
 def check_checklist(value: object) -> list[str]:
