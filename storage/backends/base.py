@@ -309,13 +309,7 @@ class Dialect(ABC):
 
     def purge_history(self, cursor: Any, namespace: str, key: str) -> tuple[int, int]:
         """Drop every kept version of one value: how many went and their bytes."""
-        p = self.placeholder
-        cursor.execute(
-            f"DELETE FROM value_history WHERE namespace = {p} AND key = {p} "
-            f"RETURNING coalesce({self.value_bytes}, 0)",
-            (namespace, key),
-        )
-        return self._count_and_bytes(cursor)
+        return self._delete_versions(cursor, f"key = {self.placeholder}", (namespace, key))
 
     def history_namespaces_before(self, cursor: Any, before: Any) -> list[str]:
         """The namespaces holding versions written before ``before`` (by the index)."""
@@ -327,16 +321,20 @@ class Dialect(ABC):
 
     def prune_namespace(self, cursor: Any, namespace: str, before: Any) -> tuple[int, int]:
         """Drop one namespace's versions written before ``before``: how many, their bytes."""
-        p = self.placeholder
-        cursor.execute(
-            f"DELETE FROM value_history WHERE namespace = {p} AND written_at < {p} "
-            f"RETURNING coalesce({self.value_bytes}, 0)",
-            (namespace, before),
+        return self._delete_versions(
+            cursor, f"written_at < {self.placeholder}", (namespace, before)
         )
-        return self._count_and_bytes(cursor)
 
-    @staticmethod
-    def _count_and_bytes(cursor: Any) -> tuple[int, int]:
+    def _delete_versions(
+        self, cursor: Any, condition: str, params: tuple[str, Any]
+    ) -> tuple[int, int]:
+        """Delete the versions of one namespace (the first parameter) that meet
+        ``condition`` too: how many went and their bytes, read back from the deleted rows."""
+        cursor.execute(
+            f"DELETE FROM value_history WHERE namespace = {self.placeholder} AND {condition} "
+            f"RETURNING coalesce({self.value_bytes}, 0)",
+            params,
+        )
         sizes = [int(size) for (size,) in cursor.fetchall()]
         return len(sizes), sum(sizes)
 
