@@ -21,6 +21,7 @@ from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.query import whole_number
 from kanban.api.schema import REVISION, anchored, json_body, text, whole
 from kanban.data import knowledge as actions
+from kanban.data.target import Target
 from storage import limits
 from storage.errors import invalid_argument
 from storage.knowledge_format import CURSOR_RE, DOCUMENT_ID_RE
@@ -166,12 +167,9 @@ class KnowledgeView(APIView):
     related: ClassVar[bool] = False
     parser_classes = [DocumentJSONParser]
 
-    def scope(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "user": self.request.user,
-            "project_id": kwargs["project_id"],
-            "alias": kwargs["alias"] if self.related else None,
-        }
+    def target(self, kwargs: Mapping[str, Any]) -> Target:
+        alias = kwargs["alias"] if self.related else None
+        return Target(user=self.request.user, project_id=kwargs["project_id"], alias=alias)
 
 
 class DocumentListView(KnowledgeView):
@@ -183,7 +181,7 @@ class DocumentListView(KnowledgeView):
     )
     def get(self, request: Request, **kwargs: Any) -> Response:
         found = actions.project_knowledge_list(
-            cursor=request.query_params.get("cursor"), **self.scope(kwargs)
+            cursor=request.query_params.get("cursor"), target=self.target(kwargs)
         )
         return Response(found.as_dict())
 
@@ -211,7 +209,7 @@ class DocumentListView(KnowledgeView):
             markdown=body["markdown"],
             document_id=body.get("id"),
             provenance=rest_provenance(self.request),
-            **self.scope(kwargs),
+            target=self.target(kwargs),
         )
         return Response(created.as_dict(), status=201)
 
@@ -223,7 +221,7 @@ class DocumentView(KnowledgeView):
         tags=TAGS, parameters=[DOCUMENT_ID], responses={200: DocumentSerializer, **ERRORS}
     )
     def get(self, request: Request, document_id: str, **kwargs: Any) -> Response:
-        found = actions.project_knowledge_get(document_id=document_id, **self.scope(kwargs))
+        found = actions.project_knowledge_get(document_id=document_id, target=self.target(kwargs))
         return Response(found.as_dict())
 
     def _edit(self, document_id: str, body: dict[str, Any], kwargs: Mapping[str, Any]) -> Response:
@@ -236,7 +234,7 @@ class DocumentView(KnowledgeView):
             markdown=body.get("markdown"),
             provenance=rest_provenance(self.request),
             **extra,
-            **self.scope(kwargs),
+            target=self.target(kwargs),
         )
         return Response(edited.as_dict())
 
@@ -286,7 +284,9 @@ class DocumentView(KnowledgeView):
     )
     def delete(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         deleted = actions.project_knowledge_delete(
-            document_id=document_id, provenance=rest_provenance(self.request), **self.scope(kwargs)
+            document_id=document_id,
+            provenance=rest_provenance(self.request),
+            target=self.target(kwargs),
         )
         return Response({"deleted": deleted})
 
@@ -305,7 +305,7 @@ class DocumentLinesView(KnowledgeView):
             document_id=document_id,
             start_line=start,
             end_line=query_int(request.query_params, "end"),
-            **self.scope(kwargs),
+            target=self.target(kwargs),
         )
         return Response(found.as_dict())
 
@@ -319,7 +319,7 @@ class SearchView(KnowledgeView):
             document_id=params.get("documentId") or None,
             before_lines=query_int(params, "beforeLines") or 0,
             after_lines=query_int(params, "afterLines") or 0,
-            **self.scope(kwargs),
+            target=self.target(kwargs),
         )
         return Response(found.as_dict())
 

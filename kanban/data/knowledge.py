@@ -35,14 +35,13 @@ from storage.usage import text_bytes
 from storage.writes import ANY
 
 
-def access_knowledge(
-    *, user: Any, project_id: UUID, alias: str | None, op: Op, document_id: str | None
-) -> Access:
+def access_knowledge(*, target: Target, op: Op, document_id: str | None) -> Access:
     """Fetch-and-authorize for one Knowledge call: by the document's id when it names one
     (knowledge prefixes are document-id prefixes), else as the shared index, under a rule
     that must be ``all``."""
+    alias = target.alias
     access = access_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=op, key=document_id
+        user=target.user, consumer_id=target.project_id, alias=alias, op=op, key=document_id
     )
     rule = access.knowledge_read if op is Op.KNOWLEDGE_READ else access.knowledge_write
     if document_id is None and rule.mode != "all":
@@ -58,16 +57,14 @@ def access_knowledge(
     return access
 
 
-def _read(*, user: Any, project_id: UUID, alias: str | None, document_id: str | None) -> UUID:
+def _read(target: Target, document_id: str | None) -> UUID:
     """Authorize a read; the project to read from."""
-    access = access_knowledge(
-        user=user, project_id=project_id, alias=alias, op=Op.KNOWLEDGE_READ, document_id=document_id
-    )
+    access = access_knowledge(target=target, op=Op.KNOWLEDGE_READ, document_id=document_id)
     return access.target_id
 
 
 def _write(
-    user: Any, project_id: UUID, alias: str | None, document_id: str | None, provenance: Provenance
+    target: Target, document_id: str | None, provenance: Provenance
 ) -> tuple[Access, dict[str, Any]]:
     """Authorize a write; its access, and the target project and the write's source as
     storage takes them.
@@ -76,21 +73,17 @@ def _write(
     read grant on it as well: its answer (created or taken, edited or not found, deleted
     or not) tells whether the document exists, as a compare-and-set tells of a KV key. A
     write-only grant is a drop box: it creates documents under ids the server picks."""
-    access = access_knowledge(
-        user=user,
-        project_id=project_id,
-        alias=alias,
-        op=Op.KNOWLEDGE_WRITE,
-        document_id=document_id,
-    )
+    access = access_knowledge(target=target, op=Op.KNOWLEDGE_WRITE, document_id=document_id)
     if document_id is not None and not access.knowledge_read.allows(document_id):
         raise KanbanError(
             ErrorCode.FORBIDDEN,
-            f"changing document {document_id!r} through {alias!r} needs the knowledge read "
-            "grant on it too; a write-only grant only creates documents under new ids",
-            alias=alias,
+            f"changing document {document_id!r} through {target.alias!r} needs the knowledge "
+            "read grant on it too; a write-only grant only creates documents under new ids",
+            alias=target.alias,
         )
-    source = write_source(user=user, access=access, provenance=provenance, conversation_id=None)
+    source = write_source(
+        user=target.user, access=access, provenance=provenance, conversation_id=None
+    )
     return access, {"project_id": access.target_id, "source": source}
 
 
@@ -112,18 +105,12 @@ def _answer(access: Access, summary: knowledge.DocumentSummary) -> Any:
     return WriteReceipt(id=summary.abstract.id, revision=summary.revision)
 
 
-def project_knowledge_list(
-    *, user: Any, project_id: UUID, alias: str | None = None, cursor: str | None = None
-) -> knowledge.DocumentPage:
-    target = _read(user=user, project_id=project_id, alias=alias, document_id=None)
-    return knowledge.knowledge_list(project_id=target, cursor=cursor)
+def project_knowledge_list(*, target: Target, cursor: str | None = None) -> knowledge.DocumentPage:
+    return knowledge.knowledge_list(project_id=_read(target, None), cursor=cursor)
 
 
-def project_knowledge_get(
-    *, user: Any, project_id: UUID, document_id: str, alias: str | None = None
-) -> knowledge.Document:
-    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
-    return knowledge.knowledge_get(project_id=target, document_id=document_id)
+def project_knowledge_get(*, target: Target, document_id: str) -> knowledge.Document:
+    return knowledge.knowledge_get(project_id=_read(target, document_id), document_id=document_id)
 
 
 def _text_bytes(*texts: object) -> int:
@@ -134,16 +121,14 @@ def _text_bytes(*texts: object) -> int:
 
 def project_knowledge_create(
     *,
-    user: Any,
-    project_id: UUID,
+    target: Target,
     title: str,
     markdown: str,
     provenance: Provenance,
-    alias: str | None = None,
     document_id: str | None = None,
 ) -> knowledge.DocumentSummary | WriteReceipt:
-    access, writing = _write(user, project_id, alias, document_id, provenance)
-    quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
+    access, writing = _write(target, document_id, provenance)
+    quotas.check_write_bytes(user=target.user, size=_text_bytes(title, markdown))
     with project_writing(project_id=access.target_id):
         created = knowledge.knowledge_create(
             title=title, markdown=markdown, document_id=document_id, **writing
@@ -153,17 +138,15 @@ def project_knowledge_create(
 
 def project_knowledge_edit(
     *,
-    user: Any,
-    project_id: UUID,
+    target: Target,
     document_id: str,
     provenance: Provenance,
-    alias: str | None = None,
     title: str | None = None,
     markdown: str | None = None,
     expected_revision: str | object = ANY,
 ) -> knowledge.DocumentSummary:
-    _, writing = _write(user, project_id, alias, document_id, provenance)
-    quotas.check_write_bytes(user=user, size=_text_bytes(title, markdown))
+    _, writing = _write(target, document_id, provenance)
+    quotas.check_write_bytes(user=target.user, size=_text_bytes(title, markdown))
     with project_writing(project_id=writing["project_id"]):
         return knowledge.knowledge_edit(
             document_id=document_id,
@@ -174,25 +157,16 @@ def project_knowledge_edit(
         )
 
 
-def project_knowledge_delete(
-    *,
-    user: Any,
-    project_id: UUID,
-    document_id: str,
-    provenance: Provenance,
-    alias: str | None = None,
-) -> bool:
-    _, writing = _write(user, project_id, alias, document_id, provenance)
+def project_knowledge_delete(*, target: Target, document_id: str, provenance: Provenance) -> bool:
+    _, writing = _write(target, document_id, provenance)
     with project_writing(project_id=writing["project_id"]):
         return knowledge.knowledge_delete(document_id=document_id, **writing)
 
 
 def project_knowledge_search(
     *,
-    user: Any,
-    project_id: UUID,
+    target: Target,
     query: str,
-    alias: str | None = None,
     document_id: str | None = None,
     before_lines: int = 0,
     after_lines: int = 0,
@@ -201,10 +175,10 @@ def project_knowledge_search(
     At most ``KANBAN_SEARCHES_PER_USER`` of one person's run at once, in this worker and
     (with Redis) in the whole deployment; more are ``rate_limited`` (each has a budget
     too, ``storage.knowledge.knowledge_search``)."""
-    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
-    with search_slot(user.pk):
+    project_id = _read(target, document_id)
+    with search_slot(target.user.pk):
         return knowledge.knowledge_search(
-            project_id=target,
+            project_id=project_id,
             query=query,
             document_id=document_id,
             before_lines=before_lines,
@@ -246,16 +220,16 @@ def search_slot(user_id: int) -> Iterator[None]:
 
 def project_knowledge_read_lines(
     *,
-    user: Any,
-    project_id: UUID,
+    target: Target,
     document_id: str,
     start_line: int,
     end_line: int | None = None,
-    alias: str | None = None,
 ) -> knowledge.DocumentLines:
-    target = _read(user=user, project_id=project_id, alias=alias, document_id=document_id)
     return knowledge.knowledge_read_lines(
-        project_id=target, document_id=document_id, start_line=start_line, end_line=end_line
+        project_id=_read(target, document_id),
+        document_id=document_id,
+        start_line=start_line,
+        end_line=end_line,
     )
 
 
@@ -286,18 +260,6 @@ class _Call:
     document_id: str | None
     arguments: dict[str, Any]
 
-    @property
-    def user(self) -> Any:
-        return self.target.user
-
-    @property
-    def project_id(self) -> UUID:
-        return self.target.project_id
-
-    @property
-    def alias(self) -> str | None:
-        return self.target.alias
-
     def needs(self, name: str) -> Any:
         return needed(self.arguments, name, action=self.action)
 
@@ -310,16 +272,12 @@ class _Call:
 def _list(call: _Call, provenance: Provenance) -> Any:
     return project_knowledge_list(
         cursor=call.arguments.get("cursor"),
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     ).as_dict()
 
 
 def _get(call: _Call, provenance: Provenance) -> Any:
-    return project_knowledge_get(
-        document_id=call.document(), user=call.user, project_id=call.project_id, alias=call.alias
-    ).as_dict()
+    return project_knowledge_get(target=call.target, document_id=call.document()).as_dict()
 
 
 def _create(call: _Call, provenance: Provenance) -> Any:
@@ -328,9 +286,7 @@ def _create(call: _Call, provenance: Provenance) -> Any:
         markdown=call.needs("markdown"),
         document_id=call.document_id,
         provenance=provenance,
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     ).as_dict()
 
 
@@ -340,9 +296,7 @@ def _edit(call: _Call, provenance: Provenance) -> Any:
         title=call.arguments.get("title"),
         markdown=call.arguments.get("markdown"),
         provenance=provenance,
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     ).as_dict()
 
 
@@ -350,9 +304,7 @@ def _delete(call: _Call, provenance: Provenance) -> Any:
     deleted = project_knowledge_delete(
         document_id=call.document(),
         provenance=provenance,
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     )
     return {"deleted": deleted}
 
@@ -363,9 +315,7 @@ def _search(call: _Call, provenance: Provenance) -> Any:
         document_id=call.document_id,
         before_lines=call.arguments.get("beforeLines", 0),
         after_lines=call.arguments.get("afterLines", 0),
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     ).as_dict()
 
 
@@ -374,9 +324,7 @@ def _read_lines(call: _Call, provenance: Provenance) -> Any:
         document_id=call.document(),
         start_line=call.needs("start"),
         end_line=call.arguments.get("end"),
-        user=call.user,
-        project_id=call.project_id,
-        alias=call.alias,
+        target=call.target,
     ).as_dict()
 
 

@@ -298,6 +298,7 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
 ) -> None:
     from kanban.data.configurations import configuration_create
     from kanban.data.knowledge import project_knowledge_create
+    from kanban.data.target import Target
     from kanban.models import Configuration
     from storage import engine
     from storage.namespaces import project_root
@@ -309,7 +310,10 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
     project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=1, provenance=source)
     project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=2, provenance=source)
     project_knowledge_create(
-        user=people.bob, project_id=project_id, title="Notes", markdown="# x", provenance=source
+        target=Target(user=people.bob, project_id=project_id),
+        title="Notes",
+        markdown="# x",
+        provenance=source,
     )
     configuration_create(user=people.bob, project_id=project_id, name="Mine", values={})
 

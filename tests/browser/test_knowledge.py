@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from kanban.access.memberships import membership_set
 from kanban.data.knowledge import project_knowledge_list
+from kanban.data.target import Target
 from kanban.models import Project
 from kanban.projects.packages import project_import
 from storage.knowledge import knowledge_last_write
@@ -59,7 +60,7 @@ def test_a_plugin_creates_a_document_in_a_related_project_and_reads_it_back(
     expect(plugin.locator("#listed")).to_have_text("Written from the board")
     screenshot(page, "knowledge-related-document")
 
-    listed = project_knowledge_list(user=bob, project_id=wiki.id)
+    listed = project_knowledge_list(target=Target(user=bob, project_id=wiki.id))
     (document,) = listed.documents
     assert document.title == "Written from the board"
     assert plugin.locator("#created-id").inner_text() == document.id
@@ -105,6 +106,7 @@ def test_a_document_at_its_8_mib_limit_goes_through_the_host_and_one_byte_more_d
     assert relayed > 6 * limit, "the frame carried the worst-case encoding"
     assert too_large == {"ok": False, "code": "too_large"}
     assert max(sent) == relayed, "the host refused it without relaying it"
-    assert [d.size for d in project_knowledge_list(user=bob, project_id=wiki.id).documents] == [
-        limit
-    ]
+    assert [
+        d.size
+        for d in project_knowledge_list(target=Target(user=bob, project_id=wiki.id)).documents
+    ] == [limit]

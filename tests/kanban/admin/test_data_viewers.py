@@ -13,6 +13,7 @@ from django.test import Client
 from kanban.access.memberships import membership_set
 from kanban.data.knowledge import project_knowledge_create
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from storage import engine
 from storage.knowledge import knowledge_create
@@ -191,8 +192,7 @@ def test_documents_page_with_the_opaque_cursor_and_show_their_source(
     for n in range(30):
         knowledge_create(project_id=board.id, title=f"Doc {n:02d}", markdown=f"body {n}", source={})
     project_knowledge_create(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         title="Runbook",
         markdown="# Runbook\nRestart the worker.",
         document_id="runbook",
@@ -223,8 +223,7 @@ def test_listing_documents_never_reads_a_body(staff: Client, board: Project) -> 
 
 def test_one_document_is_shown_in_full(staff: Client, board: Project, alice: AbstractUser) -> None:
     project_knowledge_create(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         title="Runbook",
         markdown="# Runbook\n" + "line\n" * 500 + "<script>alert(1)</script>",
         document_id="runbook",

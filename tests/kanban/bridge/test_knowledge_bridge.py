@@ -14,6 +14,7 @@ from channels.db import database_sync_to_async
 from kanban.access.grant_rules import ALL, NONE, Grant, Rule
 from kanban.data.knowledge import project_knowledge_create, project_knowledge_edit
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from storage.kv import Dataset, kv_get
 from tests.factories import a_declaration, a_project, users
 from tests.kanban.bridge.helpers import Bridge, open_bridge
@@ -65,8 +66,7 @@ def alice_writes_document(
 
     def create() -> str:
         return project_knowledge_create(
-            user=world["alice"],
-            project_id=world[project].id,
+            target=Target(user=world["alice"], project_id=world[project].id),
             title=document_id,
             markdown=markdown,
             document_id=document_id,
@@ -302,8 +302,7 @@ async def test_a_recheck_refreshes_the_knowledge_rule_too(
 
     def edit_secret() -> None:
         project_knowledge_edit(
-            user=world["alice"],
-            project_id=world["wiki"].id,
+            target=Target(user=world["alice"], project_id=world["wiki"].id),
             document_id="secret",
             markdown="changed",
             provenance=SOURCE,

@@ -25,6 +25,7 @@ from kanban.data.knowledge import (
     search_slot,
 )
 from kanban.data.kv import Provenance, project_kv_get
+from kanban.data.target import Target
 from kanban.models import Project
 from storage import engine
 from storage.errors import KanbanError
@@ -83,7 +84,9 @@ Call = Callable[[AbstractUser, Project], Any]
 
 
 def _through_child(action: Callable[..., Any], **arguments: Any) -> Call:
-    return lambda user, parent: action(user=user, project_id=parent.id, alias="child", **arguments)
+    return lambda user, parent: action(
+        target=Target(user=user, project_id=parent.id, alias="child"), **arguments
+    )
 
 
 #: name -> (reads or writes, the document it names or None, the call)
@@ -249,13 +252,14 @@ def test_one_person_runs_only_a_few_searches_at_once_and_others_are_not_held_up(
 ) -> None:
     settings.KANBAN_SEARCHES_PER_USER = 2
     membership_set(user=bob, project=family["parent"], role="guest")
-    search = {"project_id": family["parent"].id, "query": "shared"}
+    parent = family["parent"].id
+    as_alice, as_bob = Target(user=alice, project_id=parent), Target(user=bob, project_id=parent)
     with search_slot(alice.pk), search_slot(alice.pk):
         with pytest.raises(KanbanError) as caught:
-            project_knowledge_search(user=alice, **search)
+            project_knowledge_search(target=as_alice, query="shared")
         assert caught.value.code == "rate_limited"
-        assert project_knowledge_search(user=bob, **search) is not None
-    assert project_knowledge_search(user=alice, **search) is not None
+        assert project_knowledge_search(target=as_bob, query="shared") is not None
+    assert project_knowledge_search(target=as_alice, query="shared") is not None
 
 
 def test_a_write_only_grant_is_a_drop_box_that_learns_nothing_of_what_is_there(
@@ -265,7 +269,7 @@ def test_a_write_only_grant_is_a_drop_box_that_learns_nothing_of_what_is_there(
     edit the old title, a taken id answered 409. Now only creating under a new id works,
     and its answer is the id and revision alone."""
     child_grants_parent(family, Grant(knowledge_write=ALL))
-    through = {"user": alice, "project_id": family["parent"].id, "alias": "child"}
+    through = {"target": Target(user=alice, project_id=family["parent"].id, alias="child")}
 
     created = project_knowledge_create(
         title="Tip", markdown="from outside", provenance=BRIDGE, **through
@@ -325,9 +329,7 @@ def test_adjacent_projects_reach_each_others_knowledge_and_nothing_further(
 ) -> None:
     child_grants_parent(family, Grant(knowledge_read=ALL, knowledge_write=ALL))
     summary = project_knowledge_create(
-        user=alice,
-        project_id=family["parent"].id,
-        alias="child",
+        target=Target(user=alice, project_id=family["parent"].id, alias="child"),
         title="From the parent",
         markdown="hello child",
         provenance=BRIDGE,
@@ -342,7 +344,7 @@ def test_adjacent_projects_reach_each_others_knowledge_and_nothing_further(
     child_titles = [
         doc.title
         for doc in project_knowledge_list(
-            user=alice, project_id=family["grandchild"].id, alias="parent"
+            target=Target(user=alice, project_id=family["grandchild"].id, alias="parent"),
         ).documents
     ]
     assert "From the parent" in child_titles
@@ -351,7 +353,7 @@ def test_adjacent_projects_reach_each_others_knowledge_and_nothing_further(
         assert (
             outcome(
                 lambda a=alias: project_knowledge_list(
-                    user=alice, project_id=family["parent"].id, alias=a
+                    target=Target(user=alice, project_id=family["parent"].id, alias=a),
                 )
             )
             == "unknown_alias"
@@ -366,7 +368,11 @@ def test_a_one_sided_declaration_grants_no_knowledge(
     for project in (mine, theirs):
         membership_set(user=alice, project=project, role="owner")
     assert (
-        outcome(lambda: project_knowledge_list(user=alice, project_id=mine.id, alias="theirs"))
+        outcome(
+            lambda: project_knowledge_list(
+                target=Target(user=alice, project_id=mine.id, alias="theirs")
+            )
+        )
         == "relationship_pending"
     )
 
@@ -385,34 +391,49 @@ def board(alice: AbstractUser, bob: AbstractUser, charlie: AbstractUser) -> Proj
 def test_guests_read_the_current_projects_knowledge_and_developers_write_it(
     board: Project, bob: AbstractUser, charlie: AbstractUser
 ) -> None:
-    assert project_knowledge_list(user=charlie, project_id=board.id).total == 2
-    assert project_knowledge_get(user=charlie, project_id=board.id, document_id="secret-1")
-    hits = project_knowledge_search(user=charlie, project_id=board.id, query="shared").hits
+    assert project_knowledge_list(target=Target(user=charlie, project_id=board.id)).total == 2
+    assert project_knowledge_get(
+        target=Target(user=charlie, project_id=board.id), document_id="secret-1"
+    )
+    hits = project_knowledge_search(
+        target=Target(user=charlie, project_id=board.id), query="shared"
+    ).hits
     assert [hit.document_id for hit in hits] == ["notes-1", "secret-1"]
     for write in (
         lambda: project_knowledge_create(
-            user=charlie, project_id=board.id, title="T", markdown="m", provenance=BRIDGE
+            target=Target(user=charlie, project_id=board.id),
+            title="T",
+            markdown="m",
+            provenance=BRIDGE,
         ),
         lambda: project_knowledge_edit(
-            user=charlie, project_id=board.id, document_id="notes-1", title="T", provenance=BRIDGE
+            target=Target(user=charlie, project_id=board.id),
+            document_id="notes-1",
+            title="T",
+            provenance=BRIDGE,
         ),
         lambda: project_knowledge_delete(
-            user=charlie, project_id=board.id, document_id="notes-1", provenance=BRIDGE
+            target=Target(user=charlie, project_id=board.id),
+            document_id="notes-1",
+            provenance=BRIDGE,
         ),
     ):
         assert outcome(write) == "forbidden"
 
     created = project_knowledge_create(
-        user=bob, project_id=board.id, title="Bob's", markdown="m", provenance=BRIDGE
+        target=Target(user=bob, project_id=board.id), title="Bob's", markdown="m", provenance=BRIDGE
     )
     assert project_knowledge_delete(
-        user=bob, project_id=board.id, document_id=created.id, provenance=BRIDGE
+        target=Target(user=bob, project_id=board.id), document_id=created.id, provenance=BRIDGE
     )
 
 
 def test_a_stranger_cannot_tell_the_project_exists(board: Project) -> None:
     dave = a_user("dave")
-    assert outcome(lambda: project_knowledge_list(user=dave, project_id=board.id)) == "not_found"
+    assert (
+        outcome(lambda: project_knowledge_list(target=Target(user=dave, project_id=board.id)))
+        == "not_found"
+    )
 
 
 def test_writes_record_who_wrote_through_what_and_from_where(
@@ -420,9 +441,7 @@ def test_writes_record_who_wrote_through_what_and_from_where(
 ) -> None:
     child_grants_parent(family, Grant(knowledge_write=ALL))
     summary = project_knowledge_create(
-        user=alice,
-        project_id=family["parent"].id,
-        alias="child",
+        target=Target(user=alice, project_id=family["parent"].id, alias="child"),
         title="Sourced",
         markdown="m",
         provenance=BRIDGE,
@@ -445,14 +464,18 @@ def test_writes_record_who_wrote_through_what_and_from_where(
 def test_a_stale_revision_conflicts_without_revealing_the_current_document(
     board: Project, bob: AbstractUser
 ) -> None:
-    first = project_knowledge_get(user=bob, project_id=board.id, document_id="notes-1")
+    first = project_knowledge_get(
+        target=Target(user=bob, project_id=board.id), document_id="notes-1"
+    )
     project_knowledge_edit(
-        user=bob, project_id=board.id, document_id="notes-1", markdown="v2", provenance=BRIDGE
+        target=Target(user=bob, project_id=board.id),
+        document_id="notes-1",
+        markdown="v2",
+        provenance=BRIDGE,
     )
     with pytest.raises(KanbanError) as caught:
         project_knowledge_edit(
-            user=bob,
-            project_id=board.id,
+            target=Target(user=bob, project_id=board.id),
             document_id="notes-1",
             markdown="v3",
             expected_revision=first.revision,
@@ -467,9 +490,7 @@ def test_the_access_step_for_one_document_is_decided_by_its_id(
 ) -> None:
     child_grants_parent(family, Grant(knowledge_read=Rule("prefixes", ("n",))))
     access = access_knowledge(
-        user=alice,
-        project_id=family["parent"].id,
-        alias="child",
+        target=Target(user=alice, project_id=family["parent"].id, alias="child"),
         op=Op.KNOWLEDGE_READ,
         document_id="notes-1",
     )

@@ -16,6 +16,7 @@ from django.db import connection
 
 from kanban.data.knowledge import project_knowledge_create
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.projects.lifecycle import project_create, project_delete, project_delete_by_owner
 from storage.errors import ErrorCode, KanbanError
 from storage.knowledge import knowledge_create, knowledge_list
@@ -117,7 +118,10 @@ def test_writes_racing_the_owners_delete_leave_nothing_behind(trial: int) -> Non
 
     def document(i: int) -> object:
         return project_knowledge_create(
-            user=bob, project_id=board.id, title=f"Note {i}", markdown="x", provenance=via
+            target=Target(user=bob, project_id=board.id),
+            title=f"Note {i}",
+            markdown="x",
+            provenance=via,
         )
 
     count = [0, 0, 0, 0]
