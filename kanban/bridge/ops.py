@@ -222,9 +222,7 @@ async def subscribe(socket: Socket, *, alias: str | None) -> dict[str, Any]:
 
 
 async def unsubscribe(socket: Socket, *, alias: str | None) -> dict[str, Any]:
-    sub = socket.subscriptions.pop(alias, None)
-    if sub is not None:
-        await socket.hub.unsubscribe(sub)
+    await _stop(socket, socket.subscriptions, alias)
     return {"subscribed": False}
 
 
@@ -237,9 +235,7 @@ async def watch(socket: Socket, *, alias: str | None, prefix: object) -> dict[st
     access = await service.subscription_access(
         user=socket.user, consumer_id=socket.consumer_id, alias=alias
     )
-    old = socket.watches.pop(alias, None)
-    if old is not None:
-        await socket.hub.unsubscribe(old)
+    await _stop(socket, socket.watches, alias)
     sub = Subscription(
         socket,
         alias,
@@ -255,10 +251,18 @@ async def watch(socket: Socket, *, alias: str | None, prefix: object) -> dict[st
 
 
 async def unwatch(socket: Socket, *, alias: str | None) -> dict[str, Any]:
-    sub = socket.watches.pop(alias, None)
+    await _stop(socket, socket.watches, alias)
+    return {"watching": False}
+
+
+async def _stop(
+    socket: Socket, following: dict[str | None, Subscription], alias: str | None
+) -> None:
+    """``socket`` stops following ``alias`` by ``following`` (its subscriptions or its
+    watches), if it did."""
+    sub = following.pop(alias, None)
     if sub is not None:
         await socket.hub.unsubscribe(sub)
-    return {"watching": False}
 
 
 # --- the table -------------------------------------------------------------------------------
