@@ -1,7 +1,7 @@
 // __PLUGIN_NAME__: a counter kept in this board's KV, live for everyone who has it open.
 // Everything goes through window.steamHarnessKanban (the SDK loaded by index.html).
 // Checked by TypeScript against the SDK's types: `npx tsc -p .` (tsconfig.json, kanban.d.ts).
-(function () {
+(() => {
   "use strict";
 
   const kanban = window.steamHarnessKanban;
