@@ -185,18 +185,16 @@ def normalize_comments(value: object) -> list[dict[str, Any]]:
 def check_comments(value: object) -> list[dict[str, Any]]:
     """A list the page shows exactly as written, as the page shows it; a comment it would
     skip or cut is refused, never dropped."""
-    if not isinstance(value, list):
-        raise invalid_argument("a card's comments are a list of comments", field="value")
-    if len(value) > MAX_COMMENTS:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"a card holds at most {MAX_COMMENTS} comments",
-            field="value",
-            limit=MAX_COMMENTS,
-        )
+    listed = layout.check_list(
+        value,
+        limit=MAX_COMMENTS,
+        field="value",
+        not_a_list="a card's comments are a list of comments",
+        too_many=f"a card holds at most {MAX_COMMENTS} comments",
+    )
     comments: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for position, comment in enumerate(value):
+    for position, comment in enumerate(listed):
         shown = _shown(comment)
         if (
             shown is None

@@ -279,19 +279,29 @@ def check_shown_text(
     return text
 
 
+def check_list(
+    value: object, *, limit: int, field: str, not_a_list: str, too_many: str
+) -> list[Any]:
+    """A list a card holds, whole: past ``limit`` entries it is refused as ``too_large``
+    (naming the limit), never cut."""
+    if not isinstance(value, list):
+        raise invalid_argument(not_a_list, field=field)
+    if len(value) > limit:
+        raise KanbanError(ErrorCode.TOO_LARGE, too_many, field=field, limit=limit)
+    return value
+
+
 def check_checklist(value: object) -> list[str]:
     """A new card's checklist as item texts (each checked, trimmed), in order."""
-    if not isinstance(value, list):
-        raise invalid_argument("checklist is a list of item texts", field="checklist")
-    if len(value) > MAX_CHECKLIST:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"a card's checklist holds at most {MAX_CHECKLIST} items",
-            field="checklist",
-            limit=MAX_CHECKLIST,
-        )
+    listed = check_list(
+        value,
+        limit=MAX_CHECKLIST,
+        field="checklist",
+        not_a_list="checklist is a list of item texts",
+        too_many=f"a card's checklist holds at most {MAX_CHECKLIST} items",
+    )
     texts = []
-    for text in value:
+    for text in listed:
         try:
             texts.append(check_item_text(text))
         except KanbanError as error:
