@@ -216,8 +216,7 @@ async def subscribe(socket: Socket, *, alias: str | None) -> dict[str, Any]:
     )
     if alias not in socket.subscriptions:
         sub = Subscription(socket, alias, access.target_id, access.read, access.knowledge_read)
-        socket.subscriptions[alias] = sub
-        await socket.hub.subscribe(sub)
+        await _follow(socket, socket.subscriptions, sub)
     return {"subscribed": True}
 
 
@@ -245,14 +244,20 @@ async def watch(socket: Socket, *, alias: str | None, prefix: object) -> dict[st
         watch=True,
         prefix=checked,
     )
-    socket.watches[alias] = sub
-    await socket.hub.subscribe(sub)
+    await _follow(socket, socket.watches, sub)
     return {"watching": True}
 
 
 async def unwatch(socket: Socket, *, alias: str | None) -> dict[str, Any]:
     await _stop(socket, socket.watches, alias)
     return {"watching": False}
+
+
+async def _follow(
+    socket: Socket, following: dict[str | None, Subscription], sub: Subscription
+) -> None:
+    following[sub.alias] = sub
+    await socket.hub.subscribe(sub)
 
 
 async def _stop(
