@@ -127,7 +127,9 @@ def _card(board: Scene, card_id: str) -> dict[str, Any]:
     from kanban.data.kv import project_kv_get
 
     alice = get_user_model().objects.get(pk=board.user_id)
-    entry = project_kv_get(user=alice, project_id=board.board_id, key=f"card:{card_id}")
+    entry = project_kv_get(
+        target=Target(user=alice, project_id=board.board_id), key=f"card:{card_id}"
+    )
     assert entry is not None
     return dict(entry.value)
 

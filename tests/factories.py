@@ -28,6 +28,7 @@ from kanban.access.memberships import membership_set
 from kanban.access.relationships import relationship_declare
 from kanban.data.board.layout import COLUMNS_KEY, INDEX_KEY, card_key
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Membership, Project
 from kanban.projects.board_templates import board_create
 from kanban.projects.lifecycle import project_create
@@ -190,7 +191,10 @@ def board_data(
 
     def put(key: str, value: Any) -> None:
         project_kv_set(
-            user=writer, project_id=project.id, key=key, value=value, provenance=BY_THE_CLI
+            target=Target(user=writer, project_id=project.id),
+            key=key,
+            value=value,
+            provenance=BY_THE_CLI,
         )
 
     if columns is not None:

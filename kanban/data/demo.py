@@ -15,6 +15,7 @@ from django.db import transaction
 
 from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.projects.packages import project_import
 from storage import engine
 from storage.errors import ErrorCode, KanbanError
@@ -94,7 +95,10 @@ def _cards(*, user: Any, board_id: Any, inventory_id: Any) -> None:
 
     def put(project_id: Any, key: str, value: Any) -> None:
         project_kv_set(
-            user=user, project_id=project_id, key=key, value=value, provenance=provenance
+            target=Target(user=user, project_id=project_id),
+            key=key,
+            value=value,
+            provenance=provenance,
         )
 
     put(board_id, "board:columns", COLUMNS)
@@ -158,14 +162,18 @@ def board_fill(*, project_id: UUID, cards: int, user: Any) -> int:
     (who must be able to read it) is recorded as the writer. The bench uses it too."""
     board_id = project_id
     alice = user
-    index = project_kv_get(user=alice, project_id=board_id, key="board:cards")
+    index = project_kv_get(target=Target(user=alice, project_id=board_id), key="board:cards")
     ids: list[str] = list(index.value) if index is not None else []
     added = [f"g{n:05d}" for n in range(max(0, cards - len(ids)))]
     columns = [column["id"] for column in COLUMNS]
     stored = {
         card_id: entry.value
         for card_id in ids
-        if (entry := project_kv_get(user=alice, project_id=board_id, key=f"card:{card_id}"))
+        if (
+            entry := project_kv_get(
+                target=Target(user=alice, project_id=board_id), key=f"card:{card_id}"
+            )
+        )
     }
     for n, card_id in enumerate(added):
         stored[card_id] = {
@@ -191,7 +199,7 @@ def board_fill(*, project_id: UUID, cards: int, user: Any) -> int:
         "consumerProject": str(board_id),
     }
     writes = [set_value(project_kv(board_id, "board:cards"), all_ids, source=source)]
-    if project_kv_get(user=alice, project_id=board_id, key="board:columns") is None:
+    if project_kv_get(target=Target(user=alice, project_id=board_id), key="board:columns") is None:
         writes.append(set_value(project_kv(board_id, "board:columns"), COLUMNS, source=source))
     writes += [
         set_value(project_kv(board_id, f"card:{card_id}"), card, source=source)

@@ -65,10 +65,17 @@ def check_run_id(raw: object, *, field: str) -> str | None:
     return check_text(raw, field=field, allow_empty=False, max_length=MAX_RUN_ID_LENGTH)
 
 
-def _dataset(access: Access, domain: Domain, conversation_id: str | None) -> kv.Dataset:
+def _dataset(access: Access, target: Target) -> kv.Dataset:
+    domain, conversation_id = target.domain, target.conversation_id
     if access.alias is not None and (domain != "kv" or conversation_id is not None):
         raise invalid_argument("related projects offer project-scope KV only")
     return kv.Dataset(access.target_id, domain, conversation_id)
+
+
+def _access(target: Target, op: Op, key: str | None) -> Access:
+    return access_project_data(
+        user=target.user, consumer_id=target.project_id, alias=target.alias, op=op, key=key
+    )
 
 
 def check_raw_write(domain: Domain, conversation_id: str | None, key: str) -> None:
@@ -123,57 +130,39 @@ def check_attachments_write(domain: Domain, conversation_id: str | None, key: st
 
 
 def _raw_write(
-    access: Access,
-    key: str,
-    domain: Domain,
-    conversation_id: str | None,
-    user: Any,
-    provenance: Provenance,
+    access: Access, target: Target, key: str, provenance: Provenance
 ) -> tuple[kv.Dataset, dict[str, Any]]:
     """What every raw KV write (set, compare-and-set, delete) settles once it is allowed:
     the dataset, the Knowledge base's and the attachments' keys refused, and the source the write
     records. One place, so that no write path skips a step."""
-    dataset = _dataset(access, domain, conversation_id)
-    check_raw_write(domain, conversation_id, key)
-    check_attachments_write(domain, conversation_id, key)
+    dataset = _dataset(access, target)
+    check_raw_write(dataset.domain, dataset.conversation_id, key)
+    check_attachments_write(dataset.domain, dataset.conversation_id, key)
     source = write_source(
-        user=user, access=access, provenance=provenance, conversation_id=conversation_id
+        user=target.user,
+        access=access,
+        provenance=provenance,
+        conversation_id=dataset.conversation_id,
     )
     return dataset, source
 
 
-def project_kv_get(
-    *,
-    user: Any,
-    project_id: UUID,
-    key: str,
-    alias: str | None = None,
-    domain: Domain = "kv",
-    conversation_id: str | None = None,
-) -> kv.Entry | None:
-    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key)
-    return kv.kv_get(dataset=_dataset(access, domain, conversation_id), key=key)
+def project_kv_get(*, target: Target, key: str) -> kv.Entry | None:
+    return kv.kv_get(dataset=_dataset(_access(target, Op.GET, key), target), key=key)
 
 
-def project_kv_get_many(
-    *,
-    user: Any,
-    project_id: UUID,
-    keys: object,
-    alias: str | None = None,
-    domain: Domain = "kv",
-) -> list[kv.Entry | KanbanError | None]:
+def project_kv_get_many(*, target: Target, keys: object) -> list[kv.Entry | KanbanError | None]:
     """Named keys in one round trip, in the order asked. Each key is decided by the same
     read rule as ``project_kv_get``: a key the grant does not open is refused alone
     (``forbidden``), the others are read. Values past ``MAX_BATCH_BYTES`` in all come back
     as ``too_large``, to be read one by one."""
+    if target.conversation_id is not None:
+        raise invalid_argument("a batched read reads project-scope values", field="keys")
     checked = check_user_keys(keys)
-    access = access_project_data(
-        user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=None
-    )
+    access = _access(target, Op.GET, None)
     allowed = [key for key in checked if access.read.allows(key)]
-    found = kv.kv_get_many(dataset=_dataset(access, domain, None), keys=allowed)
-    return _batch(checked, dict(zip(allowed, found, strict=True)), alias)
+    found = kv.kv_get_many(dataset=_dataset(access, target), keys=allowed)
+    return _batch(checked, dict(zip(allowed, found, strict=True)), target.alias)
 
 
 def _batch(
@@ -208,7 +197,7 @@ def _batch(
 async def aproject_kv_get(*, target: Target, key: str) -> Any:
     """``project_kv_get`` of ``target``'s dataset on the event loop (``storage.aio``)."""
     access = await _aaccess(target, key)
-    return await kv.akv_get(dataset=_dataset(access, target.domain, None), key=key)
+    return await kv.akv_get(dataset=_dataset(access, target), key=key)
 
 
 async def aproject_kv_get_many(
@@ -218,7 +207,7 @@ async def aproject_kv_get_many(
     checked = check_user_keys(keys)
     access = await _aaccess(target, None)
     allowed = [key for key in checked if access.read.allows(key)]
-    found = await kv.akv_get_many(dataset=_dataset(access, target.domain, None), keys=allowed)
+    found = await kv.akv_get_many(dataset=_dataset(access, target), keys=allowed)
     return _batch(checked, dict(zip(allowed, found, strict=True)), target.alias)
 
 
@@ -239,14 +228,10 @@ def read_result(item: kv.Entry | KanbanError | None) -> dict[str, Any]:
 
 def project_kv_set(
     *,
-    user: Any,
-    project_id: UUID,
+    target: Target,
     key: str,
     value: Any,
     provenance: Provenance,
-    alias: str | None = None,
-    domain: Domain = "kv",
-    conversation_id: str | None = None,
     expected_revision: str | object | None = ANY,
 ) -> str:
     """Write; with ``expected_revision`` (None = must be absent) as compare-and-set.
@@ -255,11 +240,10 @@ def project_kv_set(
     A compare-and-set is decided as an update, which needs the read grant as well as the
     write grant: its success or conflict tells whether the key holds that revision.
     """
-    op = Op.SET if expected_revision is ANY else Op.UPDATE
-    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=op, key=key)
-    dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
-    check_write_bytes(user=user, size=text_bytes(jsoncodec.encode(value)))
-    check = board_write_check(user=user, dataset=dataset, key=key, value=value)
+    access = _access(target, Op.SET if expected_revision is ANY else Op.UPDATE, key)
+    dataset, source = _raw_write(access, target, key, provenance)
+    check_write_bytes(user=target.user, size=text_bytes(jsoncodec.encode(value)))
+    check = board_write_check(user=target.user, dataset=dataset, key=key, value=value)
     try:
         with project_writing(project_id=access.target_id):
             if check is not None:
@@ -326,18 +310,12 @@ def _conflict_with_current(
     return KanbanError(ErrorCode.CONFLICT, exc.message, current=current)
 
 
-def project_kv_delete(
-    *,
-    user: Any,
-    project_id: UUID,
-    key: str,
-    provenance: Provenance,
-    domain: Domain = "kv",
-    conversation_id: str | None = None,
-) -> bool:
-    access = access_project_data(user=user, consumer_id=project_id, alias=None, op=Op.SET, key=key)
-    dataset, source = _raw_write(access, key, domain, conversation_id, user, provenance)
-    check = board_delete_check(user=user, dataset=dataset, key=key)
+def project_kv_delete(*, target: Target, key: str, provenance: Provenance) -> bool:
+    if target.alias is not None:
+        raise invalid_argument("related projects offer no delete", field="alias")
+    access = _access(target, Op.SET, key)
+    dataset, source = _raw_write(access, target, key, provenance)
+    check = board_delete_check(user=target.user, dataset=dataset, key=key)
     with project_writing(project_id=access.target_id):
         deleted = _checked_delete(dataset, key, source, check)
         _card_gone(dataset, key, source)
@@ -385,27 +363,19 @@ def _gave_up(key: str) -> KanbanError:
 
 
 def project_kv_history(
-    *,
-    user: Any,
-    project_id: UUID,
-    key: str,
-    alias: str | None = None,
-    domain: Domain = "kv",
-    conversation_id: str | None = None,
-    before: object = None,
-    limit: object = None,
+    *, target: Target, key: str, before: object = None, limit: object = None
 ) -> dict[str, Any]:
     """A key's kept versions, newest first, under the key's own read rule (never wider):
     ``{entries: [{revision, value, deleted?, source, writtenAt}], cursor}``; pass
     ``cursor`` back as ``before`` for the older ones (null: there are none)."""
-    access = access_project_data(user=user, consumer_id=project_id, alias=alias, op=Op.GET, key=key)
+    access = _access(target, Op.GET, key)
     if before is not None and not isinstance(before, str):
         raise invalid_argument("before is a revision this server issued", field="before")
     if limit is not None and (type(limit) is not int or not 0 < limit <= MAX_HISTORY_LIMIT):
         raise invalid_argument(f"limit is 1 to {MAX_HISTORY_LIMIT}", field="limit")
     size = limit or DEFAULT_HISTORY_LIMIT
-    dataset = _dataset(access, domain, conversation_id)
-    check_comments_history(user=user, dataset=dataset, key=key)
+    dataset = _dataset(access, target)
+    check_comments_history(user=target.user, dataset=dataset, key=key)
     versions = kv.kv_history(dataset=dataset, key=key, before=before, limit=size)
     entries = []
     for version in versions:
@@ -478,15 +448,7 @@ class _KvCall:
 
 
 def _read(call: _KvCall) -> kv.Entry | None:
-    to = call.target
-    return project_kv_get(
-        user=to.user,
-        project_id=to.project_id,
-        key=call.key,
-        alias=to.alias,
-        domain=to.domain,
-        conversation_id=to.conversation_id,
-    )
+    return project_kv_get(target=call.target, key=call.key)
 
 
 def _get(call: _KvCall, provenance: Provenance) -> Any:
@@ -511,59 +473,29 @@ def render_entry(entry: kv.Entry) -> dict[str, Any]:
 
 
 def _get_many(call: _KvCall, provenance: Provenance) -> Any:
-    to = call.target
-    if to.conversation_id is not None:
-        raise invalid_argument("a batched read reads project-scope values", field="keys")
-    items = project_kv_get_many(
-        user=to.user,
-        project_id=to.project_id,
-        keys=call.needs("keys"),
-        alias=to.alias,
-        domain=to.domain,
-    )
+    items = project_kv_get_many(target=call.target, keys=call.needs("keys"))
     return [read_result(item) for item in items]
 
 
 def _set(call: _KvCall, provenance: Provenance) -> Any:
-    to = call.target
     revision = project_kv_set(
-        user=to.user,
-        project_id=to.project_id,
+        target=call.target,
         key=call.key,
         value=call.needs("value"),
         expected_revision=call.arguments.get("expectedRevision", ANY),
         provenance=provenance,
-        alias=to.alias,
-        domain=to.domain,
-        conversation_id=to.conversation_id,
     )
     return {"revision": revision}
 
 
 def _delete(call: _KvCall, provenance: Provenance) -> Any:
-    to = call.target
-    if to.alias is not None:
-        raise invalid_argument("related projects offer no delete", field="alias")
-    deleted = project_kv_delete(
-        user=to.user,
-        project_id=to.project_id,
-        key=call.key,
-        provenance=provenance,
-        domain=to.domain,
-        conversation_id=to.conversation_id,
-    )
-    return {"deleted": deleted}
+    return {"deleted": project_kv_delete(target=call.target, key=call.key, provenance=provenance)}
 
 
 def _history(call: _KvCall, provenance: Provenance) -> Any:
-    to = call.target
     return project_kv_history(
-        user=to.user,
-        project_id=to.project_id,
+        target=call.target,
         key=call.key,
-        alias=to.alias,
-        domain=to.domain,
-        conversation_id=to.conversation_id,
         before=call.arguments.get("before"),
         limit=call.arguments.get("limit"),
     )

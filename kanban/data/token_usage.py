@@ -15,6 +15,7 @@ from typing import Any, Final
 from uuid import UUID
 
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.models import Project
 from storage import kv
 
@@ -66,7 +67,8 @@ def project_token_usage(
 ) -> Usage:
     """The project's (or one conversation's) totals, for anyone who may read its KV."""
     entry = project_kv_get(
-        user=user, project_id=project_id, key=USAGE_KEY, conversation_id=conversation_id
+        target=Target(user=user, project_id=project_id, conversation_id=conversation_id),
+        key=USAGE_KEY,
     )
     return usage_from_value(None if entry is None else entry.value)
 

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.notifications import notification_send
+from kanban.data.target import Target
 from kanban.models import Membership, PluginFile, Project
 from storage.errors import ErrorCode, KanbanError
 from tests.api.conftest import People, client_for
@@ -94,8 +95,7 @@ def test_two_boards_from_one_template_share_nothing(people: People) -> None:
     first, second = create(alice, "One"), create(alice, "Two")
     assert first["projectId"] != second["projectId"]
     project_kv_set(
-        user=people.alice,
-        project_id=first["projectId"],
+        target=Target(user=people.alice, project_id=first["projectId"]),
         key="card:c1",
         value={"title": "only here"},
         provenance=Provenance(via="rest"),
@@ -154,8 +154,7 @@ def test_the_list_searches_names_and_sorts_by_last_change_naming_who_made_it(
     joins(new["projectId"], people.bob, "developer")
     for who, project in ((people.alice, old), (people.bob, new)):
         project_kv_set(
-            user=who,
-            project_id=project["projectId"],
+            target=Target(user=who, project_id=project["projectId"]),
             key="k",
             value=1,
             provenance=Provenance(via="rest"),
@@ -232,8 +231,7 @@ def test_an_owner_archives_a_project_off_the_list_and_restores_it(people: People
     alice = client_for(people.alice)
     project_id = create(alice, "Done")["projectId"]
     project_kv_set(
-        user=people.alice,
-        project_id=project_id,
+        target=Target(user=people.alice, project_id=project_id),
         key="kept",
         value=1,
         provenance=Provenance(via="rest"),
@@ -298,7 +296,6 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
 ) -> None:
     from kanban.data.configurations import configuration_create
     from kanban.data.knowledge import project_knowledge_create
-    from kanban.data.target import Target
     from kanban.models import Configuration
     from storage import engine
     from storage.namespaces import project_root
@@ -307,8 +304,18 @@ def test_an_owner_deletes_a_board_with_everything_in_it_and_nobody_else_may(
     project_id = create(alice, "Doomed")["projectId"]
     joins(project_id, people.bob, "developer")
     source = Provenance(via="api")
-    project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=1, provenance=source)
-    project_kv_set(user=people.bob, project_id=project_id, key="card:1", value=2, provenance=source)
+    project_kv_set(
+        target=Target(user=people.bob, project_id=project_id),
+        key="card:1",
+        value=1,
+        provenance=source,
+    )
+    project_kv_set(
+        target=Target(user=people.bob, project_id=project_id),
+        key="card:1",
+        value=2,
+        provenance=source,
+    )
     project_knowledge_create(
         target=Target(user=people.bob, project_id=project_id),
         title="Notes",

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.data.token_usage import USAGE_KEY
 from kanban.models import Project
 from storage import engine
@@ -22,11 +23,9 @@ pytestmark = pytest.mark.django_db
 def record(people: People, project: Project, totals: Any, conversation: str | None = None) -> None:
     """What the runtime does after a run: replace the cumulative totals."""
     project_kv_set(
-        user=people.alice,
-        project_id=project.id,
+        target=Target(user=people.alice, project_id=project.id, conversation_id=conversation),
         key=USAGE_KEY,
         value=totals,
-        conversation_id=conversation,
         provenance=Provenance(via="api"),
     )
 

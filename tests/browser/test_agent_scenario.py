@@ -38,6 +38,7 @@ from playwright.sync_api import BrowserContext, FrameLocator, Page, expect
 from kanban.data.board.comments import COMMENTS_PREFIX
 from kanban.data.board.layout import card_key
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from tests.bridge_js.test_node_suite import missing
 from tests.browser.demo_board import Demo, demo
 from tests.browser.helpers import log_in_by_cookie
@@ -150,7 +151,9 @@ def bob_on_a_new_board(
 
 
 def stored(demo: Demo, board: str, key: str) -> Any:
-    found = project_kv_get(user=demo.people["alice"], project_id=UUID(board), key=key)
+    found = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=UUID(board)), key=key
+    )
     assert found is not None, key
     return found.value
 

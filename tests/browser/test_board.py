@@ -23,6 +23,7 @@ from kanban.access.relationships import declarations_of, relationship_declare, r
 from kanban.data.configurations import configuration_active, configuration_create
 from kanban.data.demo import STOCK
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.web.avatars import avatar_hue
 from tests.browser.demo_board import Demo, FrameLog, Person, demo, open_board
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
@@ -55,7 +56,9 @@ def shared_server(
 
 
 def stored(demo: Demo, key: str, *, project: str = "board") -> Any:
-    entry = project_kv_get(user=demo.people["alice"], project_id=getattr(demo, project).id, key=key)
+    entry = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=getattr(demo, project).id), key=key
+    )
     return None if entry is None else entry.value
 
 
@@ -368,8 +371,7 @@ def test_a_pending_inventory_recovers_on_the_open_board_once_it_declares_the_boa
     expect(alice.plugin.get_by_test_id("stock-c2")).to_have_text("M6 bolt: 120 in stock")
     # And live from then on: a stock change shows without a reload.
     project_kv_set(
-        user=demo.people["alice"],
-        project_id=demo.inventory.id,
+        target=Target(user=demo.people["alice"], project_id=demo.inventory.id),
         key="stock:bolt-m6",
         value={"name": "M6 bolt", "count": 119},
         provenance=Provenance(via="rest"),
@@ -459,8 +461,7 @@ def test_alice_assigns_a_card_to_bob_and_carol_from_the_members_and_old_free_tex
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     project_kv_set(
-        user=demo.people["alice"],
-        project_id=demo.board.id,
+        target=Target(user=demo.people["alice"], project_id=demo.board.id),
         key="card:c3",
         # A card from before several assignees: its one assignee, in free text.
         value={

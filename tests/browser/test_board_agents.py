@@ -21,6 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
 
@@ -74,7 +75,9 @@ def test_bob_and_two_agents_add_cards_at_once_and_a_stale_index_write_is_refused
     demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
 ) -> None:
     alice, bob = open_board("alice"), open_board("bob")
-    stale = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:cards")
+    stale = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="board:cards"
+    )
     assert stale is not None
     tokens = [token(name, demo.board.id) for name in ("bob", "alice", "bob")]
 
@@ -111,7 +114,9 @@ def test_bob_and_two_agents_add_cards_at_once_and_a_stale_index_write_is_refused
         f"{name} {n}" for name in ("agent-a", "agent-b") for n in range(AGENT_CARDS)
     }
     expected = 5 + BOB_CARDS + 2 * AGENT_CARDS
-    index = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:cards")
+    index = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="board:cards"
+    )
     assert index is not None and len(index.value) == expected
     assert set(agents) <= set(index.value)
     for person in (alice, bob):

@@ -17,6 +17,7 @@ from PIL import Image
 from playwright.sync_api import FilePayload, Frame, Locator, expect
 
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from tests.browser.demo_board import Demo, Person, demo, open_board
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -68,7 +69,7 @@ def test_a_screenshot_dropped_on_a_card_is_its_cover_for_everyone(
         cover_painted(person, "c1")
         expect(person.plugin.get_by_test_id("attachments-c1")).to_have_text("1")
     stored = project_kv_get(
-        user=demo.people["alice"], project_id=demo.board.id, key="attachments:c1"
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="attachments:c1"
     )
     assert stored is not None
     assert [item["name"] for item in stored.value["attachments"]] == ["bug.png"]
@@ -188,10 +189,14 @@ def test_trello_label_colours_start_dates_and_custom_fields_show_and_survive_an_
     expect(chore).to_have_attribute("data-color", "lime")
 
     bob.wait_for("boardDebug.state.pending === 0")
-    stored: Any = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="card:c1")
+    stored: Any = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="card:c1"
+    )
     assert stored.value["labels"] == ["docs", "bug", "chore"]
     assert stored.value["trello"]["customFields"][0]["field"] == "Points"
-    labels = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="board:labels")
+    labels = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="board:labels"
+    )
     assert labels is not None and labels.value == [
         {"name": "Docs", "color": "sky"},
         {"name": "bug", "color": "red"},

@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from kanban.accounts.tokens import token_create
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.live import LiveServer
 
@@ -26,7 +27,9 @@ __all__ = ["demo", "open_board"]
 
 
 def stored_card(demo: Demo) -> Any:
-    entry = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="card:c1")
+    entry = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="card:c1"
+    )
     assert entry is not None
     return entry.value
 
@@ -117,8 +120,7 @@ def test_each_field_a_write_changed_is_its_own_entry_and_restore_brings_back_tha
         ),
     ):
         project_kv_set(
-            user=who,
-            project_id=demo.board.id,
+            target=Target(user=who, project_id=demo.board.id),
             key="card:c1",
             value=value,
             provenance=Provenance(via="bridge"),
@@ -167,8 +169,7 @@ def test_a_long_activity_shows_twenty_versions_and_older_ones_on_request(
     card = stored_card(demo)
     for n in range(1, 25):
         project_kv_set(
-            user=demo.people["bob"],
-            project_id=demo.board.id,
+            target=Target(user=demo.people["bob"], project_id=demo.board.id),
             key="card:c1",
             value={**card, "title": f"Guide, draft {n}"},
             provenance=Provenance(via="bridge"),
@@ -192,12 +193,12 @@ def test_alice_filters_the_board_to_cards_due_soon_and_to_overdue_ones(
     today = datetime.date.today()
     for card_id, days in (("c1", -2), ("c2", 3), ("c3", 30)):
         card = project_kv_get(
-            user=demo.people["alice"], project_id=demo.board.id, key=f"card:{card_id}"
+            target=Target(user=demo.people["alice"], project_id=demo.board.id),
+            key=f"card:{card_id}",
         )
         assert card is not None
         project_kv_set(
-            user=demo.people["alice"],
-            project_id=demo.board.id,
+            target=Target(user=demo.people["alice"], project_id=demo.board.id),
             key=f"card:{card_id}",
             value={**card.value, "due": (today + datetime.timedelta(days=days)).isoformat()},
             provenance=Provenance(via="api"),

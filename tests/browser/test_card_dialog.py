@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.factories import a_board
@@ -22,7 +23,7 @@ __all__ = ["demo", "open_board"]
 
 
 def stored(board: Project, key: str, demo: Demo) -> Any:
-    entry = project_kv_get(user=demo.people["alice"], project_id=board.id, key=key)
+    entry = project_kv_get(target=Target(user=demo.people["alice"], project_id=board.id), key=key)
     return None if entry is None else entry.value
 
 
@@ -62,8 +63,7 @@ def test_alice_picks_and_creates_labels_of_the_boards_set_and_bob_renames_and_de
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:
     project_kv_set(
-        user=demo.people["alice"],
-        project_id=demo.board.id,
+        target=Target(user=demo.people["alice"], project_id=demo.board.id),
         key="board:labels",
         value=[{"name": "bug", "color": "red"}, {"name": "docs", "color": "sky"}],
         provenance=Provenance(via="cli"),

@@ -17,6 +17,7 @@ from playwright.sync_api import FrameLocator, expect
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.notifications import notification_send, notifications_list
+from kanban.data.target import Target
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.factories import a_board, board_data
 from tests.live import LiveServer
@@ -32,7 +33,9 @@ def open_card(person: Person, card_id: str) -> FrameLocator:
 
 
 def stored(demo: Demo, key: str) -> Any:
-    entry = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key=key)
+    entry = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key=key
+    )
     return None if entry is None else entry.value
 
 
@@ -305,8 +308,7 @@ def test_the_card_dialog_and_the_inbox_for_the_readme(
         ("comments:c1", comments, bob),
     ):
         project_kv_set(
-            user=who,
-            project_id=demo.board.id,
+            target=Target(user=who, project_id=demo.board.id),
             key=key,
             value=value,
             provenance=Provenance(via="bridge"),

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page, expect
 
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.models import Project
 from tests.browser.helpers import log_in_by_cookie, screenshot
 from tests.factories import a_user
@@ -112,7 +113,9 @@ def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
     plugin.get_by_test_id("quick-add-todo").press("Enter")
     expect(plugin.get_by_test_id("card-title")).to_have_text(["Book the venue"])
     wait_in_plugin(bob, "boardDebug.state.pending === 0")
-    index = project_kv_get(user=people["alice"], project_id=project.id, key="board:cards")
+    index = project_kv_get(
+        target=Target(user=people["alice"], project_id=project.id), key="board:cards"
+    )
     assert index is not None and len(index.value) == 1
 
     # carol sees it, read-only; the members page shows her the list without the controls.

@@ -16,6 +16,7 @@ from django.db import connections
 from playwright.sync_api import BrowserContext, Frame, Page, expect
 
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.projects.packages import read_package
 from kanban.projects.plugin_workflow import project_import_watch
 from tests.browser.helpers import log_in_by_cookie
@@ -83,7 +84,7 @@ def test_a_new_plugin_renders_counts_for_two_people_and_reloads_after_an_edit(
     expect(bobs.get_by_test_id("count")).to_have_text("2")  # live, through subscribe
     bobs.get_by_test_id("increment").click()
     expect(alices.get_by_test_id("count")).to_have_text("3")
-    entry = project_kv_get(user=alice, project_id=project_id, key="counter")
+    entry = project_kv_get(target=Target(user=alice, project_id=project_id), key="counter")
     assert entry is not None and entry.value == 3
 
     # The developer keeps `import_project --watch` running and edits the page.

@@ -21,6 +21,7 @@ from playwright.sync_api import BrowserContext, expect
 
 from kanban.access.memberships import membership_role
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from tests.browser.demo_board import Demo, Person, demo, open_board
 from tests.browser.test_board_agents import in_thread, token
 from tests.factories import a_board, board_data
@@ -135,5 +136,7 @@ def test_a_team_and_an_agent_on_one_board(
     alice.page.get_by_test_id("card-result").get_by_role("link").click()
     alice.page.wait_for_url(f"**/boards/{roadmap.id}/#card=r1")
     expect(alice.plugin.locator("#card-title-input")).to_have_value("Beta launch checklist")
-    stored = project_kv_get(user=demo.people["alice"], project_id=demo.board.id, key="card:c1")
+    stored = project_kv_get(
+        target=Target(user=demo.people["alice"], project_id=demo.board.id), key="card:c1"
+    )
     assert stored is not None and stored.value["title"] == "Write the onboarding guide"

@@ -28,6 +28,7 @@ from kanban.access.grant_rules import Grant, Rule
 from kanban.accounts.tokens import token_create
 from kanban.data.board import layout
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.mcp.tools import tool_result
 from kanban.models import Project
 from storage import engine, limits
@@ -178,8 +179,7 @@ def world(transactional_db: None) -> dict[str, Any]:
         grant=Grant(read=stock, write=Rule("none")),
     )
     project_kv_set(
-        user=alice,
-        project_id=inventory.id,
+        target=Target(user=alice, project_id=inventory.id),
         key="stock:bolt",
         value=12,
         provenance=Provenance(via="api"),
@@ -206,13 +206,15 @@ async def sockets() -> AsyncIterator[list[Any]]:
 
 
 def stored(world: dict[str, Any], key: str) -> Any:
-    entry = project_kv_get(user=world["alice"], project_id=world["board"].id, key=key)
+    entry = project_kv_get(
+        target=Target(user=world["alice"], project_id=world["board"].id), key=key
+    )
     return ABSENT if entry is None else entry.value
 
 
 async def revision_of(world: dict[str, Any], key: str) -> str:
     entry = await database_sync_to_async(project_kv_get)(
-        user=world["alice"], project_id=world["board"].id, key=key
+        target=Target(user=world["alice"], project_id=world["board"].id), key=key
     )
     assert entry is not None
     return entry.revision

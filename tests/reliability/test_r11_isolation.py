@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from kanban.data.configurations import configuration_create
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from tests.api.conftest import People, client_for
 
 pytestmark = pytest.mark.django_db
@@ -27,8 +28,7 @@ def test_a_thousand_cross_user_probes_leak_nothing(people: People, board: Any) -
     ]
     for n in range(100):
         project_kv_set(
-            user=people.alice,
-            project_id=board.id,
+            target=Target(user=people.alice, project_id=board.id),
             key=f"secret:{n}",
             value=n,
             provenance=Provenance(via="api"),

@@ -10,6 +10,7 @@ import pytest
 from django.db import transaction
 
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from storage import events
 from storage.errors import Conflict, KanbanError
 from tests.api.conftest import People
@@ -41,8 +42,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                 with transaction.atomic():
                     if kind == 0:  # an exception after the write
                         project_kv_set(
-                            user=people.bob,
-                            project_id=board.id,
+                            target=Target(user=people.bob, project_id=board.id),
                             key=f"k{n}",
                             value=n,
                             provenance=provenance,
@@ -50,8 +50,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                         raise Boom
                     if kind == 1:  # a compare-and-set that fails
                         project_kv_set(
-                            user=people.bob,
-                            project_id=board.id,
+                            target=Target(user=people.bob, project_id=board.id),
                             key="cas",
                             value=n,
                             provenance=provenance,
@@ -59,8 +58,7 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
                         )
                     else:  # invalid input, refused before anything is written
                         project_kv_set(
-                            user=people.bob,
-                            project_id=board.id,
+                            target=Target(user=people.bob, project_id=board.id),
                             key="bad",
                             value=float("nan"),
                             provenance=provenance,
@@ -78,7 +76,10 @@ def test_a_thousand_forced_rollbacks_publish_no_event(
     remove = events.CHANGES.listen(published.append)
     try:
         project_kv_set(
-            user=people.bob, project_id=board.id, key="ok", value=1, provenance=provenance
+            target=Target(user=people.bob, project_id=board.id),
+            key="ok",
+            value=1,
+            provenance=provenance,
         )
     finally:
         remove()

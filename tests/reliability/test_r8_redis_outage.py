@@ -45,6 +45,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from kanban.access.grant_rules import Grant, Rule
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from tests.factories import a_board_and_inventory, a_user
 from tests.live import HOST, LiveServer, free_port
 
@@ -143,7 +144,7 @@ def database_view(scene: dict[str, Any]) -> dict[tuple[str | None, str], Any]:
     for alias in ALIASES:
         for key in counter_keys():
             entry = project_kv_get(
-                user=scene["bob"], project_id=scene["board"].id, alias=alias, key=key
+                target=Target(user=scene["bob"], project_id=scene["board"].id, alias=alias), key=key
             )
             view[(alias, key)] = entry.value if entry else None
     return view

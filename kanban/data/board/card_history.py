@@ -39,8 +39,7 @@ _PAGES: Final = 10
 
 def _versions(call: Call, card_id: str, *, before: object, limit: object) -> dict[str, Any]:
     return project_kv_history(
-        user=call.user,
-        project_id=call.project_id,
+        target=call.target,
         key=layout.card_key(card_id),
         before=before,
         limit=limit,

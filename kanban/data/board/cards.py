@@ -43,6 +43,7 @@ from kanban.data.kv import (
     project_kv_set,
 )
 from kanban.data.notifications import notification_send
+from kanban.data.target import Target
 from kanban.models import ApiToken, Membership, Project
 from kanban.projects.package_changes import package_name
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -122,15 +123,19 @@ class Call:
     #: The caller's API token (MCP): what it reaches bounds a transfer's target and a search.
     token: ApiToken | None = None
 
+    @property
+    def target(self) -> Target:
+        """The Board's own KV, as the person calling."""
+        return Target(user=self.user, project_id=self.project_id)
+
     def get(self, key: str) -> Entry | None:
-        return project_kv_get(user=self.user, project_id=self.project_id, key=key)
+        return project_kv_get(target=self.target, key=key)
 
     def set(self, key: str, value: Any, expected: str | None) -> str:
         """A compare-and-set on the revision just read; ``Raced`` when it lost."""
         try:
             return project_kv_set(
-                user=self.user,
-                project_id=self.project_id,
+                target=self.target,
                 key=key,
                 value=value,
                 expected_revision=expected,
@@ -159,7 +164,8 @@ class Call:
         for start in range(0, len(ids), MAX_BATCH_KEYS):
             batch = ids[start : start + MAX_BATCH_KEYS]
             read = project_kv_get_many(
-                user=self.user, project_id=self.project_id, keys=[layout.card_key(i) for i in batch]
+                target=self.target,
+                keys=[layout.card_key(i) for i in batch],
             )
             for card_id, item in zip(batch, read, strict=True):
                 if isinstance(item, KanbanError):  # past the read's byte budget: alone
@@ -407,7 +413,9 @@ def _notify_assigned(call: Call, card: dict[str, Any], *, before: list[str]) -> 
 def _base_at(call: Call, card_id: str, revision: str) -> dict[str, Any] | None:
     """The card as it was at ``revision``, from its history (None: no longer kept)."""
     history = project_kv_history(
-        user=call.user, project_id=call.project_id, key=layout.card_key(card_id), limit=100
+        target=call.target,
+        key=layout.card_key(card_id),
+        limit=100,
     )
     for version in history["entries"]:
         if version["revision"] == revision:

@@ -21,6 +21,7 @@ from kanban.data.board import layout
 from kanban.data.board.comments import COMMENTS_PREFIX, normalize_comments
 from kanban.data.knowledge import search_slot
 from kanban.data.kv import project_kv_get, project_kv_get_many
+from kanban.data.target import Target
 from kanban.models import Project, ProjectType
 from kanban.projects.package_changes import package_name
 from storage import jsoncodec
@@ -111,12 +112,12 @@ def _read_many(user: Any, board: Project, keys: list[str], budget: _Budget) -> d
     values: dict[str, Any] = {}
     for start in range(0, len(keys), MAX_BATCH_KEYS):
         batch = keys[start : start + MAX_BATCH_KEYS]
-        read = project_kv_get_many(user=user, project_id=board.id, keys=batch)
+        read = project_kv_get_many(target=Target(user=user, project_id=board.id), keys=batch)
         for key, item in zip(batch, read, strict=True):
             if isinstance(item, KanbanError):
                 if item.code != ErrorCode.TOO_LARGE:
                     continue  # a key the read rule hides stays hidden
-                item = project_kv_get(user=user, project_id=board.id, key=key)
+                item = project_kv_get(target=Target(user=user, project_id=board.id), key=key)
             if item is not None:
                 budget.spend(item.value)
                 values[key] = item.value
@@ -128,7 +129,9 @@ def _matches(
 ) -> Iterator[dict[str, Any]]:
     for board in _boards(user, only):
         try:
-            index = project_kv_get(user=user, project_id=board.id, key=layout.INDEX_KEY)
+            index = project_kv_get(
+                target=Target(user=user, project_id=board.id), key=layout.INDEX_KEY
+            )
         except KanbanError:
             continue  # this board's cards are not readable to them
         ids = layout.normalize_index(None if index is None else index.value)

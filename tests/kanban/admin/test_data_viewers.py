@@ -135,12 +135,11 @@ def test_the_viewer_shows_value_preview_revision_and_last_write_source(
     staff: Client, board: Project, alice: AbstractUser
 ) -> None:
     revision = project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(
+            user=alice, project_id=board.id, domain="persistentValue", conversation_id="conv-7"
+        ),
         key="notes",
         value={"text": "x" * 1000},
-        domain="persistentValue",
-        conversation_id="conv-7",
         provenance=Provenance(via="bridge", page=f"/boards/{board.id}/"),
     )
     html = staff.get(

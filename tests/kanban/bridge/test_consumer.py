@@ -23,6 +23,7 @@ from kanban.bridge import ops
 from kanban.data.configurations import configuration_active
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.request_size import max_request_bytes
+from kanban.data.target import Target
 from kanban.models import Project
 from tests.factories import a_board, a_board_and_inventory, a_declaration, users
 from tests.kanban.bridge.helpers import (
@@ -68,7 +69,10 @@ async def inventory_grants_board(world: dict[str, Any], grant: Grant) -> None:
 
 def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
     return database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=world[project].id, key=key, value=value, provenance=SOURCE
+        target=Target(user=world["alice"], project_id=world[project].id),
+        key=key,
+        value=value,
+        provenance=SOURCE,
     )
 
 
@@ -164,7 +168,7 @@ async def test_get_and_set_on_the_current_project(
         "revision": written["result"]["revision"],
     }
     entry = await database_sync_to_async(project_kv_get)(
-        user=world["alice"], project_id=world["board"].id, key="k"
+        target=Target(user=world["alice"], project_id=world["board"].id), key="k"
     )
     assert entry.source["via"] == "bridge"
     assert entry.source["page"] == f"/boards/{world['board'].id}/"
@@ -248,7 +252,10 @@ async def test_a_developer_cannot_rewrite_the_owners_comment_on_a_board_by_hand(
     )
     said = {"id": "a1", "author": "alice", "text": "Not yet.", "at": "2026-12-01", "edited": None}
     await database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=board.id, key="comments:c1", value=[said], provenance=SOURCE
+        target=Target(user=world["alice"], project_id=board.id),
+        key="comments:c1",
+        value=[said],
+        provenance=SOURCE,
     )
     communicator, connected, _ = await open_bridge(board, world["bob"])
     assert connected

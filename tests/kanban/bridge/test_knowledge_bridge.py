@@ -78,7 +78,10 @@ def alice_writes_document(
 
 def alice_writes_kv(world: dict[str, Any], project: str, key: str) -> Any:
     return database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=world[project].id, key=key, value=1, provenance=SOURCE
+        target=Target(user=world["alice"], project_id=world[project].id),
+        key=key,
+        value=1,
+        provenance=SOURCE,
     )
 
 
@@ -257,11 +260,9 @@ async def test_document_writes_follow_the_knowledge_rule_and_never_the_kv_rule(
     assert await bob_on_board.no_message()
     # Raw PersistentValue writes outside the knowledge keys are not events either.
     await database_sync_to_async(project_kv_set)(
-        user=world["alice"],
-        project_id=world["wiki"].id,
+        target=Target(user=world["alice"], project_id=world["wiki"].id, domain="persistentValue"),
         key="runbook-deploy",
         value=1,
-        domain="persistentValue",
         provenance=SOURCE,
     )
     assert await bob_on_board.no_message()

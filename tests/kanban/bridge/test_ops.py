@@ -32,7 +32,8 @@ PROBES = {"exists": {"op": "kv.exists", "key": "required"}}
 # (2) the service
 def kv_exists(*, target: Target, key: str) -> dict[str, bool]:
     found = project_kv_get(
-        user=target.user, project_id=target.project_id, key=key, alias=target.alias
+        target=Target(user=target.user, project_id=target.project_id, alias=target.alias),
+        key=key,
     )
     return {"exists": found is not None}
 
@@ -52,8 +53,7 @@ def alice_and_her_board() -> tuple[Any, Any]:
     alice = a_user("alice")
     board = a_project(name="Board", owner=alice)
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="card:1",
         value={"title": "Bolts"},
         provenance=Provenance(via="api"),

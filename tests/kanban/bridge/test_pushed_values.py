@@ -20,6 +20,7 @@ from django.conf import settings
 
 from kanban.access.grant_rules import ALL, Grant, Rule
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_history, project_kv_set
+from kanban.data.target import Target
 from storage import engine
 from storage.namespaces import project_kv
 from storage.writes import set_value
@@ -73,7 +74,10 @@ async def bob_on(world: dict[str, Any]) -> AsyncIterator[Any]:
 
 def write(world: dict[str, Any], project: str, key: str, value: Any) -> Any:
     return database_sync_to_async(project_kv_set)(
-        user=world["alice"], project_id=world[project].id, key=key, value=value, provenance=SOURCE
+        target=Target(user=world["alice"], project_id=world[project].id),
+        key=key,
+        value=value,
+        provenance=SOURCE,
     )
 
 
@@ -165,7 +169,9 @@ async def test_a_deleted_key_is_pushed_as_deleted_and_a_set_null_as_a_value(
     await write(world, "board", "card:1", None)
     assert (await board.event())["changes"][0]["value"] is None
     deleted = await database_sync_to_async(project_kv_delete)(
-        user=world["alice"], project_id=world["board"].id, key="card:1", provenance=SOURCE
+        target=Target(user=world["alice"], project_id=world["board"].id),
+        key="card:1",
+        provenance=SOURCE,
     )
     assert deleted
     (change,) = (await board.event())["changes"]
@@ -184,11 +190,13 @@ async def test_a_change_names_who_made_it_as_the_keys_history_does(
     await write(world, "board", "card:1", {"title": "Bolts"})
     await write(world, "board", "card:1", {"title": "x" * 200})
     await database_sync_to_async(project_kv_delete)(
-        user=world["alice"], project_id=world["board"].id, key="card:1", provenance=SOURCE
+        target=Target(user=world["alice"], project_id=world["board"].id),
+        key="card:1",
+        provenance=SOURCE,
     )
     changes = [(await board.event())["changes"][0] for _ in range(3)]
     history = await database_sync_to_async(project_kv_history)(
-        user=world["bob"], project_id=world["board"].id, key="card:1"
+        target=Target(user=world["bob"], project_id=world["board"].id), key="card:1"
     )
     kept = [entry["source"] for entry in reversed(history["entries"])]
     assert [c["source"] for c in changes] == kept

@@ -13,6 +13,7 @@ from django.db import connection
 
 from kanban.bridge import ops, service
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from storage import aio
 from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import Bridge, open_bridge
@@ -29,8 +30,7 @@ def alice_and_her_board() -> tuple[Any, Any]:
     alice = a_user("alice")
     board = a_project(name="Board", owner=alice)
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="card:1",
         value={"title": "Bolts"},
         provenance=Provenance(via="api"),

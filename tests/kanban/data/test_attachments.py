@@ -20,6 +20,7 @@ from kanban.data.attachments import (
 )
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_set
 from kanban.data.members import member_leave
+from kanban.data.target import Target
 from kanban.models import Project
 from kanban.projects.lifecycle import project_delete
 from storage import kv
@@ -253,8 +254,7 @@ def test_the_cards_attachments_value_is_written_by_the_attachments_service_only(
     for value in values:
         with pytest.raises(KanbanError) as refused:
             project_kv_set(
-                user=people["bob"],
-                project_id=board.id,
+                target=Target(user=people["bob"], project_id=board.id),
                 key="attachments:c1",
                 value=value,
                 provenance=Provenance(via="api"),
@@ -262,8 +262,7 @@ def test_the_cards_attachments_value_is_written_by_the_attachments_service_only(
         assert refused.value.code == ErrorCode.INVALID_ARGUMENT
     with pytest.raises(KanbanError):
         project_kv_delete(
-            user=people["bob"],
-            project_id=board.id,
+            target=Target(user=people["bob"], project_id=board.id),
             key="attachments:c1",
             provenance=Provenance(via="api"),
         )

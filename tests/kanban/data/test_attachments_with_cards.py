@@ -25,6 +25,7 @@ from kanban.data.kv import (
     project_kv_history_purge,
     project_kv_set,
 )
+from kanban.data.target import Target
 from kanban.mcp.tools import tool_call
 from kanban.models import Project
 from kanban.quotas.deployment import write_bytes_reset
@@ -45,8 +46,7 @@ def stored_files(folder: Path) -> list[str]:
 
 def a_card_with_a_picture(bob: Any, board: Project) -> dict[str, Any]:
     project_kv_set(
-        user=bob,
-        project_id=board.id,
+        target=Target(user=bob, project_id=board.id),
         key="card:c1",
         value={"id": "c1", "title": "Broken login", "column": "todo"},
         provenance=Provenance(via="api"),
@@ -117,8 +117,7 @@ def test_an_archived_card_keeps_its_attachments(
     shown = a_card_with_a_picture(bob, board)
     with django_capture_on_commit_callbacks(execute=True):
         project_kv_set(
-            user=bob,
-            project_id=board.id,
+            target=Target(user=bob, project_id=board.id),
             key="card:c1",
             value={"id": "c1", "title": "Broken login", "column": "todo", "archived": True},
             provenance=Provenance(via="api"),
@@ -145,7 +144,9 @@ def test_a_delete_rolled_back_keeps_the_files_and_their_metadata(
         transaction.atomic(),
     ):
         project_kv_delete(
-            user=bob, project_id=board.id, key="card:c1", provenance=Provenance(via="api")
+            target=Target(user=bob, project_id=board.id),
+            key="card:c1",
+            provenance=Provenance(via="api"),
         )
         raise Undo
 
@@ -165,7 +166,9 @@ def test_purging_and_pruning_the_deleted_cards_versions_leave_no_file_behind(
     a_card_with_a_picture(bob, board)
     with django_capture_on_commit_callbacks(execute=True):
         project_kv_delete(
-            user=bob, project_id=board.id, key="card:c1", provenance=Provenance(via="api")
+            target=Target(user=bob, project_id=board.id),
+            key="card:c1",
+            provenance=Provenance(via="api"),
         )
     for key in ("card:c1", "attachments:c1"):
         project_kv_history_purge(user=alice, project_id=board.id, key=key)

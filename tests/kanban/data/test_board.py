@@ -23,6 +23,7 @@ from kanban.data.board.ranks import rank_between, rank_for_placement
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
 from kanban.data.notifications import notifications_list
+from kanban.data.target import Target
 from kanban.models import Project
 from kanban.projects.lifecycle import project_create
 from storage.errors import KanbanError
@@ -57,7 +58,9 @@ def refused(demo: dict[str, Any], action: str, **arguments: Any) -> KanbanError:
 
 
 def index(demo: dict[str, Any]) -> list[str]:
-    entry = project_kv_get(user=demo["alice"], project_id=demo["board"].id, key="board:cards")
+    entry = project_kv_get(
+        target=Target(user=demo["alice"], project_id=demo["board"].id), key="board:cards"
+    )
     assert entry is not None
     return list(entry.value)
 
@@ -104,7 +107,7 @@ def test_add_puts_the_card_then_its_id_on_the_index_recording_the_agent(
     todo = [c["id"] for c in act(demo, "list", column="todo")["cards"]]
     assert todo[-1] == card["id"], "added at the end of its column"
     stored = project_kv_get(
-        user=demo["alice"], project_id=demo["board"].id, key=f"card:{card['id']}"
+        target=Target(user=demo["alice"], project_id=demo["board"].id), key=f"card:{card['id']}"
     )
     assert (
         stored is not None and stored.value["assignee"] == "alice"
@@ -152,19 +155,19 @@ def test_a_person_adding_while_the_agent_adds_loses_nothing(demo: dict[str, Any]
             for i in range(5):
                 card_id = f"p{n}x{i}"
                 project_kv_set(
-                    user=alice,
-                    project_id=board.id,
+                    target=Target(user=alice, project_id=board.id),
                     key=f"card:{card_id}",
                     value={"id": card_id, "title": card_id, "column": "todo", "rank": "z"},
                     provenance=PERSON,
                 )
                 while True:  # as the Board's updateValue does
-                    entry = project_kv_get(user=alice, project_id=board.id, key="board:cards")
+                    entry = project_kv_get(
+                        target=Target(user=alice, project_id=board.id), key="board:cards"
+                    )
                     assert entry is not None
                     try:
                         project_kv_set(
-                            user=alice,
-                            project_id=board.id,
+                            target=Target(user=alice, project_id=board.id),
                             key="board:cards",
                             value=[*entry.value, card_id],
                             expected_revision=entry.revision,
@@ -210,11 +213,10 @@ def test_update_changes_only_the_fields_given_and_names_a_field_changed_meanwhil
     read = act(demo, "get", id="c1")
     # Someone moves the card and retitles it after the agent read it.
     board, alice = demo["board"], demo["alice"]
-    entry = project_kv_get(user=alice, project_id=board.id, key="card:c1")
+    entry = project_kv_get(target=Target(user=alice, project_id=board.id), key="card:c1")
     assert entry is not None
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="card:c1",
         value={**entry.value, "title": "Alice's title", "column": "doing"},
         provenance=PERSON,
@@ -254,11 +256,10 @@ def test_a_stored_day_that_does_not_exist_reads_as_no_due_date(demo: dict[str, A
     """Anyone who may write can store anything under card:<id>; a read shows what the
     Board would, and never hands an agent a date it would refuse."""
     board, alice = demo["board"], demo["alice"]
-    entry = project_kv_get(user=alice, project_id=board.id, key="card:c1")
+    entry = project_kv_get(target=Target(user=alice, project_id=board.id), key="card:c1")
     assert entry is not None
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="card:c1",
         value={**entry.value, "due": "2027-02-30"},
         provenance=PERSON,
@@ -370,11 +371,10 @@ def test_a_card_has_a_start_date_set_and_cleared_like_its_due_date(demo: dict[st
 
 def test_a_trello_cards_start_shows_as_the_page_shows_it(demo: dict[str, Any]) -> None:
     board, alice = demo["board"], demo["alice"]
-    entry = project_kv_get(user=alice, project_id=board.id, key="card:c1")
+    entry = project_kv_get(target=Target(user=alice, project_id=board.id), key="card:c1")
     assert entry is not None
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="card:c1",
         value={**entry.value, "trello": {"start": "2026-11-30T09:00:00.000Z"}},
         provenance=PERSON,
@@ -409,7 +409,7 @@ def test_add_takes_a_checklist_labels_assignees_dates_and_a_first_comment_in_one
     assert (card["labels"], card["assignees"]) == (["release"], ["alice", "bob"])
     assert (card["start"], card["due"], card["commentCount"]) == ("2027-01-04", "2027-01-31", 1)
     comments = project_kv_get(
-        user=demo["alice"], project_id=demo["board"].id, key=f"comments:{card['id']}"
+        target=Target(user=demo["alice"], project_id=demo["board"].id), key=f"comments:{card['id']}"
     )
     assert comments is not None
     [said] = comments.value

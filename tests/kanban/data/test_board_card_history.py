@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from kanban.data.board.cards import board_action
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance, project_kv_get
+from kanban.data.target import Target
 from kanban.models import Project
 from storage.errors import KanbanError
 
@@ -80,7 +81,7 @@ def test_restore_version_brings_a_version_back_over_the_revision_read(
     )
     assert restored["revision"] not in (card["revision"], changed["revision"])
     entry = project_kv_get(
-        user=demo["alice"], project_id=demo["board"].id, key=f"card:{card['id']}"
+        target=Target(user=demo["alice"], project_id=demo["board"].id), key=f"card:{card['id']}"
     )
     assert entry is not None and entry.source is not None
     assert entry.source["restoredFrom"] == card["revision"]

@@ -15,6 +15,7 @@ from kanban.data.board.comments import MAX_COMMENT
 from kanban.data.board.layout import MAX_CHECKLIST
 from kanban.data.demo import demo_load
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from storage.errors import KanbanError
 
@@ -48,7 +49,7 @@ def refused(demo: dict[str, Any], action: str, who: str = "bob", **arguments: An
 
 
 def stored(demo: dict[str, Any], key: str) -> Any:
-    entry = project_kv_get(user=demo["alice"], project_id=demo["board"].id, key=key)
+    entry = project_kv_get(target=Target(user=demo["alice"], project_id=demo["board"].id), key=key)
     return None if entry is None else entry.value
 
 
@@ -101,8 +102,7 @@ def test_an_agent_adds_and_ticks_checklist_items_keeping_a_persons_tick_meanwhil
     # A person ticks "Tag the release" on the Board after the agent's read.
     card = stored(demo, "card:c2")
     project_kv_set(
-        user=demo["alice"],
-        project_id=demo["board"].id,
+        target=Target(user=demo["alice"], project_id=demo["board"].id),
         key="card:c2",
         value={
             **card,
@@ -137,8 +137,7 @@ def test_a_full_checklist_takes_no_more(demo: dict[str, Any]) -> None:
     card = stored(demo, "card:c2")
     full = [{"id": f"i{n}", "text": f"step {n}", "done": False} for n in range(MAX_CHECKLIST)]
     project_kv_set(
-        user=demo["alice"],
-        project_id=demo["board"].id,
+        target=Target(user=demo["alice"], project_id=demo["board"].id),
         key="card:c2",
         value={**card, "checklist": full},
         provenance=PERSON,
@@ -230,8 +229,7 @@ def test_an_agent_reorders_a_checklist_item_keeping_a_persons_tick_meanwhile(
     # A person ticks "two" after the agent's read.
     stored_card = stored(demo, f"card:{card['id']}")
     project_kv_set(
-        user=demo["alice"],
-        project_id=demo["board"].id,
+        target=Target(user=demo["alice"], project_id=demo["board"].id),
         key=f"card:{card['id']}",
         value={
             **stored_card,

@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from kanban.data.board.cards import board_action
 from kanban.data.board.layout import COLUMNS_KEY, DEFAULT_COLUMNS
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from storage.errors import KanbanError
 from tests.factories import a_board, users
@@ -38,7 +39,7 @@ def people() -> dict[str, User]:
 
 
 def columns_of(board: Project, who: User) -> Any:
-    entry = project_kv_get(user=who, project_id=board.id, key=COLUMNS_KEY)
+    entry = project_kv_get(target=Target(user=who, project_id=board.id), key=COLUMNS_KEY)
     return None if entry is None else entry.value
 
 
@@ -53,7 +54,9 @@ def test_a_new_board_starts_with_to_do_doing_and_done_and_no_wip_limit(
 ) -> None:
     board = a_board(owner=people["alice"], members={people["bob"]: "developer"})
     assert columns_of(board, people["alice"]) == TO_DO_DOING_DONE == list(DEFAULT_COLUMNS)
-    entry = project_kv_get(user=people["alice"], project_id=board.id, key=COLUMNS_KEY)
+    entry = project_kv_get(
+        target=Target(user=people["alice"], project_id=board.id), key=COLUMNS_KEY
+    )
     assert entry is not None and entry.source is not None
     assert (entry.source["user"], entry.source["via"]) == ("alice", "template")
     card = adds(board, people["bob"], title="Before anyone looked", column="todo")
@@ -72,7 +75,9 @@ def test_board_cards_gives_a_board_without_columns_the_defaults_as_the_page_does
     """A Board whose project came another way (a package import, columns deleted): the
     first card an agent adds finds the columns the page would write on opening it."""
     board = a_board(owner=people["alice"], members={people["bob"]: "developer"})
-    project_kv_delete(user=people["alice"], project_id=board.id, key=COLUMNS_KEY, provenance=AGENT)
+    project_kv_delete(
+        target=Target(user=people["alice"], project_id=board.id), key=COLUMNS_KEY, provenance=AGENT
+    )
     listed = board_action(
         action="list", user=people["bob"], project_id=board.id, arguments={}, provenance=AGENT
     )
@@ -86,7 +91,10 @@ def test_columns_someone_wrote_are_never_replaced(people: dict[str, User]) -> No
     board = a_board(owner=people["alice"], members={people["bob"]: "developer"})
     own = [{"id": "backlog", "title": "Backlog", "wip": 0}]
     project_kv_set(
-        user=people["alice"], project_id=board.id, key=COLUMNS_KEY, value=own, provenance=AGENT
+        target=Target(user=people["alice"], project_id=board.id),
+        key=COLUMNS_KEY,
+        value=own,
+        provenance=AGENT,
     )
     assert adds(board, people["bob"], title="Later", column="backlog")["column"] == "backlog"
     with pytest.raises(KanbanError) as refused:
@@ -129,8 +137,7 @@ def test_an_agent_reorders_columns_keeping_a_column_a_person_added_meanwhile(
 
     # A person adds Review after the agent last read the columns.
     project_kv_set(
-        user=people["alice"],
-        project_id=board.id,
+        target=Target(user=people["alice"], project_id=board.id),
         key=COLUMNS_KEY,
         value=[*TO_DO_DOING_DONE, {"id": "review", "title": "Review", "wip": 2}],
         provenance=AGENT,

@@ -18,6 +18,7 @@ from kanban.data.board import layout
 from kanban.data.board.comments import MAX_COMMENT, MAX_COMMENTS
 from kanban.data.kv import Provenance, project_kv_delete, project_kv_get, project_kv_history
 from kanban.data.kv import project_kv_set as kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from storage import kv as storage_kv
 from storage.errors import KanbanError
@@ -57,8 +58,7 @@ def write(
     expected: str | object | None = ANY,
 ) -> str:
     return kv_set(
-        user=user,
-        project_id=project.id,
+        target=Target(user=user, project_id=project.id),
         key=key,
         value=value,
         provenance=PERSON,
@@ -76,7 +76,7 @@ def refused(code: str, project: Project, user: Any, value: Any, **how: Any) -> K
 
 
 def stored(project: Project, user: Any, *, key: str = KEY) -> Any:
-    entry = project_kv_get(user=user, project_id=project.id, key=key)
+    entry = project_kv_get(target=Target(user=user, project_id=project.id), key=key)
     return None if entry is None else entry.value
 
 
@@ -140,13 +140,17 @@ def test_deleting_the_key_deletes_every_comment_and_is_held_to_the_same_rule(
     alice, bob = people["alice"], people["bob"]
     write(board, alice, [comment("a1", "alice", "Keep me.")])
     with pytest.raises(KanbanError) as raised:
-        project_kv_delete(user=bob, project_id=board.id, key=KEY, provenance=PERSON)
+        project_kv_delete(target=Target(user=bob, project_id=board.id), key=KEY, provenance=PERSON)
     assert raised.value.code == "forbidden"
     assert stored(board, bob) == [comment("a1", "alice", "Keep me.")]
     write(board, bob, [], key="comments:c2")
     write(board, bob, [comment("b1", "bob", "Only mine.")], key="comments:c2")
-    assert project_kv_delete(user=bob, project_id=board.id, key="comments:c2", provenance=PERSON)
-    assert project_kv_delete(user=alice, project_id=board.id, key=KEY, provenance=PERSON)
+    assert project_kv_delete(
+        target=Target(user=bob, project_id=board.id), key="comments:c2", provenance=PERSON
+    )
+    assert project_kv_delete(
+        target=Target(user=alice, project_id=board.id), key=KEY, provenance=PERSON
+    )
     assert stored(board, alice) is None
 
 
@@ -273,9 +277,7 @@ def test_a_write_through_a_related_project_is_held_to_the_boards_rule(
     write(board, alice, [comment("a1", "alice", "Mine.")])
     with pytest.raises(KanbanError) as raised:
         kv_set(
-            user=bob,
-            project_id=notes.id,
-            alias="board",
+            target=Target(user=bob, project_id=notes.id, alias="board"),
             key=KEY,
             value=[comment("a1", "alice", "Approved, ship it.")],
             provenance=PERSON,
@@ -284,7 +286,9 @@ def test_a_write_through_a_related_project_is_held_to_the_boards_rule(
     assert stored(board, alice) == [comment("a1", "alice", "Mine.")]
     # carol develops on the notes but is a guest on the board: a guest there.
     with pytest.raises(KanbanError) as raised:
-        project_kv_history(user=people["carol"], project_id=notes.id, alias="board", key=KEY)
+        project_kv_history(
+            target=Target(user=people["carol"], project_id=notes.id, alias="board"), key=KEY
+        )
     assert raised.value.code == "forbidden"
 
 
@@ -314,11 +318,15 @@ def test_a_guest_reads_no_history_of_comments_while_writers_and_cards_keep_their
     write(board, bob, [comment("b1", "bob", "Something I regret.")])
     write(board, bob, [])
     with pytest.raises(KanbanError) as raised:
-        project_kv_history(user=carol, project_id=board.id, key=KEY)
+        project_kv_history(target=Target(user=carol, project_id=board.id), key=KEY)
     assert raised.value.code == "forbidden"
-    assert project_kv_get(user=carol, project_id=board.id, key=KEY) is not None
-    versions = project_kv_history(user=alice, project_id=board.id, key=KEY)["entries"]
+    assert project_kv_get(target=Target(user=carol, project_id=board.id), key=KEY) is not None
+    versions = project_kv_history(target=Target(user=alice, project_id=board.id), key=KEY)[
+        "entries"
+    ]
     assert [v["value"] for v in versions] == [[], [comment("b1", "bob", "Something I regret.")]]
     write(board, bob, {"id": "c1", "title": "A card"}, key="card:c1")
-    card = project_kv_history(user=carol, project_id=board.id, key="card:c1")["entries"]
+    card = project_kv_history(target=Target(user=carol, project_id=board.id), key="card:c1")[
+        "entries"
+    ]
     assert card[0]["value"]["title"] == "A card"

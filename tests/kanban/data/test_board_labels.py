@@ -19,6 +19,7 @@ from kanban.data.board.cards import board_action
 from kanban.data.board.labels import COLOURS, MAX_SET
 from kanban.data.board.layout import LABELS_KEY
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from storage.errors import KanbanError
 from tests.factories import a_board, users
@@ -33,8 +34,7 @@ def world() -> dict[str, Any]:
     alice, bob, carol = users("alice", "bob", "carol")
     board = a_board(owner=alice, members={bob: "developer", carol: "guest"})
     project_kv_set(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key=LABELS_KEY,
         value=[{"name": "Bug", "color": "red"}, {"name": "odd", "color": "mauve"}, "junk"],
         provenance=AGENT,
@@ -57,7 +57,9 @@ def refused(world: dict[str, Any], action: str, who: str = "bob", **arguments: A
 
 
 def stored(world: dict[str, Any]) -> Any:
-    entry = project_kv_get(user=world["alice"], project_id=world["board"].id, key=LABELS_KEY)
+    entry = project_kv_get(
+        target=Target(user=world["alice"], project_id=world["board"].id), key=LABELS_KEY
+    )
     return None if entry is None else entry.value
 
 

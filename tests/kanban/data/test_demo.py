@@ -16,6 +16,7 @@ from django.test import Client
 from kanban.access.decision import Op, access_project_data
 from kanban.data.demo import demo_board_fill, demo_is_loaded, demo_load, demo_ranks
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.models import Project
 from storage.errors import KanbanError
 
@@ -31,9 +32,11 @@ def test_the_demo_seeds_people_boards_cards_and_a_confirmed_relationship() -> No
     ]
     board = Project.objects.get(name="Board")
     alice = get_user_model().objects.get(username="alice")
-    cards = project_kv_get(user=alice, project_id=board.id, key="board:cards")
+    cards = project_kv_get(target=Target(user=alice, project_id=board.id), key="board:cards")
     assert cards is not None and len(cards.value) == 5
-    stock = project_kv_get(user=alice, project_id=board.id, alias="inventory", key="stock:hinge")
+    stock = project_kv_get(
+        target=Target(user=alice, project_id=board.id, alias="inventory"), key="stock:hinge"
+    )
     assert stock is not None and stock.value == {"name": "Hinge", "count": 24}
     carol = get_user_model().objects.get(username="carol")
     with pytest.raises(KanbanError):
@@ -62,9 +65,12 @@ RANK = re.compile(r"[0-9a-z]*[1-9a-z]")  # bridge_js/plugins/board/board-core.js
 
 def board_cards(board: Project) -> list[dict[str, Any]]:
     alice = get_user_model().objects.get(username="alice")
-    index = project_kv_get(user=alice, project_id=board.id, key="board:cards")
+    index = project_kv_get(target=Target(user=alice, project_id=board.id), key="board:cards")
     assert index is not None
-    cards = [project_kv_get(user=alice, project_id=board.id, key=f"card:{i}") for i in index.value]
+    cards = [
+        project_kv_get(target=Target(user=alice, project_id=board.id), key=f"card:{i}")
+        for i in index.value
+    ]
     assert all(card is not None for card in cards), "the index names only stored cards"
     return [card.value for card in cards if card is not None]
 

@@ -16,6 +16,7 @@ from kanban.accounts.email_notifications import digests_send, email_settings_set
 from kanban.data.board.reminders import due_reminders_send
 from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.notifications import notifications_list
+from kanban.data.target import Target
 from kanban.models import OutgoingEmail, Role
 from kanban.projects.board_templates import board_create
 from tests.factories import a_user
@@ -46,8 +47,7 @@ def team(settings: Any, smtp: SmtpServer) -> dict[str, Any]:
 def cards(team: dict[str, Any], **by_id: dict[str, Any]) -> None:
     def put(key: str, value: Any) -> None:
         project_kv_set(
-            user=team["alice"],
-            project_id=team["board"].id,
+            target=Target(user=team["alice"], project_id=team["board"].id),
             key=key,
             value=value,
             provenance=Provenance(via="cli"),

@@ -310,16 +310,16 @@ def test_a_kv_grant_alone_opens_no_knowledge(
         assert outcome(lambda a=action: a(alice, family["parent"])) == "forbidden", name
     # Nor does related KV reach the documents: they live in the PersistentValue dataset.
     entry = project_kv_get(
-        user=alice, project_id=family["parent"].id, alias="child", key="knowledge.document.notes-1"
+        target=Target(user=alice, project_id=family["parent"].id, alias="child"),
+        key="knowledge.document.notes-1",
     )
     assert entry is None
     with pytest.raises(KanbanError) as caught:
         project_kv_get(
-            user=alice,
-            project_id=family["parent"].id,
-            alias="child",
+            target=Target(
+                user=alice, project_id=family["parent"].id, alias="child", domain="persistentValue"
+            ),
             key="knowledge.document.notes-1",
-            domain="persistentValue",
         )
     assert caught.value.code == "invalid_argument"
 

@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 
 from kanban.data.attachments import attachment_list, attachment_open, attachment_upload
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.imports.board_archive import board_archive_import
 from kanban.imports.board_export import board_export
 from kanban.models import Project
@@ -52,8 +53,7 @@ def board_with_files(files: Path) -> Project:
     alice, bob = users("alice", "bob")
     board = a_project(name="Launch", owner=alice, members={bob: "developer"})
     project_kv_set(
-        user=bob,
-        project_id=board.id,
+        target=Target(user=bob, project_id=board.id),
         key="card:c1",
         value={"id": "c1", "title": "Broken login", "column": "todo"},
         provenance=Provenance(via="api"),

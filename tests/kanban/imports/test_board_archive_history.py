@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.imports.board_archive import board_archive_import
 from kanban.imports.board_export import board_export
 from kanban.models import Project
@@ -34,8 +35,7 @@ def test_the_kept_versions_come_back_with_an_archive_exported_with_history(
     card = engine.get_value(project_kv(demo_board.id, "card:c2"))
     assert card is not None
     project_kv_set(
-        user=alice,
-        project_id=demo_board.id,
+        target=Target(user=alice, project_id=demo_board.id),
         key="card:c2",
         value={**card.value, "title": "Order M8 bolts"},
         provenance=Provenance(via="api"),

@@ -21,6 +21,7 @@ from kanban.access.memberships import membership_set
 from kanban.data.board import layout
 from kanban.data.board.comments import MAX_COMMENTS, normalize_comments
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.imports.trello import TrelloReport, trello_import
 from kanban.models import Project, Role
 from storage import engine
@@ -108,7 +109,7 @@ class Team:
 
 def value(user: Any, project_id: UUID | None, key: str) -> Any:
     assert project_id is not None
-    entry = project_kv_get(user=user, project_id=project_id, key=key)
+    entry = project_kv_get(target=Target(user=user, project_id=project_id), key=key)
     return None if entry is None else entry.value
 
 
@@ -243,23 +244,20 @@ def test_importing_again_updates_the_board_it_made_and_keeps_what_was_added_here
         "edited": None,
     }
     project_kv_set(
-        user=bob,
-        project_id=project_id,
+        target=Target(user=bob, project_id=project_id),
         key=key,
         value=[*value(bob, project_id, key), mine],
         provenance=page,
     )
     index = value(alice, project_id, "board:cards")
     project_kv_set(
-        user=alice,
-        project_id=project_id,
+        target=Target(user=alice, project_id=project_id),
         key="card:local1",
         value={"id": "local1", "title": "Made here", "column": team.todo},
         provenance=page,
     )
     project_kv_set(
-        user=alice,
-        project_id=project_id,
+        target=Target(user=alice, project_id=project_id),
         key="board:cards",
         value=[*index, "local1"],
         provenance=page,
@@ -490,8 +488,7 @@ def test_a_board_changed_during_its_import_again_stops_the_import(
     def meanwhile(done: int, total: int) -> None:
         if done == total - 1:  # every card mapped, the board read: alice edits a card
             project_kv_set(
-                user=alice,
-                project_id=project_id,
+                target=Target(user=alice, project_id=project_id),
                 key=f"card:{team.later}",
                 value={**card, "title": "Edited meanwhile"},
                 provenance=page,

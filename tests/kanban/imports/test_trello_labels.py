@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kanban.data.kv import Provenance, project_kv_get, project_kv_set
+from kanban.data.target import Target
 from kanban.imports.trello import trello_import
 from kanban.imports.trello_labels import base_colour
 from tests.factories import a_user
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def label_set(user: Any, project_id: Any) -> Any:
-    entry = project_kv_get(user=user, project_id=project_id, key="board:labels")
+    entry = project_kv_get(target=Target(user=user, project_id=project_id), key="board:labels")
     return None if entry is None else entry.value
 
 
@@ -57,8 +58,7 @@ def test_importing_again_updates_the_set_and_keeps_labels_added_here() -> None:
     project_id = trello_import(actor=alice, data=export.data()).project_id
     assert project_id is not None
     project_kv_set(
-        user=alice,
-        project_id=project_id,
+        target=Target(user=alice, project_id=project_id),
         key="board:labels",
         value=[*label_set(alice, project_id), {"name": "Ours", "color": "purple"}],
         provenance=Provenance(via="api"),

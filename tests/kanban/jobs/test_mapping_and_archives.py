@@ -12,6 +12,7 @@ import pytest
 
 from kanban.data.board import layout
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.imports.board_export import board_export
 from kanban.jobs.imports import (
     import_job_get,
@@ -72,9 +73,11 @@ def test_alice_maps_dana_to_carol_keeps_erin_by_name_and_imports(alice: Any, bob
     assert [m["username"] for m in done.report["unmatched"]] == ["erin"]
     assert done.project_id is not None
     board_id = UUID(done.project_id)
-    index = project_kv_get(user=alice, project_id=board_id, key=layout.INDEX_KEY)
+    index = project_kv_get(target=Target(user=alice, project_id=board_id), key=layout.INDEX_KEY)
     assert index is not None
-    card = project_kv_get(user=alice, project_id=board_id, key=layout.card_key(index.value[0]))
+    card = project_kv_get(
+        target=Target(user=alice, project_id=board_id), key=layout.card_key(index.value[0])
+    )
     assert card is not None and card.value["assignees"] == ["carol"]
     assert ImportJob.objects.get(id=job.id).options == {"mapping": {dana: "carol"}}
 

@@ -11,6 +11,7 @@ import pytest
 
 from kanban.accounts.tokens import token_create
 from kanban.data.kv import project_kv_get, project_kv_history
+from kanban.data.target import Target
 from kanban.mcp.tools import tool_result
 from kanban.models import ApiToken, Project
 from tests.factories import a_board, users
@@ -36,7 +37,7 @@ def run(token: ApiToken, tool: str, **arguments: Any) -> Any:
 
 def source_of(board: Project, key: str) -> dict[str, Any]:
     bob = board.memberships.get(user__username="bob").user
-    entry = project_kv_get(user=bob, project_id=board.id, key=key)
+    entry = project_kv_get(target=Target(user=bob, project_id=board.id), key=key)
     assert entry is not None and entry.source is not None
     return entry.source
 
@@ -73,7 +74,9 @@ def test_the_cards_history_the_boards_activity_reads_names_the_agent_and_its_own
     card = run(agent, "board_cards", action="add", title="Sort the inbox", column="todo")
     alice = board.memberships.get(user__username="alice").user
     run(agent, "board_cards", action="move", id=card["id"], column="doing")
-    history = project_kv_history(user=alice, project_id=board.id, key=f"card:{card['id']}")
+    history = project_kv_history(
+        target=Target(user=alice, project_id=board.id), key=f"card:{card['id']}"
+    )
     moved, added = history["entries"]
     for version in (moved, added):
         assert (version["source"]["agent"], version["source"]["user"]) == ("triage-bot", "bob")

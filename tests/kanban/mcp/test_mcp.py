@@ -25,6 +25,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from kanban.access.grant_rules import ALL, Grant
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import ApiToken, Project
 from storage import engine
 from storage.namespaces import dataset_value
@@ -48,8 +49,7 @@ def world(transactional_db: None) -> dict[str, Any]:
         b_grants_a=Grant(read=ALL),
     )
     project_kv_set(
-        user=alice,
-        project_id=inventory.id,
+        target=Target(user=alice, project_id=inventory.id),
         key="stock:bolt",
         value=120,
         provenance=Provenance(via="cli"),
@@ -386,8 +386,7 @@ async def test_an_agent_cannot_rewrite_the_owners_comment_on_a_board(
     board = await sync_to_async(a_board)(owner=alice, members={bob: "developer"})
     said = {"id": "a1", "author": "alice", "text": "Not yet.", "at": "2026-12-01", "edited": None}
     await sync_to_async(project_kv_set)(
-        user=alice,
-        project_id=board.id,
+        target=Target(user=alice, project_id=board.id),
         key="comments:c1",
         value=[said],
         provenance=Provenance(via="cli"),

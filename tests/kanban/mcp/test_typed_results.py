@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from kanban.accounts.tokens import token_create
 from kanban.data.kv import project_kv_get
+from kanban.data.target import Target
 from kanban.mcp.tools import TOOLS, tool_result
 from kanban.models import ApiToken, Project
 from tests.factories import a_board, users
@@ -258,5 +259,5 @@ def test_null_leaves_out_an_argument_unless_its_schema_gives_null_a_meaning(
     )
     assert card["description"] == "" and card["due"] is None
     answered(agent, "kv_store", action="set", key="k", value=None, alias=None)
-    got = project_kv_get(user=agent.user, project_id=board.id, key="k")
+    got = project_kv_get(target=Target(user=agent.user, project_id=board.id), key="k")
     assert got is not None and got.value is None

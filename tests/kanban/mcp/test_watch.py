@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from bench.nginx import NGINX, nginx_in_front_of
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 from tests.factories import a_board, users
 from tests.kanban.bridge.test_scale_out import redis_layer, redis_reachable
@@ -122,8 +123,7 @@ async def test_a_subscribed_agent_hears_a_change_made_through_rest_or_another_pr
             # This process publishes to Redis as another worker would.
             changed = time.monotonic()
             await sync_to_async(project_kv_set)(
-                user=await _alice(),
-                project_id=roadmap.id,
+                target=Target(user=await _alice(), project_id=roadmap.id),
                 key="card:other",
                 value={"t": 2},
                 provenance=Provenance(via="cli"),

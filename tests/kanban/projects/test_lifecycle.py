@@ -113,7 +113,7 @@ def test_writes_racing_the_owners_delete_leave_nothing_behind(trial: int) -> Non
 
     def kv_write(n: int) -> Callable[[int], object]:
         return lambda i: project_kv_set(
-            user=bob, project_id=board.id, key=f"w{n}:{i}", value=i, provenance=via
+            target=Target(user=bob, project_id=board.id), key=f"w{n}:{i}", value=i, provenance=via
         )
 
     def document(i: int) -> object:

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import MembershipOffer, Project
 from kanban.projects.board_templates import board_create
 from tests.factories import a_board
@@ -45,7 +46,10 @@ def test_a_tile_shows_the_role_the_members_and_the_last_change_by_name(
     bob.first_name, bob.last_name = "Bob", "Okafor"
     bob.save()
     project_kv_set(
-        user=bob, project_id=project.id, key="k", value=1, provenance=Provenance(via="rest")
+        target=Target(user=bob, project_id=project.id),
+        key="k",
+        value=1,
+        provenance=Provenance(via="rest"),
     )
 
     page = client_of(bob).get("/").content.decode()

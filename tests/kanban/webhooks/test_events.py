@@ -14,6 +14,7 @@ from django.db import transaction
 
 from kanban.access.memberships import membership_set
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project, Webhook, WebhookDelivery
 from kanban.webhooks.events import card_events, comment_events
 from kanban.webhooks.service import webhook_create
@@ -89,7 +90,12 @@ def test_a_card_written_by_anyone_is_sent_to_the_webhooks_that_hear_it(
     hook(alice, board, ["card.changed"])
 
     def write(value: Any) -> None:
-        project_kv_set(user=bob, project_id=board.id, key="card:c1", value=value, provenance=PERSON)
+        project_kv_set(
+            target=Target(user=bob, project_id=board.id),
+            key="card:c1",
+            value=value,
+            provenance=PERSON,
+        )
 
     write(CARD)
     write({**CARD, "column": "done"})
@@ -105,7 +111,12 @@ def test_a_rolled_back_write_sends_nothing(alice: Any, bob: Any, board: Project)
     hook(alice, board, ["card.added"])
 
     with pytest.raises(RuntimeError), transaction.atomic():
-        project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+        project_kv_set(
+            target=Target(user=bob, project_id=board.id),
+            key="card:c1",
+            value=CARD,
+            provenance=PERSON,
+        )
         raise RuntimeError("rolled back")
 
     assert sent() == []
@@ -114,11 +125,16 @@ def test_a_rolled_back_write_sends_nothing(alice: Any, bob: Any, board: Project)
 @pytest.mark.django_db(transaction=True)
 def test_a_comment_is_sent_with_its_card(alice: Any, bob: Any, board: Project) -> None:
     hook(alice, board, ["card.commented"])
-    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+    project_kv_set(
+        target=Target(user=bob, project_id=board.id), key="card:c1", value=CARD, provenance=PERSON
+    )
     comment = {"id": "k1", "author": "bob", "text": "Looks good", "at": "2026-12-05T08:00:00Z"}
 
     project_kv_set(
-        user=bob, project_id=board.id, key="comments:c1", value=[comment], provenance=PERSON
+        target=Target(user=bob, project_id=board.id),
+        key="comments:c1",
+        value=[comment],
+        provenance=PERSON,
     )
 
     ((event, payload),) = sent()
@@ -143,7 +159,9 @@ def test_members_joining_and_leaving_are_sent(alice: Any, charlie: Any, board: P
 
 @pytest.mark.django_db(transaction=True)
 def test_a_board_without_webhooks_sends_nothing(bob: Any, board: Project) -> None:
-    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+    project_kv_set(
+        target=Target(user=bob, project_id=board.id), key="card:c1", value=CARD, provenance=PERSON
+    )
 
     assert not WebhookDelivery.objects.exists()
 
@@ -153,12 +171,16 @@ def test_a_webhook_added_by_another_process_is_heard_within_the_snapshot(
     alice: Any, bob: Any, board: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("kanban.webhooks.hooked.SNAPSHOT_SECONDS", 0.2)
-    project_kv_set(user=bob, project_id=board.id, key="card:c0", value=CARD, provenance=PERSON)
+    project_kv_set(
+        target=Target(user=bob, project_id=board.id), key="card:c0", value=CARD, provenance=PERSON
+    )
     # As another worker writes it: this process is not told.
     Webhook.objects.create(project=board, url="https://93.184.216.34/", events=["card.added"])
 
     time.sleep(0.3)
-    project_kv_set(user=bob, project_id=board.id, key="card:c1", value=CARD, provenance=PERSON)
+    project_kv_set(
+        target=Target(user=bob, project_id=board.id), key="card:c1", value=CARD, provenance=PERSON
+    )
 
     assert [event for event, _ in sent()] == ["card.added"]
 
@@ -170,7 +192,9 @@ def test_a_card_whose_history_is_gone_is_changed_not_added(
     hook(alice, board, ["card.added", "card.moved", "card.changed"])
 
     def write(key: str, value: Any) -> None:
-        project_kv_set(user=bob, project_id=board.id, key=key, value=value, provenance=PERSON)
+        project_kv_set(
+            target=Target(user=bob, project_id=board.id), key=key, value=value, provenance=PERSON
+        )
 
     write("card:c1", CARD)
     write("board:cards", ["c1"])
