@@ -41,6 +41,7 @@ from kanban.imports.board_archive_files import (
 )
 from kanban.imports.board_archive_format import DOMAINS, FORMAT, archive_read
 from kanban.imports.earlier_import import board_of_earlier_import
+from kanban.imports.quota import check_import_size
 from kanban.models import Membership, Project, Role
 from kanban.projects.attachment_files import attachment_files_delete
 from kanban.projects.board_templates import check_board_quota
@@ -49,8 +50,7 @@ from kanban.projects.plugin_files import PluginSource, content_type_for, plugin_
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import board_archive_marker, dataset_value, project_root
-from storage.usage import text_bytes
-from storage.writes import ANY, ExpectedSeq, SetValue, Write, delete_value, set_value
+from storage.writes import ANY, ExpectedSeq, Write, delete_value, set_value
 
 #: Values read back per round trip when a board is imported again.
 READ_CHUNK: Final = 500
@@ -138,7 +138,7 @@ def board_archive_import(*, actor: Any, data: bytes, dry_run: bool = False) -> A
     # Kept versions come back only into a board the import makes: one it updates has its
     # own history since.
     writes = _writes(project_id, board, current=current, source=source, replay=project is None)
-    _check_quota(writes, file_bytes=incoming.added)
+    check_import_size(writes, file_bytes=incoming.added, counted="as stored")
     counts = {**_counts(board, files), "attachments": incoming.count}
     offered, not_here = _people(board, actor=actor, project=project)
     if not dry_run:
@@ -370,25 +370,6 @@ def _replayed(
             )
         )
     return writes
-
-
-def _check_quota(writes: list[Write], *, file_bytes: int) -> None:
-    """An archive past the project's storage quota is refused whole, before it is tried."""
-    limit = int(settings.KANBAN_PROJECT_BYTES)
-    # Counted as the storage quota counts a set: its value, and its kept version too; and
-    # the attachments' files.
-    size = file_bytes + sum(
-        text_bytes(write.text) * (2 if write.keep else 1)
-        for write in writes
-        if isinstance(write, SetValue)
-    )
-    if size > limit:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"this board is {size} bytes as stored; a board may hold at most {limit} "
-            "(KANBAN_PROJECT_BYTES)",
-            limit=limit,
-        )
 
 
 def _counts(board: _Board, files: tuple[PluginSource, ...]) -> dict[str, int]:

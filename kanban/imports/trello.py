@@ -28,6 +28,7 @@ from kanban.data.board import comments as board_comments
 from kanban.data.board import layout
 from kanban.imports import trello_labels, trello_map
 from kanban.imports.earlier_import import board_of_earlier_import
+from kanban.imports.quota import check_import_size
 from kanban.imports.trello_shape import Export, parse_export
 from kanban.models import Project
 from kanban.projects.board_templates import Template, board_create
@@ -35,8 +36,7 @@ from kanban.projects.lifecycle import MAX_NAME_LENGTH
 from storage import engine
 from storage.errors import Conflict, ErrorCode, KanbanError, invalid_argument
 from storage.namespaces import project_kv, trello_import_marker
-from storage.usage import text_bytes
-from storage.writes import ExpectedSeq, SetValue, Write, delete_value, set_value
+from storage.writes import ExpectedSeq, Write, delete_value, set_value
 
 #: Values read back per round trip when a board is imported again.
 READ_CHUNK: Final = 500
@@ -134,7 +134,7 @@ def trello_import(
         expected=expected,
         source=_source(actor, export),
     )
-    _check_quota(writes)
+    check_import_size(writes, counted="as the Board keeps it")
     if not dry_run:
         with transaction.atomic():
             if project is None:
@@ -442,22 +442,3 @@ def _writes(
                 )
             )
     return writes
-
-
-def _check_quota(writes: list[Write]) -> None:
-    """An import past the project's storage quota is refused whole, before it is tried (the
-    commit refuses it too, counting what the board holds already)."""
-    limit = int(settings.KANBAN_PROJECT_BYTES)
-    # Counted as the storage quota counts a set: its value, and its kept version too.
-    size = sum(
-        text_bytes(write.text) * (2 if write.keep else 1)
-        for write in writes
-        if isinstance(write, SetValue)
-    )
-    if size > limit:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"this board is {size} bytes as the Board keeps it; a board may hold at most "
-            f"{limit} (KANBAN_PROJECT_BYTES)",
-            limit=limit,
-        )
