@@ -30,7 +30,8 @@ from tests.kanban.bridge.helpers import (
     session_cookie,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A long scenario: CI's PostgreSQL + Redis pass runs it, the README's command leaves it out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 KV_OPS = ["get", "set", "update"]
 
 

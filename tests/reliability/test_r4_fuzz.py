@@ -59,7 +59,8 @@ from tests.kanban.bridge.helpers import session_cookie
 from tests.live import LiveServer, open_board_socket
 from tests.reliability.fuzzframes import CATEGORIES, HOST_CATEGORIES, REVIVE_JS, Fuzz, generate
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A long scenario: CI's PostgreSQL + Redis pass runs it, the README's command leaves it out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 __all__ = ["alice", "person", "projects", "worker"]
 FRAMES = int(os.environ.get("KANBAN_R4_FRAMES", "5000"))

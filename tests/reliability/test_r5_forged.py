@@ -27,7 +27,8 @@ from tests.browser.boards import INVENTORY_ID, PROBE_ID, RAW_ID, open_board
 from tests.browser.test_bridge import alice, keys_of, person, projects, stored, worker
 
 __all__ = ["alice", "person", "projects", "worker"]
-pytestmark = pytest.mark.django_db(transaction=True)
+# A long scenario: CI's PostgreSQL + Redis pass runs it, the README's command leaves it out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 FRAMES = int(os.environ.get("KANBAN_R5_FRAMES", "1000"))
 
 _INJECT = """([name, src, srcdoc]) => new Promise((resolve) => {

@@ -61,7 +61,8 @@ STANDBYS = 2
 #: What a client sees when the worker dies under it: the request's outcome is unknown.
 TRANSPORT_ERRORS = (OSError, http.client.HTTPException, ConnectionClosed)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A long scenario: CI's PostgreSQL + Redis pass runs it, the README's command leaves it out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @dataclass
