@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kanban.accounts.tokens import token_projects
 from kanban.api.kv import ERRORS
 from kanban.api.notifications import BoardSerializer
 from kanban.api.query import check_query
@@ -22,6 +23,7 @@ from kanban.data.board.search import (
     MAX_QUERY,
     cards_search,
 )
+from kanban.models import ApiToken
 
 
 # The inbox's board, kept as its own class for its own OpenAPI component, ResultBoard:
@@ -51,13 +53,17 @@ class CardSearchSerializer(serializers.Serializer[Any]):
 
 
 class CardSearchView(APIView):
+    # A project-scoped token searches the boards it reaches, as the MCP tool does.
+    token_projects_only = True
+
     @extend_schema(
         operation_id="cards_search",
         tags=["search"],
         description="Cards whose title, description or comments hold every word of q (any "
         "case), on every built-in Board the caller can read, boards by name and cards in "
         "board order. Bounded like a Knowledge search: too_large past its budget, "
-        "rate_limited past the caller's running searches.",
+        "rate_limited past the caller's running searches. A token scoped to projects "
+        "searches only those.",
         parameters=[
             OpenApiParameter(
                 "q", text(max_length=MAX_QUERY, pattern=PLAIN), required=True, description="words"
@@ -80,4 +86,6 @@ class CardSearchView(APIView):
             request.query_params, allowed=("q", "limit", "cursor"), numbers=("limit", "cursor")
         )
         query = arguments.pop("q", None)
-        return Response(cards_search(user=request.user, query=query, **arguments))
+        token = request.auth
+        boards = token_projects(token) if isinstance(token, ApiToken) else None
+        return Response(cards_search(user=request.user, query=query, boards=boards, **arguments))

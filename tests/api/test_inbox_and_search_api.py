@@ -3,6 +3,9 @@ bad parameters get invalid_argument. And the search across boards, beside it."""
 
 from __future__ import annotations
 
+from rest_framework.test import APIClient
+
+from kanban.accounts.tokens import token_create
 from kanban.data.notifications import notification_send
 from kanban.models import Project
 from tests.api.conftest import People, client_for
@@ -66,3 +69,23 @@ def test_ids_past_64_bits_are_refused_not_a_database_error(people: People, board
     alice = client_for(people.alice)
     revoke = alice.delete(f"/api/v1/projects/{board.id}/invites/{huge}")
     assert (revoke.status_code, revoke.json()["code"]) == (400, "invalid_argument")
+
+
+def test_a_project_scoped_token_searches_only_the_boards_it_reaches(people: People) -> None:
+    """As the MCP tool does (one service): a token scoped to some boards finds cards on
+    those, never on another board its user can read."""
+    roadmap = a_board(owner=people.alice, name="Roadmap")
+    ops = a_board(owner=people.alice, name="Ops")
+    private = a_board(owner=people.alice, name="Private")
+    for board in (roadmap, ops, private):
+        board_data(board, cards={"c1": {"title": f"launch {board.name}"}})
+    _, plaintext = token_create(
+        user=people.alice, project_id=roadmap.id, more_project_ids=[ops.id], scope="read"
+    )
+    scoped = APIClient()
+    scoped.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    answer = scoped.get("/api/v1/search/cards?q=launch")
+    assert answer.status_code == 200, answer.content
+    assert [r["board"]["name"] for r in answer.json()["results"]] == ["Ops", "Roadmap"]
+    everything = client_for(people.alice).get("/api/v1/search/cards?q=launch").json()
+    assert [r["board"]["name"] for r in everything["results"]] == ["Ops", "Private", "Roadmap"]
