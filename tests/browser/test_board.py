@@ -532,6 +532,10 @@ def test_bob_deletes_a_card_and_undoes_it_and_a_move_and_an_edit_undo_too(
     assert stored(demo, "card:c3")["archived"] is True
     expect(bob.plugin.get_by_test_id("archive-open")).to_have_text("Archive (1)")
 
+    # The toast sits in the live region the plugin kit made, the page having none.
+    expect(
+        bob.plugin.locator("#toasts[aria-live=assertive]").get_by_test_id("toast")
+    ).not_to_have_count(0)
     bob.plugin.get_by_test_id("toast").filter(has_text="Archived").get_by_test_id(
         "toast-action"
     ).click()
@@ -593,6 +597,10 @@ def test_a_demo_card_moves_between_two_others_by_keyboard_and_by_drag(
         )
         alice.wait_for("boardDebug.state.pending === 0")
     alice.wait_for("boardDebug.state.pending === 0")
+    # The page carries no live regions: the plugin kit made one and speaks each move there.
+    announcer = alice.plugin.locator("#announcer[role=status][aria-live=polite]")
+    expect(announcer).to_have_count(1)
+    expect(announcer).to_contain_text("Moved")
     ranks = [stored(demo, f"card:{card}")["rank"] for card in ("c3", "c1", "c4")]
     assert ranks == sorted(ranks) and len(set(ranks)) == 3
 

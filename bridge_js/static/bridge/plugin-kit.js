@@ -83,10 +83,26 @@ export function redraw(root, draw) {
   }
 }
 
-// Read by screen readers (#announcer, role=status); set after a beat so a repeat is heard.
+// The page's live regions: #announcer (read by screen readers, never seen) and #toasts. The
+// kit makes both at its first announcement or toast, so a plugin page carries no markup for
+// them; a page that places its own keeps them.
+/** @param {string} id @returns {HTMLElement} */
+function liveRegion(id) {
+  const found = document.getElementById(id);
+  if (found) return found;
+  const made =
+    id === "announcer"
+      ? el("div", { id, class: "sr-only", role: "status", "aria-live": "polite" })
+      : el("div", { id, class: "toasts", "aria-live": "assertive" });
+  document.body.append(made);
+  return made;
+}
+
+// Read by screen readers (#announcer, role=status); set after a beat so a repeat is heard
+// (and so a region made just now is in the page before it speaks).
 /** @param {string} text */
 export function announce(text) {
-  const live = /** @type {HTMLElement} */ (document.getElementById("announcer"));
+  const live = liveRegion("announcer");
   live.textContent = "";
   setTimeout(() => (live.textContent = text), 30);
 }
@@ -114,7 +130,7 @@ export function toast(message, code, action) {
       : null,
     el("button", { type: "button", class: "toast-close", "aria-label": "Dismiss", text: "×", onclick: () => box.remove() }),
   );
-  /** @type {HTMLElement} */ (document.getElementById("toasts")).append(box);
+  liveRegion("toasts").append(box);
   setTimeout(() => box.remove(), action ? 10000 : 6000);
 }
 
