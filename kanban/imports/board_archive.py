@@ -42,6 +42,7 @@ from kanban.imports.board_archive_files import (
 from kanban.imports.board_archive_format import DOMAINS, FORMAT, archive_read
 from kanban.imports.earlier_import import board_of_earlier_import
 from kanban.imports.quota import check_import_size
+from kanban.imports.report import ImportReport
 from kanban.models import Membership, Project, Role
 from kanban.projects.attachment_files import attachment_files_delete
 from kanban.projects.board_templates import check_board_quota
@@ -63,24 +64,15 @@ def archive_bytes_limit() -> int:
 
 
 @dataclass(frozen=True)
-class ArchiveReport:
-    """What an import did (or, dry, would do)."""
+class ArchiveReport(ImportReport):
+    """A board archive's import, and the people it offered the board to or did not find."""
 
-    project_id: UUID | None
-    board_name: str
-    dry_run: bool
-    created: bool
-    counts: dict[str, int]
     offered: list[str] = field(default_factory=list)
     not_here: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "projectId": None if self.project_id is None else str(self.project_id),
-            "boardName": self.board_name,
-            "dryRun": self.dry_run,
-            "created": self.created,
-            "counts": dict(self.counts),
+            **super().as_dict(),
             "offered": list(self.offered),
             "notHere": list(self.not_here),
         }

@@ -29,6 +29,7 @@ from kanban.data.board import layout
 from kanban.imports import trello_labels, trello_map
 from kanban.imports.earlier_import import board_of_earlier_import
 from kanban.imports.quota import check_import_size
+from kanban.imports.report import ImportReport
 from kanban.imports.trello_shape import Export, parse_export
 from kanban.models import Project
 from kanban.projects.board_templates import Template, board_create
@@ -61,15 +62,10 @@ KEPT_NOTES: Final = {
 
 
 @dataclass(frozen=True)
-class TrelloReport:
+class TrelloReport(ImportReport):
     """What an import did (or, dry, would do): counts per field, and each thing skipped
     with why; ``kept`` names what the Board page does not show yet and where it is kept."""
 
-    project_id: UUID | None
-    board_name: str
-    dry_run: bool
-    created: bool
-    counts: dict[str, int]
     skipped: list[dict[str, str]]
     kept: list[dict[str, str]] = field(default_factory=list)
     #: The export's people no user here stands for (``left``: known from their actions
@@ -78,11 +74,7 @@ class TrelloReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "projectId": None if self.project_id is None else str(self.project_id),
-            "boardName": self.board_name,
-            "dryRun": self.dry_run,
-            "created": self.created,
-            "counts": dict(self.counts),
+            **super().as_dict(),
             "skipped": [dict(item) for item in self.skipped],
             "kept": [dict(item) for item in self.kept],
             "unmatched": [dict(item) for item in self.unmatched],
