@@ -233,15 +233,12 @@ def check_comment_text(value: object) -> str:
 
 def comment_added(previous: object, comment: dict[str, Any]) -> list[dict[str, Any]]:
     """The list as stored now, as the page shows it, with ``comment`` (checked) last."""
-    listed = normalize_comments(previous)
-    if len(listed) >= MAX_COMMENTS:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"a card holds at most {MAX_COMMENTS} comments",
-            field="text",
-            limit=MAX_COMMENTS,
-        )
-    return [*listed, comment]
+    return layout.appended(
+        normalize_comments(previous),
+        comment,
+        limit=MAX_COMMENTS,
+        too_many=f"a card holds at most {MAX_COMMENTS} comments",
+    )
 
 
 def comment_changed(previous: object, comment_id: str, text: str | None, at: str) -> Any:

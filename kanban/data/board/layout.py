@@ -291,6 +291,14 @@ def check_list(
     return value
 
 
+def appended(items: list[Any], item: Any, *, limit: int, too_many: str) -> list[Any]:
+    """``items`` with ``item`` last, unless they hold ``limit`` already: then the new text
+    is refused as ``too_large``."""
+    if len(items) >= limit:
+        raise KanbanError(ErrorCode.TOO_LARGE, too_many, field="text", limit=limit)
+    return [*items, item]
+
+
 def check_checklist(value: object) -> list[str]:
     """A new card's checklist as item texts (each checked, trimmed), in order."""
     listed = check_list(
@@ -311,15 +319,13 @@ def check_checklist(value: object) -> list[str]:
 
 def checklist_item_added(card: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
     """The stored card with ``item`` (checked) last on its checklist, as stored now."""
-    items = _checklist(card.get("checklist"))
-    if len(items) >= MAX_CHECKLIST:
-        raise KanbanError(
-            ErrorCode.TOO_LARGE,
-            f"a card's checklist holds at most {MAX_CHECKLIST} items",
-            field="text",
-            limit=MAX_CHECKLIST,
-        )
-    return {**card, "checklist": [*items, item]}
+    items = appended(
+        _checklist(card.get("checklist")),
+        item,
+        limit=MAX_CHECKLIST,
+        too_many=f"a card's checklist holds at most {MAX_CHECKLIST} items",
+    )
+    return {**card, "checklist": items}
 
 
 def checklist_item_changed(
