@@ -86,8 +86,11 @@ def test_schemathesis_finds_no_failure_of_any_class(
             str(EXAMPLES),
             "--seed",
             SEED,
+            # One worker: with two threads, hypothesis's ast.parse of a filter's lambda
+            # sometimes raises CPython 3.11's "AST constructor recursion depth mismatch"
+            # (cpython#106905), a runtime error of the tool, not a finding.
             "--workers",
-            "2",
+            "1",
             "--no-shrink",
             "--header",
             f"Authorization: Bearer {token}",
