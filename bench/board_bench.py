@@ -124,11 +124,12 @@ def _pool(server: Server, board: Scene, count: int, *, appearing: bool = False) 
 def _card(board: Scene, card_id: str) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
+    from kanban.data import target
     from kanban.data.kv import project_kv_get
 
     alice = get_user_model().objects.get(pk=board.user_id)
     entry = project_kv_get(
-        target=Target(user=alice, project_id=board.board_id), key=f"card:{card_id}"
+        target=target.Target(user=alice, project_id=board.board_id), key=f"card:{card_id}"
     )
     assert entry is not None
     return dict(entry.value)
