@@ -16,7 +16,7 @@ from typing import Any, Literal, NoReturn, cast
 
 from django.db import connections, transaction
 
-from storage import aio, events, jsoncodec, usage
+from storage import aio, events, jsoncodec, limits, usage
 from storage.addresses import MAX_KEY_LENGTH, MAX_NAMESPACE_LENGTH, Value, ValueList, check_text
 from storage.backends import Dialect, dialect_for
 from storage.backends.postgresql import PostgresDialect
@@ -315,7 +315,7 @@ def read_list(
         raise invalid_argument("read_list needs a ValueList address")
     if order not in ("asc", "desc"):
         raise invalid_argument("order must be 'asc' or 'desc'", field="order")
-    if cursor is not None and (type(cursor) is not int or cursor < 0):
+    if cursor is not None and (type(cursor) is not int or not 0 <= cursor <= limits.MAX_SEQ):
         raise invalid_argument("cursor must be a non-negative integer seq", field="cursor")
     size = check_limit(limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT)
     record("list", address)
@@ -324,7 +324,7 @@ def read_list(
             bound = 0 if cursor is None else cursor
             db.execute(dialect.read_list_asc, (address.namespace, address.key, bound, size))
         else:
-            bound = 2**63 - 1 if cursor is None else cursor
+            bound = limits.MAX_SEQ if cursor is None else cursor
             db.execute(dialect.read_list_desc, (address.namespace, address.key, bound, size))
         rows = db.fetchall()
     return [ListElement(int(seq), jsoncodec.decode(text)) for seq, text in rows]

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from storage import jsoncodec, usage
+from storage import jsoncodec, limits, usage
 from storage.addresses import Value
 from storage.engine import check_limit, driver_cursor, record
 from storage.errors import invalid_argument
@@ -44,7 +44,7 @@ def read_history(
     cursor: the oldest seq of the page before) and written at ``since`` or later."""
     if not isinstance(address, Value):
         raise invalid_argument("read_history needs a Value address")
-    if before is not None and (type(before) is not int or before <= 0):
+    if before is not None and (type(before) is not int or not 0 < before <= limits.MAX_SEQ):
         raise invalid_argument("before must be a positive integer seq", field="before")
     size = check_limit(limit, DEFAULT_HISTORY_LIMIT, MAX_HISTORY_LIMIT)
     record("history", address)
@@ -53,7 +53,7 @@ def read_history(
             cursor,
             address.namespace,
             address.key,
-            2**63 - 1 if before is None else before,
+            limits.MAX_SEQ if before is None else before,
             dialect.to_db_time(since or datetime.min.replace(tzinfo=UTC)),
             size,
         )

@@ -80,7 +80,7 @@ def parse_revision(revision: object) -> int:
         or not revision.isdecimal()
         or not revision.isascii()
         or len(revision) > limits.MAX_REVISION_CHARS
-        or int(revision) <= 0
+        or not 0 < int(revision) <= limits.MAX_SEQ
     ):
         raise invalid_argument("expectedRevision is not a revision this server issued")
     return int(revision)

@@ -24,6 +24,9 @@ DEFAULT_DOCUMENT_BYTES: Final[int] = _LIMITS["documentBytes"]
 MAX_TITLE_CHARS: Final[int] = _LIMITS["titleChars"]
 MAX_DEPTH: Final[int] = _LIMITS["depth"]
 MAX_REVISION_CHARS: Final[int] = _LIMITS["revisionChars"]
+#: The largest seq a column holds (a bigint on PostgreSQL, an INTEGER on SQLite): a revision
+#: past it is none this server issued, and SQLite cannot even bind it.
+MAX_SEQ: Final[int] = 2**63 - 1
 #: A batched read names at most this many keys, and returns at most this many bytes of
 #: values; the values past that come back as ``too_large``, to be read one by one.
 MAX_BATCH_KEYS: Final[int] = _LIMITS["batchKeys"]

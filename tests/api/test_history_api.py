@@ -70,6 +70,25 @@ def test_the_history_pages_with_its_cursor(people: People, board: Project) -> No
         assert response.status_code == 400 and response.json()["code"] == "invalid_argument"
 
 
+def test_a_revision_past_64_bits_is_refused_not_a_database_error(
+    people: People, board: Project
+) -> None:
+    """Twenty digits fit the revision's length but no seq column: schemathesis found
+    ``before=10000000000000000000`` answered 503 on SQLite, which cannot bind it."""
+    bob = client_for(people.bob)
+    put(bob, board, "k", 1)
+    huge = str(2**63)
+    history = bob.get(history_url(board, "k", before=huge))
+    assert (history.status_code, history.json()["code"]) == (400, "invalid_argument")
+    write = bob.put(
+        f"/api/v1/projects/{board.id}/kv/k",
+        data=json.dumps({"value": 2, "expectedRevision": huge}),
+        content_type="application/json",
+    )
+    assert (write.status_code, write.json()["code"]) == (400, "invalid_argument")
+    assert bob.get(history_url(board, "k", before=str(2**63 - 1))).status_code == 200
+
+
 def test_retention_keeps_kanban_history_revisions(
     people: People, board: Project, settings: Any
 ) -> None:
