@@ -62,7 +62,8 @@ export async function createTestHost(options = {}) {
     attachmentBytes: options.attachmentBytes,
   });
   const page = world.connect({ project: OWN, user: options.user, role: options.role, configuration: options.configuration });
-  const shim = shimWindow(page);
+  const traffic = { frames: 0 };
+  const shim = shimWindow(page, traffic);
   const win = Object.assign(shim, { steamHarnessKanban: createKanban(shim) });
   const kanban = win.steamHarnessKanban;
   await kanban.ready;
@@ -78,7 +79,7 @@ export async function createTestHost(options = {}) {
     value: (/** @type {string} */ key, /** @type {{alias?: string | null}} */ { alias = null } = {}) => world.value(projectOf(alias), key),
     switchConfiguration: page.switchConfiguration,
     /** Wait for every message in flight on the port to be handled. */
-    settle: () => new Promise((resolve) => setTimeout(resolve, 5)),
+    settle: () => settled(traffic),
     close() {
       win.close();
       world.close();
@@ -86,10 +87,29 @@ export async function createTestHost(options = {}) {
   };
 }
 
+// Quiet is three turns of the event loop, at least 5 ms in all, with no frame crossing the
+// port. A fixed wait was not enough: on a busy machine the timer came due before the replies
+// did (a MessagePort delivers in a later phase of the loop than timers), and a test read the
+// page too early.
+/** @param {{frames: number}} traffic */
+async function settled(traffic) {
+  const started = Date.now();
+  let seen = -1;
+  let quietTurns = 0;
+  while (quietTurns < 3 || Date.now() - started < 5) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    quietTurns = traffic.frames === seen ? quietTurns + 1 : 0;
+    seen = traffic.frames;
+  }
+}
+
 // The plugin's window in node: its parent answers the SDK's hello with a port, as a board
-// page does.
-/** @param {{attach: (send: (frame: any) => void) => (frame: any) => void}} page */
-function shimWindow(page) {
+// page does. `traffic` counts the frames crossing the port, both ways.
+/**
+ * @param {{attach: (send: (frame: any) => void) => (frame: any) => void}} page
+ * @param {{frames: number}} traffic
+ */
+function shimWindow(page, traffic) {
   /** @type {Map<string, Set<(event: any) => void>>} */
   const listeners = new Map();
   /** @type {Set<ReturnType<typeof setTimeout>>} */
@@ -104,8 +124,14 @@ function shimWindow(page) {
     postMessage(data) {
       if (data?.type !== HELLO) return;
       queueMicrotask(() => {
-        const receive = page.attach((frame) => port.postMessage(frame));
-        port.onmessage = (e) => receive(e.data);
+        const receive = page.attach((frame) => {
+          traffic.frames += 1;
+          port.postMessage(frame);
+        });
+        port.onmessage = (e) => {
+          traffic.frames += 1;
+          receive(e.data);
+        };
         dispatch("message", { source: parent, data: { type: CONNECT, v: V, nonce: "test" }, ports: [channel.port2] });
       });
     },
