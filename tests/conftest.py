@@ -66,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def isolate_parallel_worker() -> None:
-    """Under pytest-xdist (``-n 2``) each worker has its own test databases (pytest-django
+    """Under pytest-xdist (``-n 3``) each worker has its own test databases (pytest-django
     suffixes them) but would share Redis: the same project ids in two workers' databases
     would meet in one channel group. Each worker gets its own key prefix, and so do the
     daphne workers it starts (they read it from the environment, tests/live.py)."""
