@@ -412,6 +412,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "kanban.api.schema.strict_schema",
+        "kanban.api.examples.attach_examples",
     ],
 }
 

@@ -51,6 +51,22 @@ ERRORS = {
     429: OpenApiResponse(description="rate_limited"),
     507: OpenApiResponse(description="quota_exceeded: the project's storage is full"),
 }
+WRITTEN = OpenApiResponse(
+    response={
+        "type": "object",
+        "properties": {"revision": {"type": "string", "description": "the value's new revision"}},
+        "required": ["revision"],
+    },
+    description='{"revision"}',
+)
+DELETED = OpenApiResponse(
+    response={
+        "type": "object",
+        "properties": {"deleted": {"type": "boolean", "description": "false: nothing was stored"}},
+        "required": ["deleted"],
+    },
+    description='{"deleted"}',
+)
 ENTRY = OpenApiResponse(
     response=OpenApiTypes.OBJECT, description='{"key","value","revision","updatedAt","source"}'
 )
@@ -106,14 +122,12 @@ class EntryView(TargetView):
     @extend_schema(
         parameters=[KEY, *WRITE_HEADERS],
         request=PUT_BODY,
-        responses={200: OpenApiResponse(description='{"revision"}'), **ERRORS},
+        responses={200: WRITTEN, **ERRORS},
     )
     def put(self, request: Request, key: str, **kwargs: Any) -> Response:
         return Response(self._call("set", key, kwargs, **check_put_body(request.data)))
 
-    @extend_schema(
-        parameters=[KEY], responses={200: OpenApiResponse(description='{"deleted"}'), **ERRORS}
-    )
+    @extend_schema(parameters=[KEY], responses={200: DELETED, **ERRORS})
     def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
         return Response(self._call("delete", key, kwargs))
 
@@ -214,7 +228,17 @@ class HistoryView(TargetView):
 
     @extend_schema(
         parameters=[KEY],
-        responses={200: OpenApiResponse(description='{"purged"}: versions deleted'), **ERRORS},
+        responses={
+            200: OpenApiResponse(
+                response={
+                    "type": "object",
+                    "properties": {"purged": {"type": "integer", "minimum": 0}},
+                    "required": ["purged"],
+                },
+                description='{"purged"}: versions deleted',
+            ),
+            **ERRORS,
+        },
     )
     def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
         """The owner deletes every kept version of the key (its current value stays), which
