@@ -41,10 +41,11 @@ from PIL import Image
 from django.contrib.auth.models import User
 from kanban.data.attachments import attachment_upload
 from kanban.data.kv import Provenance, project_kv_set
+from kanban.data.target import Target
 from kanban.models import Project
 alice, board = User.objects.get(username="alice"), Project.objects.get(name="Board")
 def put(key, value):
-    project_kv_set(user=alice, project_id=board.id, key=key, value=value,
+    project_kv_set(target=Target(user=alice, project_id=board.id), key=key, value=value,
                    provenance=Provenance(via="cli"))
 put("comments:c1", [{COMMENT!r}])
 put("card:c1", {{"id": "c1", "title": "Write the move-in plan", "column": "todo"}})
