@@ -51,20 +51,29 @@ async function tools() {
   }
 }
 
-// The unminified bundle: modules in dependency order, what the entry never uses dropped.
-async function bundle(esbuild, entry) {
-  const result = await esbuild.build({
-    stdin: { contents: entry, resolveDir: SRC, sourcefile: "entry.js" },
+// What every build below asks of esbuild: one bundle for TARGET, made in memory (the caller
+// minifies, writes or compares it), text kept as UTF-8, no licence comments, and problems
+// thrown rather than printed.
+function esbuildBundle(esbuild, options) {
+  return esbuild.build({
     absWorkingDir: ROOT,
     bundle: true,
-    format: "iife",
     target: TARGET,
-    // The modules are strict; the bundle stays so as one classic script.
-    banner: { js: '"use strict";' },
     charset: "utf8",
     legalComments: "none",
     write: false,
     logLevel: "silent",
+    ...options,
+  });
+}
+
+// The unminified bundle: modules in dependency order, what the entry never uses dropped.
+async function bundle(esbuild, entry) {
+  const result = await esbuildBundle(esbuild, {
+    stdin: { contents: entry, resolveDir: SRC, sourcefile: "entry.js" },
+    format: "iife",
+    // The modules are strict; the bundle stays so as one classic script.
+    banner: { js: '"use strict";' },
   });
   return result.outputFiles[0].text;
 }
@@ -103,19 +112,12 @@ export async function build({ minify: shorten = true } = {}) {
 // own lines. Inline, because the one file is copied and renamed: a linked map would not
 // follow it.
 async function testingModule(esbuild, terser) {
-  const result = await esbuild.build({
+  const result = await esbuildBundle(esbuild, {
     entryPoints: [join(ROOT, "testing", "host.mjs")],
-    absWorkingDir: ROOT,
     outfile: join(DIST, "testing.mjs"),
-    bundle: true,
     format: "esm",
-    target: TARGET,
-    charset: "utf8",
-    legalComments: "none",
     sourcemap: "external",
     sourcesContent: true,
-    write: false,
-    logLevel: "silent",
   });
   const file = (ending) => result.outputFiles.find((f) => f.path.endsWith(ending)).text;
   const minified = await terser.minify(file(".mjs"), {
@@ -137,20 +139,13 @@ const VENDOR_ENTRY = 'export { default as MarkdownIt } from "markdown-it";\nexpo
 
 export async function buildVendor() {
   const { esbuild } = await tools();
-  const result = await esbuild.build({
+  // The licences go whole into LICENSES.txt; the bundle names each package and points there.
+  const result = await esbuildBundle(esbuild, {
     stdin: { contents: VENDOR_ENTRY, resolveDir: ROOT, sourcefile: "vendor-markdown.js" },
-    absWorkingDir: ROOT,
-    bundle: true,
     format: "esm",
-    target: TARGET,
     platform: "browser",
     minify: true,
-    charset: "utf8",
-    // The licences go whole into LICENSES.txt; the bundle names each package and points there.
-    legalComments: "none",
     metafile: true,
-    write: false,
-    logLevel: "silent",
   });
   const packages = new Map();
   for (const input of Object.keys(result.metafile.inputs)) {
@@ -180,6 +175,23 @@ function packageInfo(name) {
   return { name, version: meta.version, license: meta.license, text: readFileSync(join(folder, file), "utf8") };
 }
 
+// What `--check` finds wrong with the folders, or null when they hold exactly what the build
+// writes. Exported so the tests can try every case on one build rather than a build each.
+export function checkOutputs({ files, vendor, dist, vendorDir }) {
+  const differs = (path, text) => !existsSync(path) || readFileSync(path, "utf8") !== text;
+  const stale = Object.keys(files).filter((f) => differs(join(dist, f), files[f]));
+  if (stale.length) return dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs";
+  const staleVendor = Object.keys(vendor).filter((f) => differs(join(vendorDir, f), vendor[f]));
+  if (staleVendor.length) return vendorDir + " is stale: " + staleVendor.join(", ") + "; run node bridge_js/build.mjs";
+  const extraVendor = existsSync(vendorDir) ? readdirSync(vendorDir).filter((f) => !(f in vendor)) : [];
+  if (extraVendor.length) return vendorDir + " has files the build does not write (" + extraVendor.join(", ") + "); remove them";
+  // dist/ is served under /static/bridge/ before static/bridge/: a file left there that
+  // the build no longer writes would shadow the one served as written.
+  const extra = existsSync(dist) ? readdirSync(dist).filter((f) => !(f in files)) : [];
+  if (extra.length) return dist + " has files the build does not write (not built: " + extra.join(", ") + "); remove them";
+  return null;
+}
+
 async function main(argv) {
   let files, vendor;
   try {
@@ -193,28 +205,10 @@ async function main(argv) {
   const option = (name, otherwise) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : otherwise);
   const dist = option("--out", DIST);
   const vendorDir = option("--vendor", VENDOR);
-  const differs = (path, text) => !existsSync(path) || readFileSync(path, "utf8") !== text;
   if (argv.includes("--check")) {
-    const stale = Object.keys(files).filter((f) => differs(join(dist, f), files[f]));
-    if (stale.length) {
-      console.error(dist + " is stale: " + stale.join(", ") + "; run node bridge_js/build.mjs");
-      return 1;
-    }
-    const staleVendor = Object.keys(vendor).filter((f) => differs(join(vendorDir, f), vendor[f]));
-    if (staleVendor.length) {
-      console.error(vendorDir + " is stale: " + staleVendor.join(", ") + "; run node bridge_js/build.mjs");
-      return 1;
-    }
-    const extraVendor = existsSync(vendorDir) ? readdirSync(vendorDir).filter((f) => !(f in vendor)) : [];
-    if (extraVendor.length) {
-      console.error(vendorDir + " has files the build does not write (" + extraVendor.join(", ") + "); remove them");
-      return 1;
-    }
-    // dist/ is served under /static/bridge/ before static/bridge/: a file left there that
-    // the build no longer writes would shadow the one served as written.
-    const extra = existsSync(dist) ? readdirSync(dist).filter((f) => !(f in files)) : [];
-    if (extra.length) {
-      console.error(dist + " has files the build does not write (not built: " + extra.join(", ") + "); remove them");
+    const problem = checkOutputs({ files, vendor, dist, vendorDir });
+    if (problem) {
+      console.error(problem);
       return 1;
     }
     console.log(dist + " and " + vendorDir + " are up to date");

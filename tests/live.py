@@ -21,6 +21,7 @@ import http.client
 import http.cookiejar
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -40,17 +41,22 @@ from django.conf import settings
 from django.db import connections
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
-from tests.zygote import WorkerProcess, Zygote
+from tests.zygote import PRELOAD_READS, WorkerProcess, Zygote, preloads_alike
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
 HOST = "127.0.0.1"
-READY_TIMEOUT = 20.0
+# A cold worker imports Django, the apps and Twisted before it listens: a few seconds alone,
+# over 20 s on a two-core machine running three test processes and Chromium (seen in CI).
+# Only a worker that never comes up waits this long.
+READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 5.0
 LOG_DIR = Path(settings.BASE_DIR) / "var" / "live"
 #: How much of a worker's output goes into an error message.
 LOG_TAIL = 6000
+#: Daphne's access log: ``127.0.0.1:41584 - - [06/Dec/2026:05:28:43] "WSCONNECT /ws/..."``.
+ACCESS_LINE = re.compile(r'\S+ - - \[[^\]]*\] "')
 
 _running: set[LiveServer] = set()
 
@@ -147,24 +153,20 @@ _zygote: Zygote | None = None
 
 
 def _zygote_for(env: Mapping[str, str]) -> Zygote | None:
-    """The zygote that forks workers of ``env``: only of the environment most tests use (the
-    default one); a worker of any other starts the slow way, by itself."""
+    """The zygote that forks a worker of ``env``, started with the first worker's; a worker
+    whose environment changes what the zygote imported, or that asks for a process of its
+    own (``KANBAN_LIVE_NO_ZYGOTE``), starts the slow way, by itself."""
     global _zygote
-    env = _comparable(env)
+    if "KANBAN_LIVE_NO_ZYGOTE" in env:
+        return None
     if _zygote is not None and not _zygote.alive:
         _zygote = None
-    if _zygote is not None and _zygote.env == env:
-        return _zygote
-    if _zygote is None and env == _comparable(worker_env()) and "KANBAN_LIVE_NO_ZYGOTE" not in env:
+    if _zygote is None:
         LOG_DIR.mkdir(parents=True, exist_ok=True)
-        _zygote = Zygote(env, Path(settings.BASE_DIR), LOG_DIR / f"zygote-{os.getpid()}.log")
-        return _zygote
-    return None
-
-
-def _comparable(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without what pytest changes for every test (the test's name)."""
-    return {key: value for key, value in env.items() if key != "PYTEST_CURRENT_TEST"}
+        # Without what a first worker's own settings would make every later one start cold.
+        common = {key: value for key, value in env.items() if key not in PRELOAD_READS}
+        _zygote = Zygote(common, Path(settings.BASE_DIR), LOG_DIR / f"zygote-{os.getpid()}.log")
+    return _zygote if preloads_alike(_zygote.env, env) else None
 
 
 class LiveServer:
@@ -201,7 +203,7 @@ class LiveServer:
         STARTS["forked" if zygote is not None else "cold"] += 1
         if zygote is not None:
             os.close(fd)
-            process = zygote.fork(argv, Path(name))
+            process = zygote.fork(argv, Path(name), env)
         else:
             with os.fdopen(fd, "wb") as log:
                 process = subprocess.Popen(
@@ -232,12 +234,18 @@ class LiveServer:
     def running(self) -> bool:
         return self.process.poll() is None
 
-    def output(self, tail: int = LOG_TAIL) -> str:
-        """The last ``tail`` characters the worker wrote to stdout and stderr."""
+    def output(self, tail: int = LOG_TAIL, *, access_log: bool = True) -> str:
+        """The last ``tail`` characters the worker wrote to stdout and stderr; without
+        ``access_log``, less daphne's line a request, which buries a traceback under a
+        test's hundred sockets."""
         try:
             text = self.log_path.read_text(errors="replace")
         except FileNotFoundError:
             return ""
+        if not access_log:
+            text = "".join(
+                line for line in text.splitlines(keepends=True) if not ACCESS_LINE.match(line)
+            )
         return text[-tail:]
 
     def wait_until_ready(self, timeout: float = READY_TIMEOUT) -> None:

@@ -15,6 +15,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -32,7 +33,14 @@ from storage.addresses import value
 from storage.writes import set_value
 from tests.conftest import close_connections_everywhere
 from tests.factories import a_project, a_user
-from tests.live import LiveServer, LiveServerError, Visitor, open_board_socket, postgres_url
+from tests.live import (
+    STARTS,
+    LiveServer,
+    LiveServerError,
+    Visitor,
+    open_board_socket,
+    postgres_url,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -131,6 +139,23 @@ def test_a_worker_that_cannot_start_fails_the_test_with_its_own_output(
         live_servers(1, env={"KANBAN_MODE": "production", "SECRET_KEY": ""})
     assert "exited with code" in str(excinfo.value)
     assert "production needs SECRET_KEY" in str(excinfo.value)
+
+
+def test_a_worker_of_a_tests_own_settings_is_forked_and_reads_them(
+    live_servers: Callable[..., list[LiveServer]], tmp_path: Path
+) -> None:
+    """The zygote (tests/zygote.py) imported Django once, for every worker: one started with
+    settings of its own still reads them, and one whose settings change what the zygote
+    imported starts by itself."""
+    forked = STARTS["forked"]
+    live_servers(1)
+    with pytest.raises(LiveServerError, match="production needs SECRET_KEY"):
+        live_servers(1, env={"KANBAN_MODE": "production", "SECRET_KEY": ""})
+    assert STARTS["forked"] == forked + 2
+
+    cold = STARTS["cold"]
+    live_servers(1, env={"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)})
+    assert STARTS["cold"] == cold + 1
 
 
 # --- websockets --------------------------------------------------------------------------------

@@ -9,8 +9,12 @@ It must not set Django up itself: the ``daphne`` app installs Twisted's asyncio 
 when it loads, and a reactor made before a fork would share one epoll instance among every
 worker. Each child installs its own. ``tests.live`` checks that nothing here installed one.
 
+A worker may ask for an environment of its own (a test's settings): the child takes it
+before Django reads any, so one zygote serves every test, unless a variable that one of the
+preloaded imports reads when it loads differs (``PRELOAD_READS``); that worker starts cold.
+
 Line-delimited JSON on stdin, one answer per line on stdout:
-``{"op": "fork", "port": P, "log": PATH, "argv": [...]}`` -> ``{"pid": N}``;
+``{"op": "fork", "log": PATH, "argv": [...], "env": {...}}`` -> ``{"pid": N}``;
 ``{"op": "poll", "pid": N}`` -> ``{"code": EXIT_CODE_OR_NULL}`` (reaps a worker that ended).
 
 ``Zygote`` and ``WorkerProcess`` are the test process's side: a worker forked here answers
@@ -57,6 +61,16 @@ PRELOAD = (
     "prometheus_client",
 )
 
+#: What those imports read from the environment as they load: a worker whose values differ
+#: from the zygote's cannot be forked from it (prometheus_client picks its value class once).
+PRELOAD_READS = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")
+
+
+def preloads_alike(env: Mapping[str, str], other: Mapping[str, str]) -> bool:
+    """Whether a zygote started with ``env`` imported what a worker of ``other`` would."""
+    names = {n for n in (*env, *other) if n.startswith("PYTHON") or n in PRELOAD_READS}
+    return all(env.get(name) == other.get(name) for name in names)
+
 
 def run_worker(request: dict[str, Any]) -> None:
     """In the forked child: become ``python -m kanban.daphne ARGV`` writing to the log."""
@@ -67,6 +81,8 @@ def run_worker(request: dict[str, Any]) -> None:
     os.dup2(log, 2)
     os.close(log)
     os.close(devnull)
+    os.environ.clear()
+    os.environ.update(request["env"])
     code = 0
     try:
         from kanban.daphne import main
@@ -158,8 +174,9 @@ class Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def fork(self, argv: list[str], log: Path) -> WorkerProcess:
-        return WorkerProcess(self, self.ask({"op": "fork", "argv": argv, "log": str(log)})["pid"])
+    def fork(self, argv: list[str], log: Path, env: Mapping[str, str]) -> WorkerProcess:
+        request = {"op": "fork", "argv": argv, "log": str(log), "env": dict(env)}
+        return WorkerProcess(self, self.ask(request)["pid"])
 
     def close(self) -> None:
         if self.process.stdin is not None:

@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "../build.mjs";
+import { build, buildVendor, checkOutputs } from "../build.mjs";
 
 const BUILD = fileURLToPath(new URL("../build.mjs", import.meta.url));
 // bench B8: 3 KB min+gzip until kv.getHistory and pushed values (3,085 B); 3 KB + 64 B
@@ -27,6 +27,9 @@ const skip = built instanceof Error ? built.message : false;
 const check = (name, fn) => test(name, { skip }, fn);
 
 const names = (text) => new Set(text.match(/[\w$]+/g));
+// The bundles with the names as written, built once for the tests that read them.
+let unminified;
+const plain = () => (unminified ??= build({ minify: false }));
 
 check("the build is deterministic and does not depend on the working directory", async () => {
   assert.deepEqual(await build(), built);
@@ -41,7 +44,7 @@ check("the build is deterministic and does not depend on the working directory",
 });
 
 check("each bundle carries only what its entry uses", async () => {
-  const { "kanban.js": sdk, "host.js": host } = await build({ minify: false });
+  const { "kanban.js": sdk, "host.js": host } = await plain();
   const inSdk = names(sdk);
   const inHost = names(host);
   for (const name of [
@@ -99,7 +102,7 @@ check("each bundle is one strict IIFE whose footer sets its global", async () =>
     assert.match(built[file], /^\/\* built from bridge_js\/src; do not edit \*\/\n"use strict";\(\(\)=>\{/, file);
     assert.match(built[file], /\}\)\(\);\n$/, file);
   }
-  const { "kanban.js": sdk, "host.js": host } = await build({ minify: false });
+  const { "kanban.js": sdk, "host.js": host } = await plain();
   assert.match(sdk, /window\.steamHarnessKanban \|\| \(window\.steamHarnessKanban = createKanban\(window\)\);/);
   assert.match(host, /window\.KanbanHost = createHost\(window\);/);
 
@@ -133,28 +136,36 @@ check("the TypeScript declarations are served as written, not copied into dist",
   assert.equal(built["kanban.d.ts"], undefined);
 });
 
-check("--check passes on a fresh build and fails when a file is stale or missing", () => {
+check("--check passes on a fresh build and fails when a file is stale, missing or extra", async () => {
   const out = mkdtempSync(join(tmpdir(), "bridge-dist-"));
+  const vendorOut = mkdtempSync(join(tmpdir(), "bridge-vendor-"));
   try {
-    const printed = execFileSync("node", [BUILD, "--out", out], { encoding: "utf8" });
+    const printed = execFileSync("node", [BUILD, "--out", out, "--vendor", vendorOut], { encoding: "utf8" });
     assert.match(printed, /^kanban\.js +\d+ B +\d+ B gzip$/m);
     assert.equal(readFileSync(join(out, "kanban.js"), "utf8"), built["kanban.js"]);
-    assert.equal(spawnSync("node", [BUILD, "--check", "--out", out]).status, 0);
+    // Each case on this one build: a build per case was most of this file's time.
+    const folders = { files: built, vendor: await buildVendor(), dist: out, vendorDir: vendorOut };
+    assert.equal(checkOutputs(folders), null);
     writeFileSync(join(out, "host.js"), "stale");
-    const stale = spawnSync("node", [BUILD, "--check", "--out", out], { encoding: "utf8" });
+    assert.match(checkOutputs(folders), /stale: host\.js/);
+    // The command says so and exits 1.
+    const stale = spawnSync("node", [BUILD, "--check", "--out", out, "--vendor", vendorOut], { encoding: "utf8" });
     assert.equal(stale.status, 1);
     assert.match(stale.stderr, /stale: host\.js/);
     rmSync(join(out, "host.js"));
-    assert.equal(spawnSync("node", [BUILD, "--check", "--out", out]).status, 1);
-    execFileSync("node", [BUILD, "--out", out]);
+    assert.match(checkOutputs(folders), /stale: host\.js/);
+    writeFileSync(join(out, "host.js"), built["host.js"]);
+    assert.equal(checkOutputs(folders), null);
     // A file the build does not write would be served under /static/bridge/ too, and
     // before what static/bridge holds: a leftover dist/kanban.d.ts would shadow the types.
     writeFileSync(join(out, "kanban.d.ts"), "old");
-    const extra = spawnSync("node", [BUILD, "--check", "--out", out], { encoding: "utf8" });
-    assert.equal(extra.status, 1);
-    assert.match(extra.stderr, /not built: kanban\.d\.ts/);
+    assert.match(checkOutputs(folders), /not built: kanban\.d\.ts/);
+    rmSync(join(out, "kanban.d.ts"));
+    writeFileSync(join(vendorOut, "extra.js"), "old");
+    assert.match(checkOutputs(folders), /does not write \(extra\.js\)/);
   } finally {
     rmSync(out, { recursive: true, force: true });
+    rmSync(vendorOut, { recursive: true, force: true });
   }
 });
 

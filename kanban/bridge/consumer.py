@@ -217,12 +217,20 @@ class BridgeConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
 
     async def recheck(self, subscriptions: Sequence[Subscription]) -> None:
         """Called by the hub after an access change that may concern this socket."""
-        verdicts = await in_thread(service.recheck_socket)(
-            user_id=self.user_id,
-            session_key=self.scope.get("session_key"),
-            consumer_id=self.consumer_id,
-            aliases=[sub.alias for sub in subscriptions],
-        )
+        try:
+            verdicts = await in_thread(service.recheck_socket)(
+                user_id=self.user_id,
+                session_key=self.scope.get("session_key"),
+                consumer_id=self.consumer_id,
+                aliases=[sub.alias for sub in subscriptions],
+            )
+        except Exception:
+            # The change may have taken this socket's access away and it cannot be checked:
+            # the socket must neither go on under the old rules nor hold its subscriptions'
+            # events for ever. The page reconnects, and its next socket is checked afresh.
+            logger.exception("bridge re-check failed; the socket is asked to reconnect")
+            await self.close(code=frames.CLOSE_TRY_AGAIN_LATER)
+            return
         if verdicts.user is None:
             await self._end(ErrorCode.UNAUTHENTICATED, frames.CLOSE_UNAUTHENTICATED)
             return
@@ -250,5 +258,9 @@ class BridgeConsumer(NoConnectionCloseDispatch, AsyncWebsocketConsumer):
         held = self.watches if sub.watch else self.subscriptions
         if held.get(sub.alias) is sub:
             del held[sub.alias]
-        await self.hub.release(sub, None)
+        # Told first, its events held (a re-check holds them already) so that none can follow
+        # the news: releasing the last subscription on a board waits on the channel layer to
+        # leave the board's group, which must not delay what the page is told.
+        sub.held = sub.held or []
         await self.reply(frames.invalidated_event(sub.alias, str(code)))
+        await self.hub.release(sub, None)

@@ -60,6 +60,7 @@ def hammer_setup(
 # 32 clients on one key mostly conflict and back off: 8,000 increments take 8 to 25 minutes
 # depending on the machine (sync REST views run one at a time per worker), past the
 # suite's default 1,500 s guard on a slow one.
+@pytest.mark.long
 @pytest.mark.timeout(3600)
 def test_compare_and_set_over_http_loses_no_increment_and_the_naive_control_does(
     hammer_setup: tuple[list[LiveServer], str, str],
@@ -82,6 +83,7 @@ def test_compare_and_set_over_http_loses_no_increment_and_the_naive_control_does
     assert naive_final < expected, "the naive read-then-write control must lose updates"
 
 
+@pytest.mark.long
 def test_the_service_update_loop_loses_no_increment(transactional_db: None) -> None:
     from django.db import connections
 

@@ -46,12 +46,32 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_node_suite_passes() -> None:
+#: node's own suite, a pytest test a file: node runs the files of one ``--test`` one at a
+#: time on two cores, and xdist spreads these over its workers.
+SUITE_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (BRIDGE / "tests").rglob("*.test.mjs"))
+#: The build's own test (esbuild and terser over every bundle) and the vendored Markdown
+#: parser's: 27 s of the suite's 38 on a quiet machine.
+LONG_FILES = {
+    "bridge_js/tests/build.test.mjs",
+    "bridge_js/tests/plugins/board-markdown-vendor.test.mjs",
+}
+
+
+def test_the_node_suite_is_found() -> None:
+    assert len(SUITE_FILES) >= 20, SUITE_FILES
+    assert set(SUITE_FILES) >= LONG_FILES
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=[pytest.mark.long] if p in LONG_FILES else []) for p in SUITE_FILES],
+)
+def test_the_node_suite_passes(path: str) -> None:
     node_or_skip()
     absent = absent_build_tools()
     if absent and os.environ.get("KANBAN_REQUIRE_NODE") == "1":
         missing(absent)
-    result = run("--test", "bridge_js/tests/")
+    result = run("--test", path)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "# fail 0" in result.stdout
     assert "# pass 0\n" not in result.stdout

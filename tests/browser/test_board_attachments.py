@@ -56,6 +56,7 @@ def cover_painted(person: Person, card: str) -> None:
     )
 
 
+@pytest.mark.long
 def test_a_screenshot_dropped_on_a_card_is_its_cover_for_everyone(
     demo: Demo, open_board: Callable[..., Person]
 ) -> None:

@@ -140,6 +140,7 @@ def as_reads(frames: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     return [(f["op"], f["value"] if f["op"] == "getMany" else [f["key"]]) for f in frames]
 
 
+@pytest.mark.long
 def test_every_kind_of_change_elsewhere_costs_the_board_no_read_when_its_values_were_pushed(
     demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
 ) -> None:

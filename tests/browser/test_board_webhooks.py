@@ -59,8 +59,15 @@ def test_bob_moves_a_card_and_alices_receiver_hears_it(
     assert payload["event"] == "card.moved" and payload["actor"] == "bob"
     assert payload["data"]["card"]["id"] == "c1" and payload["data"]["to"] == {"column": "done"}
 
-    alice.reload()
+    # The receiver hears the POST before the database worker records its answer, so the
+    # log may still say pending for a moment: alice reloads until it does not.
     delivery = alice.get_by_test_id("delivery").first
+    deadline = time.monotonic() + 10
+    while True:
+        alice.reload()
+        if delivery.get_attribute("data-status") != "pending" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     expect(delivery).to_have_attribute("data-status", "succeeded")
     expect(delivery.get_by_test_id("delivery-code")).to_have_text("200")
     alice.get_by_test_id("webhook-test").click()

@@ -66,6 +66,7 @@ def open_board_from_dashboard(page: Page, name: str) -> None:
     wait_in_plugin(page, "window.boardDebug && boardDebug.state.loaded")
 
 
+@pytest.mark.long
 def test_alice_makes_a_board_lets_bob_and_carol_in_and_later_shows_carol_out(
     people: dict[str, User], signed_in: Callable[..., Page]
 ) -> None:

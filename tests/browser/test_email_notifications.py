@@ -32,6 +32,7 @@ def assign(bob: Person, card: str, who: str) -> None:
     expect(bob.plugin.locator("#card-dialog")).to_be_hidden()
 
 
+@pytest.mark.long
 def test_a_mention_mails_alice_a_link_to_the_card_and_carols_digest_holds_two(
     demo: Demo,
     open_board: Callable[..., Person],

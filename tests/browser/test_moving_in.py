@@ -94,6 +94,7 @@ def on_board(page: Page, board: Project) -> Person:
     return person
 
 
+@pytest.mark.long
 def test_a_team_moves_in_from_trello(
     new_context: Callable[..., BrowserContext], live_server: LiveServer, tmp_path: Path
 ) -> None:

@@ -66,6 +66,7 @@ def loads_counted(project: Project) -> int:
     return int(entry.value)
 
 
+@pytest.mark.long
 def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_one_tab(
     naive: Project, context: BrowserContext
 ) -> None:
@@ -78,6 +79,7 @@ def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_one_tab(
     assert loads_counted(naive) == LOADS
 
 
+@pytest.mark.long
 def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_fresh_tabs(
     naive: Project, context: BrowserContext
 ) -> None:

@@ -35,6 +35,7 @@ def sso_server(
     provider: OidcProvider, live_servers: Callable[..., list[LiveServer]]
 ) -> Callable[..., LiveServer]:
     def start(**extra: str) -> LiveServer:
+        provider.check_alive()
         (server,) = live_servers(1, env=provider.env(**extra))
         return server
 

@@ -46,6 +46,7 @@ class Droppable:
         self.client.close(code=1006)
 
 
+@pytest.mark.long
 def test_a_removed_member_loses_the_open_board_every_time_within_a_second(
     live_servers: Callable[..., list[LiveServer]],
     redis_layer: dict[str, str],

@@ -45,6 +45,7 @@ def agent_call(server: LiveServer, plaintext: str, arguments: dict[str, Any]) ->
     return in_thread(lambda: asyncio.run(call()))
 
 
+@pytest.mark.long
 def test_a_team_and_an_agent_on_one_board(
     demo: Demo,
     open_board: Callable[..., Person],

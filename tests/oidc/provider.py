@@ -7,9 +7,10 @@ import json
 import select
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
 import pytest
 
@@ -22,9 +23,15 @@ BUTTON: Final = "Sign in with Acme ID"
 
 
 class OidcProvider:
-    def __init__(self, process: subprocess.Popen[bytes], issuer: str) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        issuer: str,
+        errors: IO[bytes],
+    ) -> None:
         self.process = process
         self.issuer = issuer
+        self.errors = errors
 
     @classmethod
     def start(cls, *, clock_skew: int = 0, timeout: float = 20.0) -> OidcProvider:
@@ -34,10 +41,12 @@ class OidcProvider:
             or not (SCRIPT.parent.parent.parent / "bridge_js/node_modules/oidc-provider").is_dir()
         ):
             pytest.skip("node and bridge_js's oidc-provider (npm ci) are needed")
+        # Kept open as long as the provider runs; what it said is read if it dies.
+        errors = tempfile.TemporaryFile()  # noqa: SIM115
         process = subprocess.Popen(
             [node, str(SCRIPT), "--port=0", f"--clock-skew={clock_skew}"],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=errors,
         )
         assert process.stdout is not None
         deadline = time.monotonic() + timeout
@@ -46,10 +55,11 @@ class OidcProvider:
             if ready:
                 line = process.stdout.readline()
                 if line.startswith(b"{"):
-                    return cls(process, json.loads(line)["issuer"])
+                    return cls(process, json.loads(line)["issuer"], errors)
             if process.poll() is not None:
                 break
         process.kill()
+        errors.close()
         raise RuntimeError("the OpenID provider did not start")
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -64,6 +74,15 @@ class OidcProvider:
             **extra,
         }
 
+    def check_alive(self) -> None:
+        """Fails with the provider's exit code if it has gone: a browser sent to it would
+        only say that nobody answered."""
+        code = self.process.poll()
+        if code is not None:
+            self.errors.seek(0)
+            said = self.errors.read()[-4000:].decode(errors="replace")
+            raise RuntimeError(f"the OpenID provider at {self.issuer} exited with {code}:\n{said}")
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -74,3 +93,4 @@ class OidcProvider:
                 self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.errors.close()

@@ -182,6 +182,7 @@ def open_one_board_per_worker(
     raise AssertionError(f"sockets stayed on workers {sorted(held)}")
 
 
+@pytest.mark.long
 def test_through_nginx_a_board_stays_live_across_three_workers_and_a_killed_one(
     live_servers: Callable[..., list[LiveServer]],
     redis_layer: dict[str, str],

@@ -195,6 +195,7 @@ def stored_keys(url: str, board: str, keys: list[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
+@pytest.mark.long
 def test_r15_postgresql_restarting_under_load_loses_nothing_and_every_worker_comes_back(
     live_servers: Callable[..., list[LiveServer]],
     redis_layer: dict[str, str],

@@ -197,6 +197,7 @@ def p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98] if len(values) >= 2 else 0.0
 
 
+@pytest.mark.long
 def test_r16_a_mixed_load_soaks_the_topology_with_nothing_lost_and_nothing_growing(
     live_servers: Callable[..., list[LiveServer]], redis_layer: dict[str, str]
 ) -> None:

@@ -109,6 +109,7 @@ async def ws_outcomes(consumer: Any, key: str, cookie: bytes) -> dict[str, str]:
     return outcomes
 
 
+@pytest.mark.long
 async def test_the_grant_matrix_holds_on_rest_and_websocket() -> None:
     user = await database_sync_to_async(a_user)("alice")
     client = APIClient()

@@ -119,6 +119,7 @@ def commit_chain(writes: list[drivers.Write]) -> list[drivers.Write]:
     return chain
 
 
+@pytest.mark.long
 def test_r2_cas_increments_lose_nothing_and_a_naive_control_loses_updates(scene: Scene) -> None:
     expected = WRITERS * INCREMENTS
     outcomes, elapsed = hammer(scene, "counter", naive=False)

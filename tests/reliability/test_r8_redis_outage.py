@@ -283,6 +283,7 @@ def healthy(server: LiveServer) -> bool:
         return bool(json.load(response)["status"] == "ok")
 
 
+@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 async def test_a_redis_outage_loses_no_write_and_every_subscriber_resyncs(
     live_servers: Callable[..., list[LiveServer]], private_redis: PrivateRedis

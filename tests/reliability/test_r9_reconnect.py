@@ -147,6 +147,7 @@ def gaps(received: list[str], acked: list[list[str]]) -> tuple[bool, int]:
     return in_order, missing
 
 
+@pytest.mark.long
 @pytest.mark.django_db(transaction=True)
 async def test_reconnect_storms_and_a_slow_consumer_end_with_no_divergence(
     live_servers: Callable[..., list[LiveServer]], settings: Any

@@ -182,6 +182,19 @@ async def test_a_recheck_after_a_password_change_ends_the_socket(board: Any, bob
     assert closed == {"type": "websocket.close", "code": 4401}
 
 
+async def test_a_recheck_the_database_cannot_answer_asks_the_page_to_reconnect(
+    board: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    communicator, bridge = await open_socket(board, bob)
+    assert (await bridge.call("subscribe"))["ok"] is True
+    # Not held open on the rules it had, its events held back for ever: closed, so that
+    # the page's next socket is checked from scratch.
+    monkeypatch.setattr("kanban.bridge.service.recheck_socket", pool_exhausted)
+    await database_sync_to_async(publish_access_changed)(user_ids={bob.pk})
+    closed = await communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4013}
+
+
 async def test_a_superuser_whose_flag_was_taken_away_is_an_ordinary_user_at_once(
     board: Any,
 ) -> None:

@@ -132,6 +132,7 @@ def a_small_window(server: LiveServer) -> sockets.socket:
     return raw
 
 
+@pytest.mark.long
 async def test_a_peer_that_stops_reading_is_held_back_and_then_resyncs_on_a_live_worker(
     live_servers: Callable[..., list[LiveServer]], scene: dict[str, Any]
 ) -> None:
