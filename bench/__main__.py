@@ -71,6 +71,8 @@ class Plan:
     cap_seconds: float
     cap_rates: tuple[float, ...]
     cap_viewers: tuple[int, int]
+    cap_boards: int
+    cap_board_rates: tuple[float, ...]
     i1_cards: int
     i1_items: int
     i1_comments: int
@@ -110,6 +112,9 @@ PLANS: dict[str, tuple[Any, Any]] = {
     "cap_seconds": (5.0, 1.0),
     "cap_rates": ((5.0, 10.0, 20.0, 40.0, 80.0), (5.0,)),
     "cap_viewers": ((100, 1000), (5, 15)),
+    # The many-boards capacity row (bench/many_boards.py): boards x 5 viewers, 2 workers.
+    "cap_boards": (100, 6),
+    "cap_board_rates": ((20.0, 40.0, 80.0, 160.0, 320.0), (10.0,)),
     # #38's targets (bench/moving_bench.py).
     "i1_cards": (5000, 200),
     "i1_items": (20000, 800),
@@ -163,6 +168,7 @@ def main(argv: list[str]) -> int:
         bridge_bench,
         browser_bench,
         engine_bench,
+        many_boards,
         moving_bench,
         sdk_bench,
         spread_bench,
@@ -226,9 +232,20 @@ def main(argv: list[str]) -> int:
             cards=plan.i2_cards, versions=plan.i2_versions, attachment_mb=plan.i2_attachment_mb
         ),
         "I3": lambda: moving_bench.i3(rounds=plan.rounds, megabytes=plan.i3_mb, scene=scene),
-        "CAP": lambda: spread_bench.capacity(
-            seconds=plan.cap_seconds, rates=plan.cap_rates, viewers=plan.cap_viewers, scene=scene
-        ),
+        "CAP": lambda: [
+            *spread_bench.capacity(
+                seconds=plan.cap_seconds,
+                rates=plan.cap_rates,
+                viewers=plan.cap_viewers,
+                scene=scene,
+            ),
+            *many_boards.capacity(
+                seconds=plan.cap_seconds,
+                rates=plan.cap_board_rates,
+                boards=plan.cap_boards,
+                scene=scene,
+            ),
+        ],
     }
     figures: list[Figure] = []
     errors: dict[str, str] = {}

@@ -76,7 +76,14 @@ def wait_drawn(page: Any, cards: int) -> None:
     drawn.first.wait_for(state="attached", timeout=60_000)
     frame = page.frame(url=lambda url: "/plugins/" in url)
     assert frame is not None
-    frame.wait_for_function(f"boardDebug.state.cards.length >= {cards}", timeout=60_000)
+    # Polled from here: Playwright's wait_for_function evals its predicate in the page, which
+    # the plugin's CSP (no 'unsafe-eval') refuses (tests/browser/demo_board.py waits so too).
+    deadline = time.monotonic() + 60
+    while frame.evaluate("boardDebug.state.cards.length") < cards:
+        if time.monotonic() > deadline:
+            held = frame.evaluate("boardDebug.state.cards.length")
+            raise TimeoutError(f"the Board held {held} cards of {cards} after 60 s")
+        page.wait_for_timeout(20)
 
 
 def u1(*, rounds: int, cards: int, scene: Scene) -> list[Figure]:

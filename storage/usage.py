@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from storage.backends import Dialect
+from storage.backends.base import CountedSet
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import parse_namespace, project_root
 from storage.writes import AppendList, DeleteList, DeleteValue, SetValue, Write
@@ -69,7 +70,7 @@ class Ledger:
         statement on PostgreSQL, the hot path): its seq, or None when not applied."""
         added = text_bytes(write.text) * (2 if write.keep else 1)
         seq, change, used = self.dialect.set_counted(
-            self.cursor, params, write.expected_seq, write.keep, (root, added)
+            self.cursor, CountedSet(params, write.expected_seq, write.keep, root, added)
         )
         self.change[root] += change
         if used is not None:

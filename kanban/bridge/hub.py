@@ -32,10 +32,9 @@ import contextlib
 import json
 import logging
 import time
-import weakref
 from collections import defaultdict
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 from uuid import UUID, uuid4
 
 from channels.db import database_sync_to_async
@@ -64,6 +63,7 @@ from kanban.observability.metrics import (
     LAYER_RECOVERIES,
 )
 from kanban.projects.plugin_files import plugin_versions
+from storage.loops import PerLoop
 
 logger = logging.getLogger(__name__)
 
@@ -472,13 +472,9 @@ class Hub:
             await send_each(subscription.event_texts([sub], held))
 
 
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
+_hubs: Final = PerLoop(Hub)
 
 
 def get_hub() -> Hub:
     """The hub of the running event loop (one per server process)."""
-    loop = asyncio.get_running_loop()
-    hub = _hubs.get(loop)
-    if hub is None:
-        hub = _hubs[loop] = Hub()
-    return hub
+    return _hubs.get()

@@ -14,20 +14,32 @@ all the same, and the hub hands the kept message to the layer again once it answ
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
+import logging
+import os
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final, cast
 from uuid import UUID
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 
 from kanban.bridge import overflow
 from kanban.bridge.frames import Change
 from kanban.bridge.overflow import send_or_keep
 from kanban.data.change_groups import CHANGED, project_group
+from storage.loops import PerLoop
 
 ACCESS_GROUP = "kanban.access"
+
+logger = logging.getLogger(__name__)
+
+#: How long a thread waits for its loop to send an access, inbox or plugin message: longer
+#: than the layer's own socket timeout (30 s, settings.CHANNEL_LAYERS), so only a loop that
+#: will never run the send (a worker stopping) makes it give up.
+SEND_WAIT_SECONDS: Final = 35.0
 
 
 def board_group(project_id: UUID) -> str:
@@ -41,6 +53,9 @@ def inbox_group(user_id: int) -> str:
 
 
 _pending_sends: set[asyncio.Task[None]] = set()
+#: A message a worker thread handed its loop: (layer, group, message, what its sender waits
+#: on, or None when it does not wait).
+_Queued = tuple[Any, str, dict[str, Any], "concurrent.futures.Future[None] | None"]
 
 
 def _group_send(group: str, message: dict[str, Any]) -> None:
@@ -51,14 +66,99 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
-    if loop is None:
-        async_to_sync(send_or_keep)(layer, group, message)
-    else:
+    if loop is not None:
         # Called from a thread that runs an event loop (sync code inside async code):
         # async_to_sync cannot run here, so hand the send to that loop.
         task = loop.create_task(send_or_keep(layer, group, message))
         _pending_sends.add(task)
         task.add_done_callback(_pending_sends.discard)
+        return
+    worker = _worker_loop()
+    if worker is None:
+        async_to_sync(send_or_keep)(layer, group, message)
+        return
+    # A bridge, REST or MCP call in the worker's thread pool: the worker's own loop sends,
+    # in order per group (``_Outbox``). A committed change's thread does not wait for
+    # Redis's round trips (they were most of a lone write's time after its commit, bench
+    # B2); every other message still waits, as a revoked grant's sender expects its
+    # sockets to be told before it answers.
+    done: concurrent.futures.Future[None] | None = (
+        None if message.get("type") == CHANGED else concurrent.futures.Future()
+    )
+    worker.call_soon_threadsafe(_outbox_put, layer, group, message, done)
+    if done is None:
+        return
+    try:
+        done.result(timeout=SEND_WAIT_SECONDS)
+    except concurrent.futures.TimeoutError:
+        # What it announces has committed either way; the thread answers its caller rather
+        # than hang until the process is killed, and says what it could not confirm.
+        logger.warning(
+            "%s for %s was not sent within %.0f s", message.get("type"), group, SEND_WAIT_SECONDS
+        )
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop | None:
+    """The running event loop that handed this thread its call, if any. Seam: asgiref's
+    ``sync_to_async`` records it in ``SyncToAsync.threadlocal`` (with the process id), as
+    its own ``async_to_sync`` reads it. Pinned in tests/kanban/bridge/test_publish.py."""
+    local = SyncToAsync.threadlocal
+    loop = getattr(local, "main_event_loop", None)
+    if loop is None or getattr(local, "main_event_loop_pid", None) != os.getpid():
+        return None
+    if loop.is_closed() or not loop.is_running():
+        return None
+    return cast(asyncio.AbstractEventLoop, loop)
+
+
+class _Outbox:
+    """One loop's messages handed over by its threads, sent one after another per group:
+    a group's numbering (``overflow.stamp``) and a key's revisions reach the hubs in the
+    order the publishers committed them, and different groups do not wait for each other."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, collections.deque[_Queued]] = {}
+
+    def put(self, queued: _Queued) -> None:
+        group = queued[1]
+        waiting = self.queues.get(group)
+        if waiting is not None:
+            waiting.append(queued)  # its group's sender takes it after the ones before
+            return
+        self.queues[group] = collections.deque([queued])
+        task = asyncio.get_running_loop().create_task(self._send(group))
+        _pending_sends.add(task)
+        task.add_done_callback(_pending_sends.discard)
+
+    async def _send(self, group: str) -> None:
+        waiting = self.queues[group]
+        try:
+            while waiting:
+                layer, _, message, done = waiting[0]
+                try:
+                    await send_or_keep(layer, group, message)
+                finally:
+                    waiting.popleft()
+                    if done is not None and not done.done():
+                        done.set_result(None)
+        finally:
+            for *_, done in waiting:  # cancelled with the loop: nobody may wait forever
+                if done is not None and not done.done():
+                    done.set_result(None)
+            del self.queues[group]
+
+
+_outboxes: PerLoop[_Outbox] = PerLoop(_Outbox)
+
+
+def _outbox_put(
+    layer: Any,
+    group: str,
+    message: dict[str, Any],
+    done: concurrent.futures.Future[None] | None,
+) -> None:
+    """On the worker's loop: queue the message behind its group's."""
+    _outboxes.get().put((layer, group, message, done))
 
 
 def publish_changes(project_id: UUID, changes: Sequence[Change]) -> None:

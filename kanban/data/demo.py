@@ -3,6 +3,7 @@ confirmed relationship, and a few sample cards. Never in production mode."""
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,8 +164,12 @@ def board_fill(*, project_id: UUID, cards: int, user: Any) -> int:
     board_id = project_id
     alice = user
     index = project_kv_get(target=Target(user=alice, project_id=board_id), key="board:cards")
-    ids: list[str] = list(index.value) if index is not None else []
-    added = [f"g{n:05d}" for n in range(max(0, cards - len(ids)))]
+    # Once, without the twice-listed ids a fill before the one below could leave.
+    ids: list[str] = list(dict.fromkeys(index.value)) if index is not None else []
+    # New ids past the ones a fill before this one gave: g00000 may be taken already.
+    taken = set(ids)
+    fresh = (card_id for n in itertools.count() if (card_id := f"g{n:05d}") not in taken)
+    added = list(itertools.islice(fresh, max(0, cards - len(ids))))
     columns = [column["id"] for column in COLUMNS]
     stored = {
         card_id: entry.value

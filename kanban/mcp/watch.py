@@ -15,9 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections import defaultdict
-from typing import Any
+from typing import Any, Final
 from uuid import UUID
 
 from channels.db import database_sync_to_async
@@ -26,6 +25,7 @@ from django.utils import timezone
 from kanban.data.change_groups import CHANGED, follower_layer, project_group, receive_forever
 from kanban.mcp.resources import ResourceNotFound, check_readable
 from kanban.models import ApiToken
+from storage.loops import PerLoop
 
 logger = logging.getLogger(__name__)
 
@@ -158,14 +158,8 @@ class Watcher:
                     await self.unsubscribe(session_id=session_id, board=board, uri=uri)
 
 
-_watchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Watcher] = (
-    weakref.WeakKeyDictionary()
-)
+_watchers: Final = PerLoop(Watcher)
 
 
 def get_watcher() -> Watcher:
-    loop = asyncio.get_running_loop()
-    watcher = _watchers.get(loop)
-    if watcher is None:
-        watcher = _watchers[loop] = Watcher()
-    return watcher
+    return _watchers.get()

@@ -24,7 +24,6 @@ import logging
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -35,6 +34,7 @@ from django.conf import settings
 
 from kanban.observability.metrics import LAYER_FAILURES
 from storage.errors import ErrorCode, KanbanError
+from storage.loops import PerLoop
 
 logger = logging.getLogger(__name__)
 
@@ -132,27 +132,25 @@ class _LoopState:
     refresher: asyncio.Task[None] | None = None
 
 
-_states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
-    weakref.WeakKeyDictionary()
-)
+def _new_state() -> _LoopState:
+    client = redis.asyncio.Redis.from_url(
+        settings.REDIS_URL,
+        socket_timeout=TIMEOUT_SECONDS,
+        socket_connect_timeout=TIMEOUT_SECONDS,
+    )
+    return _LoopState(
+        client,
+        client.register_script(_TAKE_SLOT),
+        client.register_script(_REFRESH_SLOTS),
+        client.register_script(_TAKE_TOKENS),
+    )
+
+
+_states: Final = PerLoop(_new_state)
 
 
 def _state() -> _LoopState:
-    loop = asyncio.get_running_loop()
-    state = _states.get(loop)
-    if state is None:
-        client = redis.asyncio.Redis.from_url(
-            settings.REDIS_URL,
-            socket_timeout=TIMEOUT_SECONDS,
-            socket_connect_timeout=TIMEOUT_SECONDS,
-        )
-        state = _states[loop] = _LoopState(
-            client,
-            client.register_script(_TAKE_SLOT),
-            client.register_script(_REFRESH_SLOTS),
-            client.register_script(_TAKE_TOKENS),
-        )
-    return state
+    return _states.get()
 
 
 async def _keep_slots_alive(state: _LoopState) -> None:

@@ -10,11 +10,34 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 #: A value's columns and a kept version's: the same, in the same order.
 _VERSION_COLUMNS = ("namespace", "key", "seq", "value", "source", "written_at")
+
+
+@dataclass(frozen=True, slots=True)
+class CountedSet:
+    """A set of a project's value that changes the project's usage row with it."""
+
+    #: As a plain set's: namespace, key, value, source, written_at.
+    params: tuple[Any, ...]
+    #: ``ANY`` (an upsert), None (insert only when absent) or the seq it must replace.
+    expected_seq: object
+    keep: int
+    #: The usage row's root and the bytes the write stores there.
+    root: str
+    added: int
+
+
+class SetCounted(NamedTuple):
+    #: The write's seq; None when it was not applied.
+    seq: int | None
+    #: How much the usage row changed, and what it holds now (None: unchanged).
+    change: int
+    used: int | None
 
 
 class Dialect(ABC):
@@ -247,21 +270,12 @@ class Dialect(ABC):
         )
         return int(cursor.fetchone()[0])
 
-    def set_counted(
-        self,
-        cursor: Any,
-        params: tuple[Any, ...],
-        expected_seq: object,
-        keep: int,
-        counted: tuple[str, int],
-    ) -> tuple[int | None, int, int | None]:
-        """A set as ``upsert`` (``expected_seq`` ANY), ``insert_absent`` (None) or
-        ``update_at`` (a seq) that also changes the usage row of ``counted`` (root, bytes
-        the write stores): its seq (None: not applied), how much the row changed and what
-        it now holds (None: unchanged). The root must be locked (``lock_usage``) before."""
-        namespace, key = params[0], params[1]
-        root, added = counted
-        current, dropped = self.replaced_bytes(cursor, namespace, key, keep)
+    def set_counted(self, cursor: Any, write: CountedSet) -> SetCounted:
+        """Apply ``write`` as ``upsert``, ``insert_absent`` or ``update_at`` (by its
+        ``expected_seq``) and change its root's usage row by what it stores less what it
+        replaces. The root must be locked (``lock_usage``) before."""
+        params, expected_seq, keep = write.params, write.expected_seq, write.keep
+        current, dropped = self.replaced_bytes(cursor, params[0], params[1], keep)
         if expected_seq is None:
             seq = self.insert_absent(cursor, params, keep)
         elif isinstance(expected_seq, int):
@@ -269,9 +283,11 @@ class Dialect(ABC):
         else:
             seq = self.upsert(cursor, params, keep)
         if seq is None:
-            return None, 0, None
-        change = added - (current or 0) - dropped
-        return seq, change, self.add_usage(cursor, root, change) if change else None
+            return SetCounted(None, 0, None)
+        change = write.added - (current or 0) - dropped
+        return SetCounted(
+            seq, change, self.add_usage(cursor, write.root, change) if change else None
+        )
 
     def replaced_bytes(
         self, cursor: Any, namespace: str, key: str, keep: int

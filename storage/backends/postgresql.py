@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from storage.backends.base import Dialect
+from storage.backends.base import CountedSet, Dialect, SetCounted
 
 _NEXT = "nextval('storage_seq')"
 
@@ -122,27 +122,20 @@ class PostgresDialect(Dialect):
     def lock_namespace(self, cursor: Any, namespace: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_lock_id(namespace),))
 
-    def set_counted(
-        self,
-        cursor: Any,
-        params: tuple[Any, ...],
-        expected_seq: object,
-        keep: int,
-        counted: tuple[str, int],
-    ) -> tuple[int | None, int, int | None]:
+    def set_counted(self, cursor: Any, write: CountedSet) -> SetCounted:
         """One statement, as a set without counting: what the write replaces (``old``) and
         the versions it drops (``pruned``) are measured in it and the usage row changed by
         the difference. ``old`` reads the statement's snapshot, which is exact because the
         project's lock, taken by the statement before, keeps every other writer out."""
+        params, keep, added = write.params, write.keep, write.added
         namespace, key, value, source, written_at = params
-        if expected_seq is None:
+        if write.expected_seq is None:
             statement, arguments = self._insert_absent, params
-        elif isinstance(expected_seq, int):
+        elif isinstance(write.expected_seq, int):
             statement = self._update_at
-            arguments = (value, source, written_at, namespace, key, expected_seq)
+            arguments = (value, source, written_at, namespace, key, write.expected_seq)
         else:
             statement, arguments = self._upsert, params
-        root, added = counted
         delta = "%s - coalesce((SELECT n FROM old), 0) - coalesce((SELECT sum(n) FROM pruned), 0)"
         pruned = "SELECT NULL::int AS n WHERE false"
         if keep:
@@ -173,7 +166,7 @@ class PostgresDialect(Dialect):
                 key,
                 *arguments,
                 *((namespace, key, namespace, key, keep - 1) if keep else ()),
-                root,
+                write.root,
                 added,
                 added,
                 added,
@@ -182,8 +175,8 @@ class PostgresDialect(Dialect):
         )
         row = cursor.fetchone()
         if row is None:
-            return None, 0, None
-        return int(row[0]), int(row[1]), None if row[2] is None else int(row[2])
+            return SetCounted(None, 0, None)
+        return SetCounted(int(row[0]), int(row[1]), None if row[2] is None else int(row[2]))
 
     def upsert(self, cursor: Any, params: tuple[Any, ...], keep: int) -> int:
         seq = self._write(cursor, self._upsert, params, params, keep)

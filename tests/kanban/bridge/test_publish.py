@@ -5,12 +5,14 @@ event. And nothing is sent before a commit: a rolled-back write publishes nothin
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from typing import Any
 from uuid import uuid4
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from kanban.bridge import publish
@@ -65,3 +67,78 @@ def test_a_write_is_sent_once_it_commits_and_never_when_it_rolls_back(
     assert [(group, message["type"]) for group, message in sent] == [
         (project_group(dataset.project_id), CHANGED)
     ]
+
+
+class SlowLayer:
+    """A layer whose change messages wait for ``gate``, as a busy Redis would."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        if message["type"] == CHANGED:
+            await self.gate.wait()
+        self.sent.append((group, message))
+
+
+async def test_a_worker_thread_hands_its_sends_to_the_loop_in_order_per_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A committed change's thread returns without waiting for the layer, its loop sends
+    each group's messages in the order they were published; an access change's thread
+    still waits until its message is sent."""
+    layer = SlowLayer()
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
+    project = uuid4()
+
+    def in_worker_thread() -> asyncio.AbstractEventLoop | None:
+        for n in range(1, 4):
+            publish.publish_changes(project, [("kv", "card:1", str(n))])
+        publish.publish_access_changed([project], [7])
+        # Only the access change has gone: the changes wait behind the layer's gate.
+        assert [m["type"] for _, m in layer.sent] == ["access.changed"]
+        return publish._worker_loop()
+
+    loop = await sync_to_async(in_worker_thread, thread_sensitive=False)()
+    assert loop is asyncio.get_running_loop()  # the seam: asgiref names the calling loop
+    layer.gate.set()
+    for _ in range(100):
+        if len(layer.sent) == 4:
+            break
+        await asyncio.sleep(0.01)
+    changes = [m for g, m in layer.sent if g == project_group(project)]
+    assert [m["changes"][0][2] for m in changes] == ["1", "2", "3"]
+    assert [m["seq"] for m in changes] == sorted(m["seq"] for m in changes)
+
+
+def test_a_thread_no_loop_handed_its_call_sends_and_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    layer = SlowLayer()
+    layer.gate.set()
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
+    assert publish._worker_loop() is None
+    publish.publish_changes(uuid4(), [("kv", "card:1", "1")])
+    assert [m["type"] for _, m in layer.sent] == [CHANGED]
+
+
+class StuckLayer:
+    """A layer that never answers, as a worker's loop that stops after the hand-off."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        await self.gate.wait()
+
+
+async def test_a_thread_waiting_on_a_send_that_never_comes_goes_on_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    layer = StuckLayer()
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publish, "SEND_WAIT_SECONDS", 0.05)
+    await sync_to_async(publish.publish_access_changed, thread_sensitive=False)([uuid4()], [7])
+    assert "access.changed for kanban.access was not sent within" in caplog.text
+    layer.gate.set()

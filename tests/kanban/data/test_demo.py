@@ -105,7 +105,7 @@ def test_board_cards_fills_a_fresh_demo_and_then_an_existing_one() -> None:
         assert len(set(ranks)) == len(ranks)
     assert demo_board_fill(cards=1000) == 0, "already that big: nothing added"
     assert demo_board_fill(cards=1200) == 200
-    assert len(board_cards(board)) == 1200
+    assert len({card["id"] for card in board_cards(board)}) == 1200, "200 new cards, none twice"
 
 
 def test_the_command_takes_board_cards() -> None:

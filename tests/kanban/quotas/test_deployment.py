@@ -176,7 +176,7 @@ async def test_a_worker_keeps_each_of_its_sockets_slots_alive_and_only_its_own(
             assert handle is not None
             await quotas.socket_close(user_id=user_id, handle=handle)
     await client.aclose()
-    quotas._states.pop(asyncio.get_running_loop(), None)
+    quotas._states.forget()
 
 
 async def try_open_inbox(server: LiveServer, scene: dict[str, Any]) -> Any:
