@@ -32,10 +32,10 @@ HTTP_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.CONFLICT: 409,
     ErrorCode.RELATIONSHIP_PENDING: 409,
     ErrorCode.TOO_LARGE: 413,
-    # The request is fine; the project has no room left for it (RFC 4918's status).
-    ErrorCode.QUOTA_EXCEEDED: 507,
-    # Not 413 (no body is too large) nor 429 (waiting changes nothing): the person's own
-    # state, which they can change, conflicts with the request.
+    # A quota is no body size (413) and no server failure (5xx, which clients retry and
+    # monitors count); waiting changes nothing (429). The board's own state, which its people
+    # can change (delete values, purge kept versions, leave a board), conflicts with it.
+    ErrorCode.QUOTA_EXCEEDED: 409,
     ErrorCode.LIMIT_REACHED: 409,
     # Well formed, refused by what the thing is (the built-in default configuration).
     ErrorCode.BUILT_IN: 409,

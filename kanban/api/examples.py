@@ -298,6 +298,12 @@ _HISTORY: Final = {
 _BATCH_RESULTS: Final = {
     "results": [
         {"found": True, "value": {"theme": "dark", "columns": 4}, "revision": "42"},
+        {
+            "found": True,
+            "value": {"theme": "light", "columns": 3},
+            "revision": "43",
+            "source": {"user": "alice", "via": "mcp", "agent": "triage-bot"},
+        },
         {"found": False},
     ]
 }

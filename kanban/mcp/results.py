@@ -19,6 +19,7 @@ _STRINGS: Final = {"type": "array", "items": _STRING}
 _OR_NULL: Final = {"type": ["string", "null"]}
 _INTEGER: Final = {"type": "integer"}
 _BOOLEAN: Final = {"type": "boolean"}
+_OBJECT: Final = {"type": "object"}
 
 
 def _shape(*required: str, **properties: Any) -> dict[str, Any]:
@@ -28,7 +29,8 @@ def _shape(*required: str, **properties: Any) -> dict[str, Any]:
 KV_RESULT: Final = {
     "type": "object",
     "anyOf": [
-        _shape("found", found=_BOOLEAN, value={}, revision=_STRING),  # get
+        # get; `source`: who made the last write and through what, when an agent did
+        _shape("found", found=_BOOLEAN, value={}, revision=_STRING, source=_OBJECT),
         _shape("revision", revision=_STRING),  # set
     ],
 }

@@ -62,7 +62,8 @@ KV_STORE: Final[dict[str, Any]] = {
     "description": (
         "Read (get) or write (set) one JSON value of the project's shared KV (or, with "
         "conversationId, of that conversation's KV), or of a related project's through its "
-        "alias. get answers {found, value, revision}; set answers {revision}. Pass "
+        "alias. get answers {found, value, revision}, and source {user, via, agent?, runId?, "
+        "conversationId?} when an agent made the last write; set answers {revision}. Pass "
         "expectedRevision to write only over the revision you read: without it a set "
         "replaces whatever is there. Values are JSON of at most $value_bytes bytes. To "
         "change a Board's cards use board_cards, never a set of board:cards."

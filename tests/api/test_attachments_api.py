@@ -128,7 +128,7 @@ def test_too_large_and_quota_exceeded_write_nothing(
     settings.KANBAN_ATTACHMENT_BYTES = 10**6
     settings.KANBAN_PROJECT_BYTES = 50_000
     full = upload(people.bob, board, b"x" * 60_000, "full.bin")
-    assert (full.status_code, full.json()["code"]) == (507, "quota_exceeded")
+    assert (full.status_code, full.json()["code"]) == (409, "quota_exceeded")
     assert listed(people.bob, board).json()["attachments"] == []
 
 

@@ -335,6 +335,30 @@ def test_a_batched_read_answers_every_key_in_the_order_asked(
     }
 
 
+def test_a_batched_read_carries_the_source_of_an_agents_write_only(
+    people: People, board: Project
+) -> None:
+    """The bridge's rule (tests/kanban/bridge/test_read_sources.py), one code path."""
+    bob = client_for(people.bob)
+    run = bob.put(
+        kv_url(board, "card:run"),
+        data=json.dumps({"value": 1}),
+        content_type="application/json",
+        headers={"X-Run-Id": "run-7"},
+    )
+    put(bob, kv_url(board, "card:bob"), {"value": 2})
+
+    results = batch(bob, board, ["card:run", "card:bob"]).json()["results"]
+
+    assert results[0] == {
+        "found": True,
+        "value": 1,
+        "revision": run.json()["revision"],
+        "source": {"user": "bob", "via": "api", "runId": "run-7"},
+    }
+    assert "source" not in results[1]
+
+
 def test_a_prefix_grant_refuses_the_keys_it_does_not_open_alone_and_reads_the_rest(
     people: People, hierarchy: dict[str, Project]
 ) -> None:

@@ -196,3 +196,34 @@ def test_an_agents_changes_show_as_the_agents_until_a_person_changes_the_card(
     expect(board.get_by_test_id("agent-c1")).to_have_count(0)
     bob.wait_for("boardDebug.state.pending === 0")
     expect(board.get_by_test_id("agent-c1")).to_have_count(0)
+
+
+def test_a_board_opened_after_an_agents_change_shows_the_mark_until_a_person_changes_it(
+    demo: Demo, open_board: Callable[..., Person], live_server: LiveServer
+) -> None:
+    """triage-bot moves a card over MCP while nobody has the Board open: bob opens it
+    afterwards and the card still carries the agent's mark (his load's read carries the
+    agent's write source); the cards people wrote carry none. bob's own edit clears it,
+    and a Board opened after that shows none either."""
+    bot = token("alice", demo.board.id, name="triage-bot")
+    named = "triage-bot (Alice Martin's agent)"
+    agent_calls(live_server, bot, [{"action": "move", "id": "c1", "column": "doing"}])
+
+    bob = open_board("bob")
+    board = bob.plugin
+    mark = board.get_by_test_id("agent-c1")
+    expect(mark).to_have_attribute("aria-label", f"Changed by {named}")
+    expect(board.get_by_test_id("card-c2")).to_be_visible()
+    expect(board.locator("[data-testid^='agent-']")).to_have_count(1)
+
+    board.get_by_test_id("card-c1").dblclick()
+    board.locator("#card-title-input").fill("Guide, checked")
+    board.get_by_test_id("card-save").click()
+    expect(board.get_by_test_id("agent-c1")).to_have_count(0)
+    bob.wait_for("boardDebug.state.pending === 0")
+
+    alice = open_board("alice")
+    expect(alice.plugin.get_by_test_id("card-c1").get_by_test_id("card-title")).to_have_text(
+        "Guide, checked"
+    )
+    expect(alice.plugin.locator("[data-testid^='agent-']")).to_have_count(0)

@@ -9,7 +9,8 @@ It migrates a fresh database, makes alice, a Board with a card and an MCP token,
 daphne worker, then
 
 - runs each server scenario of ``@modelcontextprotocol/conformance`` that applies to what the
-  server declares (``SCENARIOS``; ``SKIPPED`` says why each other one does not apply), and
+  server declares (``SCENARIOS``; ``SKIPPED`` says why each other one does not apply); the
+  two subscription scenarios run on the seeded Board's URI (``board_suite``), and
 - has ``@modelcontextprotocol/inspector``'s CLI list the tools at ``/mcp`` and call each one
   once with a read action (``READS``; every tool must have one).
 
@@ -56,6 +57,8 @@ SCENARIOS: Final = {
     "ping": ("ping", None),
     "tools-list": ("tools: each has a name, description and inputSchema", "tools"),
     "resources-list": ("resources: each has a uri and a name", "resources"),
+    "resources-subscribe": ("resources/subscribe to a Board", "resources.subscribe"),
+    "resources-unsubscribe": ("resources/subscribe, then unsubscribe", "resources.subscribe"),
     "server-sse-multiple-streams": ("several requests of one session at once", "session"),
     "dns-rebinding-protection": ("Host and Origin checks: 4xx for another Host", None),
 }
@@ -80,10 +83,6 @@ SKIPPED: Final = {
     "resources-read-text": "reads the suite's own reference resource (test://static-text)",
     "resources-read-binary": "reads the suite's own reference resource (test://static-binary)",
     "resources-templates-read": "reads the suite's own template (test://template/{id}/data)",
-    # This server refuses a subscription to a resource the token cannot read (-32002), as it
-    # must; tests/kanban/mcp/test_watch.py subscribes to a Board and hears its changes.
-    "resources-subscribe": "subscribes to the suite's own resource (test://watched-resource)",
-    "resources-unsubscribe": "subscribes to the suite's own resource (test://watched-resource)",
     "prompts-list": "the server declares no prompts capability",
     "prompts-get-simple": "the server declares no prompts capability",
     "prompts-get-with-args": "the server declares no prompts capability",
@@ -108,11 +107,11 @@ def main() -> int:
         database_url = stack.enter_context(fresh_database())
         env = worker_env(database_url)
         run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env=env)
-        token = seed(env)
+        token, board_uri = seed(env)
         worker = stack.enter_context(daphne(env))
         proxy = stack.enter_context(nginx_adding_token(worker, token))
         print(f"worker {worker} ready, nginx {proxy} ({time.monotonic() - started:.1f} s)")
-        failures = conformance(f"http://localhost:{proxy}/mcp")
+        failures = conformance(f"http://localhost:{proxy}/mcp", board_uri)
         failures += inspector(f"http://{HOST}:{worker}/mcp", token)
     print(f"\nMCP conformance and inspector: {time.monotonic() - started:.1f} s")
     for failure in failures:
@@ -183,14 +182,15 @@ board_action(action="add", user=alice, project_id=board.id, provenance=Provenanc
              arguments={"title": "Read me", "column": "todo"})
 _, token = token_create(user=alice, name="conformance", project_id=board.id,
                         more_project_ids=[], scope="mcp", lifetime=None)
-print(token)
+print(board.id, token)
 """
 
 
-def seed(env: dict[str, str]) -> str:
-    """alice's MCP token for a Board holding one card."""
+def seed(env: dict[str, str]) -> tuple[str, str]:
+    """alice's MCP token for a Board holding one card, and the Board's resource URI."""
     out = run([sys.executable, "manage.py", "shell", "-c", SEED], env=env)
-    return out.strip().splitlines()[-1]
+    board_id, token = out.strip().splitlines()[-1].split()
+    return token, f"kanban://boards/{board_id}"
 
 
 @contextlib.contextmanager
@@ -291,7 +291,37 @@ def listed_scenarios() -> set[str]:
     return {line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip()[:2] == "- "}
 
 
-def conformance(url: str) -> list[str]:
+#: The resource the suite's subscription scenarios name: its own reference server's fixture.
+SUITE_WATCHED_URI: Final = "test://watched-resource"
+#: Scenarios run with the suite's fixture URI replaced by the seeded Board's (see board_suite).
+ON_A_BOARD: Final = frozenset({"resources-subscribe", "resources-unsubscribe"})
+
+
+@contextlib.contextmanager
+def board_suite(board_uri: str) -> Iterator[Path]:
+    """The pinned suite with its watched resource's URI replaced by a Board's.
+
+    The subscription scenarios subscribe to the suite's own reference resource, which this
+    server rightly refuses (-32002: no such resource for this token). Everything else in them
+    is what any server declaring ``resources.subscribe`` must do, so they run unchanged but for
+    that URI, from a copy beside node_modules (so its imports resolve as the original's do).
+    """
+    source = (CONFORMANCE / "index.js").read_text(encoding="utf-8")
+    if SUITE_WATCHED_URI not in source:
+        raise SystemExit(f"the pinned suite no longer names {SUITE_WATCHED_URI}: decide again")
+    copy = Path(tempfile.mkdtemp(prefix=".board-suite-", dir=HERE))
+    try:
+        (copy / "dist").mkdir()
+        (copy / "dist" / "index.js").write_text(
+            source.replace(SUITE_WATCHED_URI, board_uri), encoding="utf-8"
+        )
+        shutil.copy(CONFORMANCE.parent / "package.json", copy / "package.json")
+        yield copy / "dist"
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def conformance(url: str, board_uri: str) -> list[str]:
     failures = []
     listed = listed_scenarios()
     unknown = listed - set(SCENARIOS) - set(SKIPPED)
@@ -306,11 +336,15 @@ def conformance(url: str) -> list[str]:
             print(f"skipped {name}: the server declares no {needs}")
             continue
         began = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as out:
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-"))
+            suite = (
+                stack.enter_context(board_suite(board_uri)) if name in ON_A_BOARD else CONFORMANCE
+            )
             done = subprocess.run(
                 [
                     str(NODE),
-                    str(CONFORMANCE / "index.js"),
+                    str(suite / "index.js"),
                     "server",
                     "--url",
                     url,
@@ -365,9 +399,10 @@ def declared_by(url: str) -> set[str]:
     if body.startswith(("event:", "data:", "id:")):
         body = next(line[5:] for line in body.splitlines() if line.startswith("data:{"))
     capabilities = json.loads(body)["result"]["capabilities"]
-    return {name for name, value in capabilities.items() if value is not None} | (
-        {"session"} if session else set()
-    )
+    declared = {name for name, value in capabilities.items() if value is not None}
+    if (capabilities.get("resources") or {}).get("subscribe"):
+        declared.add("resources.subscribe")
+    return declared | ({"session"} if session else set())
 
 
 def _checks(out: Path) -> list[dict[str, Any]]:

@@ -40,8 +40,8 @@ export function createStore() {
   // an unchanged card is the same object from one board() to the next and the page can
   // keep its drawing (board-render.js compares cards by identity).
   const normalized = new Map();
-  // card key -> the agent whose write the page last heard of ({name, owner}, agentOf);
-  // absent when a person's was, or the page only read the card (a read names no writer).
+  // card key -> the agent whose write the page last heard of or read ({name, owner},
+  // agentOf); absent when a person's was (a read carries the source of an agent's only).
   const agents = new Map();
   // Card keys set since the last board(), and what that call built from the index.
   const dirty = new Set();
@@ -72,6 +72,11 @@ export function createStore() {
       if (agent) agents.set(key, agent);
       else if (agent === null) agents.delete(key);
       if (key.startsWith("card:")) dirty.add(key);
+    },
+    // What a read found (readEntries): the value, and its writer, an agent when the read
+    // carried the write's source and a person when it carried none.
+    read(key, entry) {
+      this.set(key, entry.value, agentOf(entry.source));
     },
     // The card under `key` as the page holds it now (null when it holds none).
     card: (key) => (key.startsWith("card:") && values.has(key) ? cardOf(key.slice("card:".length)) : null),
@@ -139,6 +144,43 @@ export function createStore() {
       };
     },
   };
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+// Many keys of one project's kv, `batch` per kv.getValues request, the requests in parallel;
+// per key {value, source}: the value (undefined when absent or refused) and, when an agent
+// made its last write, that write's source (the server sends none for a person's). A value
+// too big for a batched read (too_large) is read on its own.
+export async function readEntries(kv, keys, batch) {
+  const batches = [];
+  for (let i = 0; i < keys.length; i += batch) batches.push(keys.slice(i, i + batch));
+  const results = (await Promise.all(batches.map((some) => getValuesPatiently(kv, some)))).flat();
+  return Promise.all(results.map((r, i) => (tooLarge(r) ? readAlone(kv, keys[i]) : entryOf(r))));
+}
+
+const tooLarge = (result) => !result.found && result.error?.code === "too_large";
+const entryOf = (result) => (result.found ? { value: result.value, source: result.source } : { value: undefined });
+
+// One value alone fits any batch, unless the server takes values past a batch's bytes:
+// getValue reads those (without the writer).
+async function readAlone(kv, key) {
+  const [result] = await getValuesPatiently(kv, [key]);
+  return tooLarge(result) ? { value: await kv.getValue(key) } : entryOf(result);
+}
+
+// A read the server could not serve in time (its database busy, a restart) is asked again
+// a few times, a little later each time, as a person pressing reload would, before the
+// board says it failed: a thousand Boards opening at once must not leave some empty.
+async function getValuesPatiently(kv, keys) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await kv.getValues(keys);
+    } catch (err) {
+      if (err?.code !== "unavailable" || attempt === 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
 }
 
 // --- updaters (pure: updateValue may call them more than once) -------------------------------

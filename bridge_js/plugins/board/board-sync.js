@@ -7,46 +7,25 @@
 // one request here, and none when its values were pushed.
 import { el, Refused, reportError, toast } from "../../static/bridge/plugin-kit.js";
 import { KEYS, normalizeColumns, normalizeIndex, normalizeView } from "./board-core.js";
-import { createStore, defaultColumnsIfAbsent } from "./board-changes.js";
+import { createStore, defaultColumnsIfAbsent, readEntries } from "./board-changes.js";
 import { agentNotices, agentOf, cardNotice } from "./board-history.js";
 import { dayText } from "./board-dates.js";
 import { boardEl, enterReadOnly, inventory, kanban, overlays, personLabel, READ_BATCH, render, resolveReady, state } from "./board-state.js";
 
 const store = createStore();
 
-// Many keys of one project's kv, READ_BATCH per request, the requests in parallel; each
-// value, or undefined when absent or refused. A value too big for a batched read
-// (too_large) is read on its own.
+// Many keys of one project's kv (readEntries, READ_BATCH per request): each value, or
+// undefined when absent or refused.
 export async function readAll(kv, keys) {
-  const batches = [];
-  for (let i = 0; i < keys.length; i += READ_BATCH) batches.push(keys.slice(i, i + READ_BATCH));
-  const results = (await Promise.all(batches.map((batch) => getValuesPatiently(kv, batch)))).flat();
-  return Promise.all(
-    results.map((r, i) => {
-      if (r.found) return r.value;
-      return r.error && r.error.code === "too_large" ? kv.getValue(keys[i]) : undefined;
-    }),
-  );
+  return (await readEntries(kv, keys, READ_BATCH)).map((entry) => entry.value);
 }
 
-// A read the server could not serve in time (its database busy, a restart) is asked again
-// a few times, a little later each time, as a person pressing reload would, before the
-// board says it failed: a thousand Boards opening at once must not leave some empty.
-async function getValuesPatiently(kv, keys) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await kv.getValues(keys);
-    } catch (err) {
-      if (err?.code !== "unavailable" || attempt === 5) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-    }
-  }
-}
-
+// Into the store with their writers: a card an agent changed last is marked however long
+// ago that was (the read carries the agent's write source), and one a person did is not.
 async function readInto(keys) {
-  const values = await readAll(kanban.kv, keys);
+  const entries = await readEntries(kanban.kv, keys, READ_BATCH);
   keys.forEach((key, i) => {
-    store.set(key, values[i]);
+    store.read(key, entries[i]);
   });
 }
 

@@ -102,9 +102,14 @@ export interface InvalidatedEvent {
 
 export type Unsubscribe = () => void;
 
-/** One key of a `getValues` read, in the order asked. */
+/**
+ * One key of a `getValues` read, in the order asked. `source` is there only when an agent
+ * made the value's last write (it names an `agent`, came `via: "mcp"`, or names a `runId` or
+ * `conversationId`): of that write's source, as its history and a watch change carry it,
+ * the `user`, `via`, `agent`, `runId` and `conversationId` it has.
+ */
 export type ReadResult<T extends JsonValue = JsonValue> =
-  | { readonly found: true; readonly value: T; readonly revision: string }
+  | { readonly found: true; readonly value: T; readonly revision: string; readonly source?: WriteSource }
   | { readonly found: false }
   /** forbidden: the grant does not open this key; too_large: read it alone with getValue. */
   | { readonly found: false; readonly error: { readonly code: ErrorCode; readonly message: string } };

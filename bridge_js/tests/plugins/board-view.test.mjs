@@ -1,7 +1,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { KEYS } from "../../plugins/board/board-core.js";
-import { createStore } from "../../plugins/board/board-changes.js";
+import { createStore, readEntries } from "../../plugins/board/board-changes.js";
 import { WINDOW_FROM, createFilterCache, createGrouping, groupByColumn, offsetOf, windowOf } from "../../plugins/board/board-view.js";
 
 const COLUMNS = [
@@ -222,5 +222,91 @@ describe("windowing", () => {
   test("offsetOf agrees with the spacer before a card", () => {
     const all = [10, 20, 30, 40, ...heights(200, 5)];
     assert.equal(offsetOf(all, 2, 3), 10 + 20 + 30 + 3 * 2);
+  });
+});
+
+describe("a Board opened after an agent's change marks the card from its read", () => {
+  // What a read carries of an agent's write source (kanban/data/kv.py, agent_source).
+  const bot = { user: "alice", via: "mcp", agent: "triage-bot" };
+  // A project's kv as the bridge answers getValues: a source only for an agent's write.
+  const fakeKv = (stored, { tooLarge = [] } = {}) => {
+    const calls = [];
+    return {
+      calls,
+      async getValues(keys) {
+        calls.push(keys);
+        return keys.map((key) => {
+          if (keys.length > 1 && tooLarge.includes(key)) return { found: false, error: { code: "too_large", message: "read it alone" } };
+          if (!(key in stored)) return { found: false };
+          const { value, source } = stored[key];
+          return { found: true, value, revision: "1", ...(source && { source }) };
+        });
+      },
+      async getValue(key) {
+        calls.push(key);
+        return stored[key]?.value;
+      },
+    };
+  };
+  const loaded = async (kv, ids, batch = 256) => {
+    const store = createStore();
+    store.set(KEYS.cards, ids);
+    const keys = store.missing();
+    const entries = await readEntries(kv, keys, batch);
+    keys.forEach((key, i) => {
+      store.read(key, entries[i]);
+    });
+    return store;
+  };
+
+  test("the read's source marks an agent's card; a person's card, or an absent one, has none", async () => {
+    const kv = fakeKv({
+      [KEYS.card("a")]: { value: card("a", "todo", "h"), source: bot },
+      [KEYS.card("b")]: { value: card("b", "todo", "p") },
+    });
+    const store = await loaded(kv, ["a", "b", "gone"], 2);
+    assert.deepEqual(kv.calls, [[KEYS.card("a"), KEYS.card("b")], [KEYS.card("gone")]]);
+    const [a, b] = store.board().cards;
+    assert.deepEqual(a.agent, { name: "triage-bot", owner: "alice" });
+    assert.equal(b.agent, undefined);
+    assert.equal(store.board().cards.length, 2);
+  });
+
+  test("a value too big for its batch is read alone and keeps its writer", async () => {
+    const kv = fakeKv(
+      {
+        [KEYS.card("a")]: { value: card("a", "todo", "h"), source: bot },
+        [KEYS.card("b")]: { value: card("b", "todo", "p") },
+      },
+      { tooLarge: [KEYS.card("a")] },
+    );
+    const store = await loaded(kv, ["a", "b"]);
+    assert.deepEqual(kv.calls, [[KEYS.card("a"), KEYS.card("b")], [KEYS.card("a")]]);
+    assert.equal(store.board().cards[0].agent.name, "triage-bot");
+  });
+
+  test("a person's change after the load clears the mark, as does a later read without a source", async () => {
+    const stored = { [KEYS.card("a")]: { value: card("a", "todo", "h"), source: bot } };
+    const store = await loaded(fakeKv(stored), ["a"]);
+    assert.equal(store.board().cards[0].agent.name, "triage-bot");
+    store.apply([{ key: KEYS.card("a"), revision: "2", value: card("a", "done", "h"), source: { user: "bob", via: "bridge" } }]);
+    assert.equal(store.board().cards[0].agent, undefined);
+
+    assert.deepEqual(store.apply([{ key: KEYS.card("a"), revision: "3", source: bot }]), [KEYS.card("a")]); // named only: read next
+    const [entry] = await readEntries(fakeKv({ [KEYS.card("a")]: { value: card("a", "todo", "h") } }), [KEYS.card("a")], 256);
+    store.read(KEYS.card("a"), entry); // a person wrote it again before the read
+    assert.equal(store.board().cards[0].agent, undefined);
+  });
+
+  test("a read the server could not serve in time is asked again", async () => {
+    let refusals = 1;
+    const kv = {
+      async getValues(keys) {
+        if (refusals-- > 0) throw Object.assign(new Error("busy"), { code: "unavailable" });
+        return keys.map(() => ({ found: true, value: card("a", "todo", "h"), revision: "1", source: bot }));
+      },
+    };
+    const [entry] = await readEntries(kv, [KEYS.card("a")], 256);
+    assert.deepEqual(entry.source, bot);
   });
 });

@@ -116,6 +116,8 @@ async def test_bob_lists_the_tools_and_uses_kv_with_his_run_and_his_conversation
             "found": True,
             "value": {"title": "From an agent"},
             "revision": written["revision"],
+            # An agent's write: who, through what and in which run and conversation.
+            "source": {"user": "bob", "via": "mcp", "runId": "run-7", "conversationId": "conv-3"},
         }
         # The conversation's KV is its own dataset (seed 000): the project's has no card:c1.
         assert await call(client, "kv_store", action="get", key="card:c1") == (
@@ -358,7 +360,15 @@ async def test_kv_store_writes_over_the_revision_it_read_or_says_conflict_with_t
         )
         assert failed and stale["current"]["value"] == 2
         got = await call(client, "kv_store", action="get", key="k")
-        assert got == (False, {"found": True, "value": 2, "revision": written["revision"]})
+        assert got == (
+            False,
+            {
+                "found": True,
+                "value": 2,
+                "revision": written["revision"],
+                "source": {"user": "bob", "via": "mcp"},
+            },
+        )
 
 
 async def test_board_cards_refuses_a_project_whose_plugin_is_not_the_board(

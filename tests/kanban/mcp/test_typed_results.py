@@ -196,7 +196,12 @@ def test_every_knowledge_and_kv_action_answers_what_its_output_schema_declares(
     assert answered(agent, "kv_store", action="get", key="triage:last") == {"found": False}
     written = answered(agent, "kv_store", action="set", key="triage:last", value={"n": 3})
     got = answered(agent, "kv_store", action="get", key="triage:last")
-    assert got == {"found": True, "value": {"n": 3}, "revision": written["revision"]}
+    assert got == {
+        "found": True,
+        "value": {"n": 3},
+        "revision": written["revision"],
+        "source": {"user": "bob", "via": "mcp", "agent": "triage-bot"},
+    }
     assert every_action_checked("knowledge_documents", "kv_store")
 
 
