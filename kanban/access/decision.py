@@ -16,7 +16,7 @@ import functools
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
@@ -86,38 +86,37 @@ class Access:
     entrypoints: Rule = ALL
 
 
-def access_project_data(
-    *,
-    user: AbstractBaseUser | AnonymousUser | None,
-    consumer_id: UUID,
-    alias: str | None,
-    op: Op,
-    key: str | None,
-) -> Access:
-    """Decide whether ``user``, working in project ``consumer_id``, may perform ``op`` on
-    ``key`` of the project behind ``alias`` (None: the consumer project itself). ``key``
-    None (e.g. subscribe) asks only whether the rule opens anything at all.
+class AccessRequest(TypedDict):
+    """What the decision is asked, by keyword, on either side of the event loop: may
+    ``user``, working in project ``consumer_id``, perform ``op`` on ``key`` of the project
+    behind ``alias`` (None: the consumer project itself)? ``key`` None (e.g. subscribe)
+    asks only whether the rule opens anything at all."""
+
+    user: AbstractBaseUser | AnonymousUser | None
+    consumer_id: UUID
+    alias: str | None
+    op: Op
+    key: str | None
+
+
+def access_project_data(**request: Unpack[AccessRequest]) -> Access:
+    """Decide an ``AccessRequest``.
 
     Raises ``KanbanError``: ``unauthenticated``, ``not_found`` (consumer project unknown or
     the user is not a member; the two are indistinguishable), ``unknown_alias``,
     ``relationship_pending``, ``forbidden``.
     """
-    op, consumer_uuid = _check_request(user, consumer_id, alias, op, key)
+    op, consumer_uuid = _check_request(**request)
+    user, alias, key = request["user"], request["alias"], request["key"]
     row = None if consumer_uuid is None else _fetch(_params(user, consumer_uuid, alias))
     return _decide(user, consumer_uuid, alias, op, key, row)
 
 
-async def aaccess_project_data(
-    *,
-    user: AbstractBaseUser | AnonymousUser | None,
-    consumer_id: UUID,
-    alias: str | None,
-    op: Op,
-    key: str | None,
-) -> Access:
+async def aaccess_project_data(**request: Unpack[AccessRequest]) -> Access:
     """``access_project_data`` on the event loop (``storage.aio.reads_on_loop``): the same
     statement fetched asynchronously, the same verdict."""
-    op, consumer_uuid = _check_request(user, consumer_id, alias, op, key)
+    op, consumer_uuid = _check_request(**request)
+    user, alias, key = request["user"], request["alias"], request["key"]
     row = None
     if consumer_uuid is not None:
         raw = await aio.fetchone(_access_sql("postgresql"), _params(user, consumer_uuid, alias))

@@ -12,27 +12,41 @@ one at a time; there the read only checks the project is still there.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from uuid import UUID
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
 
 from kanban.models import Project
+from storage.engine import driver_cursor
 from storage.errors import ErrorCode, KanbanError
 
 
 @contextlib.contextmanager
 def project_writing(*, project_id: UUID) -> Iterator[None]:
     """Run the block's writes in one transaction that holds the project against deletion."""
-    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
-    table, key = Project._meta.db_table, Project._meta.pk
+    key = Project._meta.pk
     assert key is not None
     value = key.get_db_prep_value(project_id, connection)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {table} WHERE {key.column} = %s{lock}", [value])
-        if cursor.fetchone() is None:
+    with transaction.atomic():
+        # The driver's own cursor, as the engine's writes after it use: Django's cursor
+        # interpolated the statement in Python on every write (bench/write_profile.py).
+        with driver_cursor(DEFAULT_DB_ALIAS) as (_, cursor):
+            cursor.execute(_hold_sql(connection.vendor), (value,))
+            found = cursor.fetchone()
+        if found is None:
             raise KanbanError(ErrorCode.NOT_FOUND, "no such project")
         yield
+
+
+@functools.cache
+def _hold_sql(vendor: str) -> str:
+    key = Project._meta.pk
+    assert key is not None
+    if vendor == "postgresql":
+        return f"SELECT 1 FROM {Project._meta.db_table} WHERE {key.column} = %s FOR KEY SHARE"
+    return f"SELECT 1 FROM {Project._meta.db_table} WHERE {key.column} = ?"
 
 
 def project_lock_for_delete(*, project_id: UUID) -> None:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -17,13 +17,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.access.relationships import ALIAS_PATTERN
-from kanban.api.kv import ERRORS
 from kanban.api.provenance import rest_provenance
-from kanban.api.schema import anchored, text
+from kanban.api.schema import anchored, operations, text
 from kanban.data import attachments as actions
 from storage.errors import invalid_argument
 
-TAGS = ["attachments"]
+operation = operations("attachments")
 OCTET_STREAM = "application/octet-stream"
 CARD = OpenApiParameter(
     "card",
@@ -106,12 +105,11 @@ def query_card(request: Request) -> str:
 class AttachmentListView(APIView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(
-        operation_id="attachments_list",
-        tags=TAGS,
+    @operation(
+        "attachments_list",
         parameters=[CARD],
         description="A card's attachments, oldest first, with download links made for you.",
-        responses={200: AttachmentListSerializer, **ERRORS},
+        responses={200: AttachmentListSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = actions.attachment_list(
@@ -119,14 +117,13 @@ class AttachmentListView(APIView):
         )
         return Response({"attachments": found})
 
-    @extend_schema(
-        operation_id="attachments_upload",
-        tags=TAGS,
+    @operation(
+        "attachments_upload",
         request={"multipart/form-data": UPLOAD},
         description="Attach a file to a card (developers and owners). Its bytes count in the "
         "board's storage quota; at most KANBAN_ATTACHMENT_BYTES each. An image (PNG, JPEG, "
         "WebP, GIF) gets a cover thumbnail.",
-        responses={201: AttachmentSerializer, **ERRORS},
+        responses={201: AttachmentSerializer},
     )
     def post(self, request: Request, project_id: Any) -> Response:
         upload = uploaded_file(request)
@@ -151,13 +148,12 @@ class AttachmentListView(APIView):
 
 
 class AttachmentView(APIView):
-    @extend_schema(
-        operation_id="attachments_delete",
-        tags=TAGS,
+    @operation(
+        "attachments_delete",
         parameters=[CARD],
         description="Remove an attachment from its card (developers and owners); its bytes "
         "leave the board's quota.",
-        responses={204: None, **ERRORS},
+        responses={204: None},
     )
     def delete(self, request: Request, project_id: Any, attachment_id: str) -> Response:
         actions.attachment_delete(
@@ -171,14 +167,14 @@ class AttachmentView(APIView):
 
 
 class AttachmentDownloadView(APIView):
-    @extend_schema(
-        operation_id="attachments_download",
-        tags=TAGS,
+    @operation(
+        "attachments_download",
         description="The file behind a link from the list, for the person it was made for, "
         "while they may read the board: an image inline, anything else as a download.",
         responses={
-            200: OpenApiResponse(response=OpenApiTypes.BINARY, description="the file"),
-            **ERRORS,
+            # Whatever the file is: the content type stored with it (octet-stream unless
+            # Pillow read it as an image).
+            (200, "*/*"): OpenApiResponse(response=OpenApiTypes.BINARY, description="the file"),
         },
     )
     def get(self, request: Request, token: str) -> FileResponse:

@@ -9,20 +9,20 @@ from typing import IO, Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.api.kv import ERRORS
 from kanban.api.projects import check_flag
+from kanban.api.schema import operations
 from kanban.imports.board_archive import archive_bytes_limit, board_archive_import
 from kanban.imports.board_export import board_cards_csv, board_export
 from storage.errors import ErrorCode, KanbanError
 
-TAGS = ["projects"]
+operation = operations("projects")
 ZIP = "application/zip"
 
 
@@ -85,13 +85,12 @@ def _download(data: bytes | str, *, content_type: str, name: str) -> HttpRespons
 class BoardArchiveView(APIView):
     renderer_classes = [JSONRenderer, ZipRenderer]
 
-    @extend_schema(
-        operation_id="board_archive_get",
-        tags=TAGS,
+    @operation(
+        "board_archive_get",
         description="The board's archive (a zip: docs/board-archive.md) for a developer or "
         "owner: package, plugin files, every KV and PersistentValue value, members.",
         parameters=[OpenApiParameter("history", bool, description="include kept versions")],
-        responses={(200, ZIP): OpenApiResponse(response=OpenApiTypes.BINARY), **ERRORS},
+        responses={(200, ZIP): OpenApiResponse(response=OpenApiTypes.BINARY)},
     )
     def get(self, request: Request, project_id: Any) -> HttpResponse:
         history = check_flag(request.query_params.get("history"), field="history")
@@ -102,13 +101,12 @@ class BoardArchiveView(APIView):
 class BoardCardsCsvView(APIView):
     renderer_classes = [JSONRenderer, CsvRenderer]
 
-    @extend_schema(
-        operation_id="board_cards_csv",
-        tags=TAGS,
+    @operation(
+        "board_cards_csv",
         description="The board's cards as CSV (column, title, description, labels, "
         "assignees, due, checklist done and total, comments, archived); a cell a "
         "spreadsheet would run as a formula starts with `'`.",
-        responses={(200, "text/csv"): OpenApiResponse(response=OpenApiTypes.STR), **ERRORS},
+        responses={(200, "text/csv"): OpenApiResponse(response=OpenApiTypes.STR)},
     )
     def get(self, request: Request, project_id: Any) -> HttpResponse:
         text = board_cards_csv(actor=request.user, project_id=project_id)
@@ -120,9 +118,8 @@ class BoardCardsCsvView(APIView):
 class BoardArchiveImportView(APIView):
     parser_classes = [ArchiveParser, OctetArchiveParser]
 
-    @extend_schema(
-        operation_id="board_archive_import",
-        tags=TAGS,
+    @operation(
+        "board_archive_import",
         description="Import a board archive as a board the caller owns; an archive of a "
         "board imported before updates that board (its owners only). Members with an "
         "account here are offered the board. `dryRun`: the report, nothing written.",
@@ -136,7 +133,6 @@ class BoardArchiveImportView(APIView):
                 description='{"projectId","boardName","dryRun","created","counts",'
                 '"offered","notHere"}',
             ),
-            **ERRORS,
         },
     )
     def post(self, request: Request) -> Response:

@@ -3,24 +3,26 @@ card_transfer``). Thin: parse, call the service, render."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.accounts.tokens import access_token_scope
-from kanban.api.kv import ERRORS
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
+from kanban.api.schema import operations
 from kanban.data.board import card_transfer, layout
 from kanban.models import ApiToken
 from storage.errors import invalid_argument
 
-TAGS = ["cards"]
+operation = operations("cards")
+_View = TypeVar("_View", bound=type[APIView])
 
 
 class TransferSerializer(serializers.Serializer[Any]):
@@ -54,45 +56,52 @@ def _target(request: Request) -> tuple[UUID, str | None]:
     return target, column
 
 
-def _transfer(request: Request, project_id: UUID, card: str, *, move: bool) -> Response:
-    target, column = _target(request)
-    done = card_transfer.card_copy_or_move(
-        user=request.user,
-        project_id=project_id,
-        card=card,
-        target_project_id=target,
-        column=column,
-        provenance=rest_provenance(request),
-        move=move,
-    )
-    return Response(done, status=201)
+class _TransferView(APIView):
+    """The copy and the move take the same body and answer alike; ``move`` is all between
+    them (and what their documentation says)."""
 
+    move: ClassVar[bool]
 
-class CardCopyView(APIView):
-    @extend_schema(
-        operation_id="cards_copy",
-        tags=TAGS,
-        parameters=WRITE_HEADERS,
-        request=TransferSerializer,
-        description="Copy the card to a Board you can write (this one too), with its comments, "
-        "checklist and attachments (files copied, counted in the target's quota). Needs read "
-        "on this board.",
-        responses={201: ANSWER, **ERRORS},
-    )
     def post(self, request: Request, project_id: UUID, card: str) -> Response:
-        return _transfer(request, project_id, card, move=False)
+        target, column = _target(request)
+        done = card_transfer.card_copy_or_move(
+            user=request.user,
+            project_id=project_id,
+            card=card,
+            target_project_id=target,
+            column=column,
+            provenance=rest_provenance(request),
+            move=self.move,
+        )
+        return Response(done, status=201)
 
 
-class CardMoveView(APIView):
-    @extend_schema(
-        operation_id="cards_move",
-        tags=TAGS,
-        parameters=WRITE_HEADERS,
-        request=TransferSerializer,
-        description="Move the card to another Board you can write, with its comments, checklist "
-        "and attachments: it leaves this board in the same commit (its files' bytes come back "
-        "to this board's quota). Needs read and write here: a guest cannot move a card.",
-        responses={201: ANSWER, **ERRORS},
+def _transfer_operation(operation_id: str, description: str) -> Callable[[_View], _View]:
+    return extend_schema_view(
+        post=operation(
+            operation_id,
+            parameters=WRITE_HEADERS,
+            request=TransferSerializer,
+            description=description,
+            responses={201: ANSWER},
+        )
     )
-    def post(self, request: Request, project_id: UUID, card: str) -> Response:
-        return _transfer(request, project_id, card, move=True)
+
+
+@_transfer_operation(
+    "cards_copy",
+    "Copy the card to a Board you can write (this one too), with its comments, checklist and "
+    "attachments (files copied, counted in the target's quota). Needs read on this board.",
+)
+class CardCopyView(_TransferView):
+    move = False
+
+
+@_transfer_operation(
+    "cards_move",
+    "Move the card to another Board you can write, with its comments, checklist and "
+    "attachments: it leaves this board in the same commit (its files' bytes come back to this "
+    "board's quota). Needs read and write here: a guest cannot move a card.",
+)
+class CardMoveView(_TransferView):
+    move = True

@@ -15,8 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.api.kv import ERRORS
-from kanban.api.schema import PLAIN, json_body, text
+from kanban.api.schema import PLAIN, json_body, operations, text
 from kanban.data import configurations as services
 from kanban.data.configurations import DEFAULT_ID, UNSET, NamedConfiguration
 from storage.errors import invalid_argument
@@ -123,7 +122,7 @@ CONFIGURATION_ID = OpenApiParameter(
     OpenApiParameter.PATH,
     description=f"a configuration id, or `{DEFAULT_IN_URL}` for the built-in default",
 )
-TAGS = ["configurations"]
+operation = operations("configurations")
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -132,10 +131,9 @@ TAGS = ["configurations"]
 class ConfigurationListView(APIView):
     """The caller's configurations of one board."""
 
-    @extend_schema(
-        operation_id="configurations_list",
-        tags=TAGS,
-        responses={200: ConfigurationListSerializer, **ERRORS},
+    @operation(
+        "configurations_list",
+        responses={200: ConfigurationListSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = services.configuration_list(user=request.user, project_id=project_id)
@@ -144,11 +142,10 @@ class ConfigurationListView(APIView):
             {"activeId": active, "configurations": [render_configuration(c) for c in found]}
         )
 
-    @extend_schema(
-        operation_id="configurations_create",
-        tags=TAGS,
+    @operation(
+        "configurations_create",
         request=json_body(required=("name",), name=NAME, values=VALUES),
-        responses={201: ONE, **ERRORS},
+        responses={201: ONE},
     )
     def post(self, request: Request, project_id: Any) -> Response:
         body = check_body(request.data, allowed=("name", "values"), required=("name",))
@@ -161,21 +158,21 @@ class ConfigurationListView(APIView):
         return Response(render_configuration(created), status=201)
 
 
-@extend_schema(tags=TAGS, parameters=[CONFIGURATION_ID])
+@extend_schema(parameters=[CONFIGURATION_ID])
 class ConfigurationView(APIView):
     """One of the caller's configurations; another person's id is simply not found."""
 
     http_method_names = ["get", "patch", "delete", "options"]
 
-    @extend_schema(operation_id="configuration_get", responses={200: ONE, **ERRORS})
+    @operation("configuration_get", responses={200: ONE})
     def get(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         found = services.configuration_get(**named(request, project_id, configuration_id))
         return Response(render_configuration(found))
 
-    @extend_schema(
-        operation_id="configuration_update",
+    @operation(
+        "configuration_update",
         request=json_body(name=NAME, values=VALUES),
-        responses={200: ONE, **ERRORS, 409: BUILT_IN},
+        responses={200: ONE, 409: BUILT_IN},
     )
     def patch(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         body = check_body(request.data, allowed=("name", "values"))
@@ -186,9 +183,9 @@ class ConfigurationView(APIView):
         )
         return Response(render_configuration(updated))
 
-    @extend_schema(
-        operation_id="configuration_delete",
-        responses={200: ConfigurationDeletedSerializer, **ERRORS, 409: BUILT_IN},
+    @operation(
+        "configuration_delete",
+        responses={200: ConfigurationDeletedSerializer, 409: BUILT_IN},
     )
     def delete(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         active = services.configuration_delete(**named(request, project_id, configuration_id))
@@ -196,12 +193,11 @@ class ConfigurationView(APIView):
 
 
 class ConfigurationDuplicateView(APIView):
-    @extend_schema(
-        operation_id="configuration_duplicate",
-        tags=TAGS,
+    @operation(
+        "configuration_duplicate",
         parameters=[CONFIGURATION_ID],
         request=json_body(name=NAME),
-        responses={201: ONE, **ERRORS},
+        responses={201: ONE},
     )
     def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         body = check_body(request.data, allowed=("name",))
@@ -213,12 +209,11 @@ class ConfigurationDuplicateView(APIView):
 
 
 class ConfigurationActivateView(APIView):
-    @extend_schema(
-        operation_id="configuration_activate",
-        tags=TAGS,
+    @operation(
+        "configuration_activate",
         parameters=[CONFIGURATION_ID],
         request=None,
-        responses={200: ONE, **ERRORS},
+        responses={200: ONE},
     )
     def post(self, request: Request, project_id: Any, configuration_id: str) -> Response:
         check_body(request.data, allowed=())

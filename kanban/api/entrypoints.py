@@ -6,18 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
-from kanban.api.kv import ERRORS
-from kanban.api.schema import json_body
+from kanban.api.schema import json_body, operations
 from kanban.data import entrypoints as actions
 
-TAGS = ["entrypoints"]
+operation = operations("entrypoints")
 
 
 class EntrypointSerializer(serializers.Serializer[Any]):
@@ -30,11 +29,10 @@ class EntrypointListSerializer(serializers.Serializer[Any]):
 
 
 class EntrypointListView(APIView):
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         description="The project's `steamHarness.entrypoints` that the caller may see: all "
         "of its own, a related project's those its `entrypoints` grant covers.",
-        responses={200: EntrypointListSerializer, **ERRORS},
+        responses={200: EntrypointListSerializer},
     )
     def get(self, request: Request, project_id: Any, alias: str | None = None) -> Response:
         found = actions.project_entrypoints_list(
@@ -46,13 +44,12 @@ class EntrypointListView(APIView):
 class EntrypointRunView(APIView):
     reads_only = True  # it never runs anything
 
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         description="Always refused: entrypoints run locally, from the project's own "
         "directory; this server never starts a project. `not_supported` (422) for an "
         "entrypoint the grant covers, `forbidden` for one it does not.",
         request=json_body(args={"type": "array", "items": {"type": "string"}}),
-        responses={422: OpenApiResponse(description="not_supported"), **ERRORS},
+        responses={422: OpenApiResponse(description="not_supported")},
     )
     def post(
         self, request: Request, project_id: Any, entrypoint_id: str, alias: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,12 +21,11 @@ from kanban.accounts.invites import (
     invites_list,
 )
 from kanban.api.configurations import check_body
-from kanban.api.kv import ERRORS
-from kanban.api.schema import json_body
+from kanban.api.schema import json_body, operations
 from kanban.models import Invite, Role
 from storage.errors import KanbanError
 
-TAGS = ["projects"]
+operation = operations("projects")
 
 
 def render_invite(invite: Invite) -> dict[str, Any]:
@@ -68,19 +67,17 @@ class RevokedSerializer(serializers.Serializer[Any]):
 
 
 class InviteListView(APIView):
-    @extend_schema(
-        operation_id="invites_list",
-        tags=TAGS,
+    @operation(
+        "invites_list",
         description="The board's working invite links, newest first; owners only.",
-        responses={200: InviteListSerializer, **ERRORS},
+        responses={200: InviteListSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = invites_list(actor=request.user, project_id=project_id)
         return Response({"invites": [render_invite(invite) for invite in found]})
 
-    @extend_schema(
-        operation_id="invite_create",
-        tags=TAGS,
+    @operation(
+        "invite_create",
         description="An owner's new invite link for a role: a person who opens it joins the "
         "board with that role (choosing a username and password if they have no account).",
         request=json_body(
@@ -90,7 +87,7 @@ class InviteListView(APIView):
             uses={"type": "integer", "minimum": 1, "maximum": MAX_USES, "default": 1},
             email={"type": "string", "format": "email", "description": "send it there too"},
         ),
-        responses={201: CreatedInviteSerializer, **ERRORS},
+        responses={201: CreatedInviteSerializer},
     )
     def post(self, request: Request, project_id: Any) -> Response:
         body = check_body(
@@ -116,11 +113,10 @@ class InviteListView(APIView):
 class InviteView(APIView):
     http_method_names = ["delete", "options"]
 
-    @extend_schema(
-        operation_id="invite_revoke",
-        tags=TAGS,
+    @operation(
+        "invite_revoke",
         parameters=[OpenApiParameter("invite_id", int, OpenApiParameter.PATH)],
-        responses={200: RevokedSerializer, **ERRORS},
+        responses={200: RevokedSerializer},
     )
     def delete(self, request: Request, project_id: Any, invite_id: int) -> Response:
         revoked = invite_revoke(actor=request.user, project_id=project_id, invite_id=invite_id)

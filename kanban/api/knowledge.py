@@ -15,11 +15,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
-from kanban.api.kv import ERRORS
 from kanban.api.parsers import StrictJSONParser
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.query import whole_number
-from kanban.api.schema import REVISION, anchored, json_body, text, whole
+from kanban.api.schema import REVISION, anchored, json_body, operations, text, whole
 from kanban.data import knowledge as actions
 from kanban.data.target import Target
 from storage import limits
@@ -154,7 +153,7 @@ LINES = [
         description="last line, inclusive; default the last",
     ),
 ]
-TAGS = ["knowledge"]
+operation = operations("knowledge")
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -173,11 +172,10 @@ class KnowledgeView(APIView):
 
 
 class DocumentListView(KnowledgeView):
-    @extend_schema(
-        operation_id="knowledge_documents_list",
-        tags=TAGS,
+    @operation(
+        "knowledge_documents_list",
         parameters=[CURSOR],
-        responses={200: DocumentPageSerializer, **ERRORS},
+        responses={200: DocumentPageSerializer},
     )
     def get(self, request: Request, **kwargs: Any) -> Response:
         found = actions.project_knowledge_list(
@@ -185,8 +183,7 @@ class DocumentListView(KnowledgeView):
         )
         return Response(found.as_dict())
 
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         request=json_body(
             required=("title", "markdown"),
             title=TITLE,
@@ -198,7 +195,7 @@ class DocumentListView(KnowledgeView):
             },
         ),
         parameters=WRITE_HEADERS,
-        responses={201: DocumentSummarySerializer, **ERRORS},
+        responses={201: DocumentSummarySerializer},
     )
     def post(self, request: Request, **kwargs: Any) -> Response:
         body = check_body(
@@ -217,9 +214,7 @@ class DocumentListView(KnowledgeView):
 class DocumentView(KnowledgeView):
     http_method_names = ["get", "patch", "put", "delete", "options"]
 
-    @extend_schema(
-        tags=TAGS, parameters=[DOCUMENT_ID], responses={200: DocumentSerializer, **ERRORS}
-    )
+    @operation(parameters=[DOCUMENT_ID], responses={200: DocumentSerializer})
     def get(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         found = actions.project_knowledge_get(document_id=document_id, target=self.target(kwargs))
         return Response(found.as_dict())
@@ -238,8 +233,7 @@ class DocumentView(KnowledgeView):
         )
         return Response(edited.as_dict())
 
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         parameters=[DOCUMENT_ID, *WRITE_HEADERS],
         request={
             "application/json": {
@@ -250,15 +244,14 @@ class DocumentView(KnowledgeView):
                 "anyOf": [{"required": ["title"]}, {"required": ["markdown"]}],
             }
         },
-        responses={200: DocumentSummarySerializer, **ERRORS},
+        responses={200: DocumentSummarySerializer},
     )
     def patch(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         """Change the title, the markdown or both."""
         body = check_body(request.data, allowed=("title", "markdown", "expectedRevision"))
         return self._edit(document_id, body, kwargs)
 
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         parameters=[DOCUMENT_ID, *WRITE_HEADERS],
         request=json_body(
             required=("title", "markdown"),
@@ -266,7 +259,7 @@ class DocumentView(KnowledgeView):
             markdown=MARKDOWN,
             expectedRevision=EXPECTED,
         ),
-        responses={200: DocumentSummarySerializer, **ERRORS},
+        responses={200: DocumentSummarySerializer},
     )
     def put(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         """Replace the title and the markdown of an existing document."""
@@ -277,10 +270,9 @@ class DocumentView(KnowledgeView):
         )
         return self._edit(document_id, body, kwargs)
 
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         parameters=[DOCUMENT_ID, *WRITE_HEADERS],
-        responses={200: DeletedSerializer, **ERRORS},
+        responses={200: DeletedSerializer},
     )
     def delete(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         deleted = actions.project_knowledge_delete(
@@ -292,10 +284,9 @@ class DocumentView(KnowledgeView):
 
 
 class DocumentLinesView(KnowledgeView):
-    @extend_schema(
-        tags=TAGS,
+    @operation(
         parameters=[DOCUMENT_ID, *LINES],
-        responses={200: DocumentLinesSerializer, **ERRORS},
+        responses={200: DocumentLinesSerializer},
     )
     def get(self, request: Request, document_id: str, **kwargs: Any) -> Response:
         start = query_int(request.query_params, "start")
@@ -311,7 +302,7 @@ class DocumentLinesView(KnowledgeView):
 
 
 class SearchView(KnowledgeView):
-    @extend_schema(tags=TAGS, parameters=SEARCH, responses={200: SearchResultSerializer, **ERRORS})
+    @operation(parameters=SEARCH, responses={200: SearchResultSerializer})
     def get(self, request: Request, **kwargs: Any) -> Response:
         params = request.query_params
         found = actions.project_knowledge_search(

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.provenance import WRITE_HEADERS, rest_provenance
 from kanban.api.query import check_query
-from kanban.api.schema import REVISION, json_body, text, whole
+from kanban.api.schema import REVISION, json_body, object_answer, operations, text, whole
 from kanban.data import kv as kv_actions
 from kanban.data.kv import WRITE_ACTIONS, Provenance
 from kanban.data.target import Target
@@ -24,6 +24,7 @@ from storage.namespaces import Domain
 #: What a read names as its provenance: nothing is recorded of it.
 READ = Provenance(via="api")
 _PUT_FIELDS = frozenset({"value", "expectedRevision"})
+operation = operations()
 
 
 def check_put_body(data: Any) -> dict[str, Any]:
@@ -38,34 +39,11 @@ def check_put_body(data: Any) -> dict[str, Any]:
     return data
 
 
-ERRORS = {
-    400: OpenApiResponse(description="invalid_argument"),
-    401: OpenApiResponse(description="unauthenticated"),
-    403: OpenApiResponse(description="forbidden"),
-    404: OpenApiResponse(description="not_found / unknown_alias"),
-    409: OpenApiResponse(
-        description="conflict (with `current`) / relationship_pending / limit_reached (the "
-        "boards one person may own)"
-    ),
-    413: OpenApiResponse(description="too_large"),
-    429: OpenApiResponse(description="rate_limited"),
-    507: OpenApiResponse(description="quota_exceeded: the project's storage is full"),
-}
-WRITTEN = OpenApiResponse(
-    response={
-        "type": "object",
-        "properties": {"revision": {"type": "string", "description": "the value's new revision"}},
-        "required": ["revision"],
-    },
-    description='{"revision"}',
+WRITTEN = object_answer(
+    '{"revision"}', revision={"type": "string", "description": "the value's new revision"}
 )
-DELETED = OpenApiResponse(
-    response={
-        "type": "object",
-        "properties": {"deleted": {"type": "boolean", "description": "false: nothing was stored"}},
-        "required": ["deleted"],
-    },
-    description='{"deleted"}',
+DELETED = object_answer(
+    '{"deleted"}', deleted={"type": "boolean", "description": "false: nothing was stored"}
 )
 ENTRY = OpenApiResponse(
     response=OpenApiTypes.OBJECT, description='{"key","value","revision","updatedAt","source"}'
@@ -115,19 +93,19 @@ class EntryView(TargetView):
             target=self.target(kwargs),
         )
 
-    @extend_schema(parameters=[KEY], responses={200: ENTRY, **ERRORS})
+    @operation(parameters=[KEY], responses={200: ENTRY})
     def get(self, request: Request, key: str, **kwargs: Any) -> Response:
         return Response(self._call("entry", key, kwargs))
 
-    @extend_schema(
+    @operation(
         parameters=[KEY, *WRITE_HEADERS],
         request=PUT_BODY,
-        responses={200: WRITTEN, **ERRORS},
+        responses={200: WRITTEN},
     )
     def put(self, request: Request, key: str, **kwargs: Any) -> Response:
         return Response(self._call("set", key, kwargs, **check_put_body(request.data)))
 
-    @extend_schema(parameters=[KEY], responses={200: DELETED, **ERRORS})
+    @operation(parameters=[KEY], responses={200: DELETED})
     def delete(self, request: Request, key: str, **kwargs: Any) -> Response:
         return Response(self._call("delete", key, kwargs))
 
@@ -160,8 +138,10 @@ BATCH_BODY = json_body(
 BATCH_RESULTS = OpenApiResponse(
     response=OpenApiTypes.OBJECT,
     description='{"results": [...]}: per key in the order asked, {"found": true, "value", '
-    '"revision"}, {"found": false}, or {"found": false, "error": {"code", "message"}} for a key '
-    "the grant does not open (forbidden) or past the read's byte budget (too_large)",
+    '"revision"} (with "source": {"user", "via", "agent"?, "runId"?, "conversationId"?} when an '
+    "agent made the value's last write: it names an agent, came through MCP, or names a run or "
+    'a conversation), {"found": false}, or {"found": false, "error": {"code", "message"}} for a '
+    "key the grant does not open (forbidden) or past the read's byte budget (too_large)",
 )
 
 
@@ -178,7 +158,7 @@ class BatchGetView(TargetView):
 
     reads_only: ClassVar[bool] = True  # a POST only for the size of its key list
 
-    @extend_schema(request=BATCH_BODY, responses={200: BATCH_RESULTS, **ERRORS})
+    @operation(request=BATCH_BODY, responses={200: BATCH_RESULTS})
     def post(self, request: Request, **kwargs: Any) -> Response:
         results = kv_actions.kv_action(
             action="getMany",
@@ -216,7 +196,7 @@ class HistoryView(TargetView):
     """``GET .../history/kv/{key}``: one key's kept versions, under the key's read rule;
     ``DELETE``: the owner purges them."""
 
-    @extend_schema(parameters=HISTORY_PARAMETERS, responses={200: HISTORY, **ERRORS})
+    @operation(parameters=HISTORY_PARAMETERS, responses={200: HISTORY})
     def get(self, request: Request, key: str, **kwargs: Any) -> Response:
         history = kv_actions.kv_action(
             action="history",
@@ -226,18 +206,12 @@ class HistoryView(TargetView):
         )
         return Response(history)
 
-    @extend_schema(
+    @operation(
         parameters=[KEY],
         responses={
-            200: OpenApiResponse(
-                response={
-                    "type": "object",
-                    "properties": {"purged": {"type": "integer", "minimum": 0}},
-                    "required": ["purged"],
-                },
-                description='{"purged"}: versions deleted',
-            ),
-            **ERRORS,
+            200: object_answer(
+                '{"purged"}: versions deleted', purged={"type": "integer", "minimum": 0}
+            )
         },
     )
     def delete(self, request: Request, key: str, **kwargs: Any) -> Response:

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.api.configurations import check_body
-from kanban.api.kv import ERRORS
 from kanban.api.query import check_query
-from kanban.api.schema import json_body, whole
+from kanban.api.schema import json_body, operations, page_parameters, whole
 from kanban.data.notifications import (
+    DEFAULT_LIST,
     MAX_ID,
     MAX_LIST,
     MAX_READ,
@@ -24,7 +23,7 @@ from kanban.data.notifications import (
 )
 from storage.errors import invalid_argument
 
-TAGS = ["notifications"]
+operation = operations("notifications")
 
 
 class PersonSerializer(serializers.Serializer[Any]):
@@ -60,21 +59,13 @@ class ReadSerializer(serializers.Serializer[Any]):
 
 
 class NotificationListView(APIView):
-    @extend_schema(
-        operation_id="notifications_list",
-        tags=TAGS,
+    @operation(
+        "notifications_list",
         description="The caller's notifications, of boards they belong to, newest first.",
-        parameters=[
-            OpenApiParameter(
-                "limit", whole(minimum=1, maximum=MAX_LIST), description="50 by default"
-            ),
-            OpenApiParameter(
-                "before",
-                whole(minimum=1, maximum=MAX_ID),
-                description="the cursor of the page before",
-            ),
-        ],
-        responses={200: InboxSerializer, **ERRORS},
+        parameters=page_parameters(
+            limit=MAX_LIST, default=DEFAULT_LIST, cursor="before", first=1, last=MAX_ID
+        ),
+        responses={200: InboxSerializer},
     )
     def get(self, request: Request) -> Response:
         arguments = check_query(
@@ -84,15 +75,14 @@ class NotificationListView(APIView):
 
 
 class NotificationReadView(APIView):
-    @extend_schema(
-        operation_id="notifications_read",
-        tags=TAGS,
+    @operation(
+        "notifications_read",
         description="Marks the notifications named by ``ids`` read, or all of them when the "
         "body names none.",
         request=json_body(
             ids={"type": "array", "items": whole(minimum=1, maximum=MAX_ID), "maxItems": MAX_READ}
         ),
-        responses={200: ReadSerializer, **ERRORS},
+        responses={200: ReadSerializer},
     )
     def post(self, request: Request) -> Response:
         # No body at all marks every one read; a body is an object like any other.

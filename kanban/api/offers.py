@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.api.kv import ERRORS
 from kanban.api.notifications import BoardSerializer, PersonSerializer
+from kanban.api.schema import operations
 from kanban.data.members import offer_accept, offer_decline, offers_mine
 from kanban.models import Role
 
-TAGS = ["offers"]
+operation = operations("offers")
 
 
 class OfferSerializer(serializers.Serializer[Any]):
@@ -36,25 +35,23 @@ class AcceptedSerializer(serializers.Serializer[Any]):
 
 
 class OfferListView(APIView):
-    @extend_schema(
-        operation_id="offers_list",
-        tags=TAGS,
+    @operation(
+        "offers_list",
         description="The boards their owners offered the caller, newest first: the caller "
         "is on none of them until they accept.",
-        responses={200: OfferListSerializer, **ERRORS},
+        responses={200: OfferListSerializer},
     )
     def get(self, request: Request) -> Response:
         return Response({"offers": offers_mine(user=request.user)})
 
 
 class OfferAcceptView(APIView):
-    @extend_schema(
-        operation_id="offer_accept",
-        tags=TAGS,
+    @operation(
+        "offer_accept",
         description="The caller joins the board with the offered role (or keeps a higher "
         "one); `not_found` when the offer is gone or whoever made it no longer owns the board.",
         request=None,
-        responses={200: AcceptedSerializer, **ERRORS},
+        responses={200: AcceptedSerializer},
     )
     def post(self, request: Request, offer_id: int) -> Response:
         project = offer_accept(user=request.user, offer_id=offer_id)
@@ -62,13 +59,12 @@ class OfferAcceptView(APIView):
 
 
 class OfferDeclineView(APIView):
-    @extend_schema(
-        operation_id="offer_decline",
-        tags=TAGS,
+    @operation(
+        "offer_decline",
         description="The offer leaves the caller's inbox and the board stays as it was; "
         "it cannot offer itself to the caller again for 30 days.",
         request=None,
-        responses={204: None, **ERRORS},
+        responses={204: None},
     )
     def post(self, request: Request, offer_id: int) -> Response:
         offer_decline(user=request.user, offer_id=offer_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from kanban.access.memberships import Member, members_list
 from kanban.api.configurations import check_body
-from kanban.api.kv import ERRORS
-from kanban.api.schema import NO_NUL, PLAIN, json_body, text
+from kanban.api.notifications import PersonSerializer
+from kanban.api.schema import NO_NUL, PLAIN, json_body, operations, text
 from kanban.data.members import PendingOffer, member_set, offers_of_board
 from kanban.models import Role
 from kanban.projects.board_templates import Template, board_create
@@ -34,10 +34,11 @@ from kanban.projects.listing import (
 )
 from storage.errors import invalid_argument
 
-TAGS = ["projects"]
+operation = operations("projects")
 
 
-def render_member(member: Member) -> dict[str, Any]:
+def render_member(member: Member | PendingOffer) -> dict[str, Any]:
+    """A member, or the member a pending offer would make (what the owners see of it)."""
     return {
         "username": member.username,
         "displayName": member.display_name,
@@ -63,9 +64,7 @@ def render_project(item: Listed) -> dict[str, Any]:
 
 def render_pending_offer(offer: PendingOffer) -> dict[str, Any]:
     return {
-        "username": offer.username,
-        "displayName": offer.display_name,
-        "role": str(offer.role),
+        **render_member(offer),
         "offeredBy": offer.offered_by,
         "createdAt": offer.created_at.isoformat(),
     }
@@ -82,9 +81,7 @@ def check_flag(raw: str | None, *, field: str) -> bool:
 # --- OpenAPI (these serializers only document what ``render_*`` writes) -----------------------
 
 
-class MemberSerializer(serializers.Serializer[Any]):
-    username = serializers.CharField()
-    displayName = serializers.CharField()
+class MemberSerializer(PersonSerializer):
     role = serializers.ChoiceField(choices=Role.values)
 
 
@@ -126,10 +123,7 @@ class MemberOfferedSerializer(MemberChangedSerializer):
     )
 
 
-class PendingOfferSerializer(serializers.Serializer[Any]):
-    username = serializers.CharField()
-    displayName = serializers.CharField()
-    role = serializers.ChoiceField(choices=Role.values)
+class PendingOfferSerializer(MemberSerializer):
     offeredBy = serializers.CharField(help_text="the owner's username")
     createdAt = serializers.DateTimeField()
 
@@ -148,9 +142,8 @@ USERNAME = OpenApiParameter(
 
 
 class ProjectListView(APIView):
-    @extend_schema(
-        operation_id="projects_list",
-        tags=TAGS,
+    @operation(
+        "projects_list",
         description="The projects the caller is a member of (a superuser: every project), "
         "with the caller's role, by name or by last change.",
         parameters=[
@@ -162,7 +155,7 @@ class ProjectListView(APIView):
             OpenApiParameter("sort", str, enum=list(Sort), description="default `name`"),
             OpenApiParameter("archived", bool, description="the archived projects instead"),
         ],
-        responses={200: ProjectListSerializer, **ERRORS},
+        responses={200: ProjectListSerializer},
     )
     def get(self, request: Request) -> Response:
         listed = projects_listed(
@@ -173,9 +166,8 @@ class ProjectListView(APIView):
         )
         return Response({"projects": [render_project(item) for item in listed]})
 
-    @extend_schema(
-        operation_id="projects_create",
-        tags=TAGS,
+    @operation(
+        "projects_create",
         description="A new board from a template, with the caller as its owner, its own "
         "copy of the template's plugin files and no relationships.",
         request=json_body(
@@ -183,7 +175,7 @@ class ProjectListView(APIView):
             name=text(max_length=MAX_NAME_LENGTH, pattern=NAME_PATTERN),
             template={"type": "string", "enum": list(Template)},
         ),
-        responses={201: ONE, **ERRORS},
+        responses={201: ONE},
     )
     def post(self, request: Request) -> Response:
         body = check_body(request.data, allowed=("name", "template"), required=("name", "template"))
@@ -196,31 +188,28 @@ class ProjectListView(APIView):
 class ProjectView(APIView):
     http_method_names = ["get", "patch", "delete", "options"]
 
-    @extend_schema(operation_id="project_get", tags=TAGS, responses={200: ONE, **ERRORS})
+    @operation("project_get", responses={200: ONE})
     def get(self, request: Request, project_id: Any) -> Response:
         return Response(render_project(project_listed(user=request.user, project_id=project_id)))
 
-    @extend_schema(
-        operation_id="project_archive",
-        tags=TAGS,
+    @operation(
+        "project_archive",
         description="An owner archives the project (off every dashboard, data kept) or "
         "restores it.",
         request=json_body(required=("archived",), archived={"type": "boolean"}),
-        responses={200: ONE, **ERRORS},
+        responses={200: ONE},
     )
     def patch(self, request: Request, project_id: Any) -> Response:
         body = check_body(request.data, allowed=("archived",), required=("archived",))
         project_archive(actor=request.user, project_id=project_id, archived=body["archived"])
         return Response(render_project(project_listed(user=request.user, project_id=project_id)))
 
-    @extend_schema(
-        operation_id="project_delete",
-        tags=TAGS,
+    @operation(
+        "project_delete",
         description="An owner deletes the project for good: its KV, Knowledge, history, "
         "configurations and memberships go with it, in one transaction, and its open boards "
         "close.",
-        request=None,
-        responses={204: None, **ERRORS},
+        responses={204: None},
     )
     def delete(self, request: Request, project_id: Any) -> Response:
         project_delete_by_owner(actor=request.user, project_id=project_id)
@@ -228,11 +217,10 @@ class ProjectView(APIView):
 
 
 class MemberListView(APIView):
-    @extend_schema(
-        operation_id="members_list",
-        tags=TAGS,
+    @operation(
+        "members_list",
         description="Every member may see them.",
-        responses={200: MemberListSerializer, **ERRORS},
+        responses={200: MemberListSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = members_list(user=request.user, project_id=project_id)
@@ -246,14 +234,13 @@ class MemberView(APIView):
 
     http_method_names = ["put", "delete", "options"]
 
-    @extend_schema(
-        operation_id="member_set",
-        tags=TAGS,
+    @operation(
+        "member_set",
         description="A member gets the role at once; anyone else is offered it and joins "
         "once they accept (`/api/v1/offers/`).",
         parameters=[USERNAME],
         request=json_body(required=("role",), role={"type": "string", "enum": Role.values}),
-        responses={200: MemberOfferedSerializer, **ERRORS},
+        responses={200: MemberOfferedSerializer},
     )
     def put(self, request: Request, project_id: Any, username: str) -> Response:
         body = check_body(request.data, allowed=("role",), required=("role",))
@@ -264,13 +251,12 @@ class MemberView(APIView):
         )
         return Response({"changed": change.changed, "offered": change.offered})
 
-    @extend_schema(
-        operation_id="member_remove",
-        tags=TAGS,
+    @operation(
+        "member_remove",
         description="An owner removes a member, or withdraws the offer made to them; any "
         "member removes themselves (leaves), but not the board's last owner.",
         parameters=[USERNAME],
-        responses={200: MemberChangedSerializer, **ERRORS},
+        responses={200: MemberChangedSerializer},
     )
     def delete(self, request: Request, project_id: Any, username: str) -> Response:
         change = member_set(actor=request.user, project_id=project_id, username=username, role=None)
@@ -278,12 +264,11 @@ class MemberView(APIView):
 
 
 class PendingOfferListView(APIView):
-    @extend_schema(
-        operation_id="board_offers_list",
-        tags=TAGS,
+    @operation(
+        "board_offers_list",
         description="The board's offers nobody has answered yet, newest first; for its "
         "owners. `DELETE .../members/{username}` withdraws one.",
-        responses={200: PendingOfferListSerializer, **ERRORS},
+        responses={200: PendingOfferListSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         found = offers_of_board(actor=request.user, project_id=project_id)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kanban.accounts.tokens import token_projects
-from kanban.api.kv import ERRORS
 from kanban.api.notifications import BoardSerializer
 from kanban.api.query import check_query
-from kanban.api.schema import PLAIN, text, whole
+from kanban.api.schema import PLAIN, operations, page_parameters, text
 from kanban.data.board.search import (
     DEFAULT_LIMIT,
     MAX_CURSOR,
@@ -24,6 +23,8 @@ from kanban.data.board.search import (
     cards_search,
 )
 from kanban.models import ApiToken
+
+operation = operations("search")
 
 
 # The inbox's board, kept as its own class for its own OpenAPI component, ResultBoard:
@@ -56,9 +57,8 @@ class CardSearchView(APIView):
     # A project-scoped token searches the boards it reaches, as the MCP tool does.
     token_projects_only = True
 
-    @extend_schema(
-        operation_id="cards_search",
-        tags=["search"],
+    @operation(
+        "cards_search",
         description="Cards whose title, description or comments hold every word of q (any "
         "case), on every built-in Board the caller can read, boards by name and cards in "
         "board order. Bounded like a Knowledge search: too_large past its budget, "
@@ -68,18 +68,11 @@ class CardSearchView(APIView):
             OpenApiParameter(
                 "q", text(max_length=MAX_QUERY, pattern=PLAIN), required=True, description="words"
             ),
-            OpenApiParameter(
-                "limit",
-                whole(minimum=1, maximum=MAX_LIMIT),
-                description=f"{DEFAULT_LIMIT} by default",
-            ),
-            OpenApiParameter(
-                "cursor",
-                whole(minimum=0, maximum=MAX_CURSOR),
-                description="the cursor of the page before",
+            *page_parameters(
+                limit=MAX_LIMIT, default=DEFAULT_LIMIT, cursor="cursor", first=0, last=MAX_CURSOR
             ),
         ],
-        responses={200: CardSearchSerializer, **ERRORS},
+        responses={200: CardSearchSerializer},
     )
     def get(self, request: Request) -> Response:
         arguments = check_query(

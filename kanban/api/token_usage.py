@@ -5,19 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kanban.api.kv import ERRORS
-from kanban.api.schema import text
+from kanban.api.schema import operations, text
 from kanban.data.token_usage import FIELDS, USAGE_KEY, project_token_usage, system_token_usage
 from storage.errors import ErrorCode, KanbanError
 from storage.namespaces import MAX_CONVERSATION_ID_LENGTH
 
-TAGS = ["token usage"]
+operation = operations("token usage")
 
 
 class UsageSerializer(serializers.Serializer[Any]):
@@ -50,9 +49,8 @@ DESCRIPTION = (
 
 
 class ProjectTokenUsageView(APIView):
-    @extend_schema(
-        operation_id="project_token_usage",
-        tags=TAGS,
+    @operation(
+        "project_token_usage",
         description=DESCRIPTION,
         parameters=[
             OpenApiParameter(
@@ -61,7 +59,7 @@ class ProjectTokenUsageView(APIView):
                 description="one conversation's",
             )
         ],
-        responses={200: UsageSerializer, **ERRORS},
+        responses={200: UsageSerializer},
     )
     def get(self, request: Request, project_id: Any) -> Response:
         usage = project_token_usage(
@@ -73,12 +71,11 @@ class ProjectTokenUsageView(APIView):
 
 
 class SystemTokenUsageView(APIView):
-    @extend_schema(
-        operation_id="system_token_usage",
-        tags=TAGS,
+    @operation(
+        "system_token_usage",
         description="Staff only. The sum of every project's totals; the server keeps no "
         "system-wide record of its own. " + DESCRIPTION,
-        responses={200: SystemUsageSerializer, **ERRORS},
+        responses={200: SystemUsageSerializer},
     )
     def get(self, request: Request) -> Response:
         if not request.user.is_staff:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from kanban.backup import files as file_parts
 from kanban.backup import models as model_parts
 from kanban.data.attachments import attachment_bytes_restore
+from kanban.imports.zip_manifest import MANIFEST, versioned_manifest
 from kanban.projects.attachment_files import attachment_files_delete
 from storage import dump
 from storage.errors import ErrorCode, KanbanError, invalid_argument
@@ -35,7 +36,6 @@ FORMAT = "kanban-backup"
 VERSION = 2
 #: The kinds of parts each version restored may hold.
 KINDS = {1: ("model", "storage"), 2: ("model", "storage", file_parts.KIND)}
-MANIFEST = "manifest.json"
 STORAGE_PART = "storage.jsonl"
 _READ = 1 << 20
 
@@ -158,18 +158,10 @@ def _open(path: Path) -> zipfile.ZipFile:
 
 
 def manifest_read(zf: zipfile.ZipFile) -> dict[str, Any]:
-    try:
-        manifest = json.loads(zf.read(MANIFEST))
-    except (KeyError, ValueError, zipfile.BadZipFile):
-        raise invalid_argument("the archive has no readable manifest.json") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise invalid_argument("manifest.json is not a kanban backup's")
-    version = manifest.get("version")
-    if type(version) is not int or version not in KINDS:
-        raise invalid_argument(
-            f"backup format version {version!r}; this server restores "
-            f"versions {', '.join(map(str, KINDS))}"
-        )
+    manifest = versioned_manifest(
+        zf, format_name=FORMAT, noun="kanban backup", versions=KINDS, verb="restores"
+    )
+    version = manifest["version"]
     known = {_model_part(model_parts.model_label(m)) for m in model_parts.backed_up_models()}
     for part in manifest.get("parts", []):
         if part.get("kind") == "model" and part.get("name") not in known:

@@ -31,6 +31,7 @@ from storage.events import Topic
 
 MAX_TEXT: Final = 500
 MAX_RECIPIENTS: Final = 20
+DEFAULT_LIST: Final = 50
 MAX_LIST: Final = 100
 #: Row ids are 64-bit: a larger number names none (and a database would refuse it).
 MAX_ID: Final = 2**63 - 1
@@ -181,7 +182,9 @@ def inbox_unread(*, user: Any) -> int:
     return notifications_unread(user=user) + offers.count()
 
 
-def notifications_list(*, user: Any, limit: object = 50, before: object = None) -> dict[str, Any]:
+def notifications_list(
+    *, user: Any, limit: object = DEFAULT_LIST, before: object = None
+) -> dict[str, Any]:
     """Newest first: ``{notifications, unread, cursor}`` (``cursor`` for the next page as
     ``before``, null at the end)."""
     if type(limit) is not int or not 1 <= limit <= MAX_LIST:

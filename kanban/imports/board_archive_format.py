@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
+from kanban.imports.zip_manifest import MANIFEST, versioned_manifest
 from kanban.projects.plugin_files import check_plugin_path
 from storage import jsoncodec
 from storage.errors import KanbanError, invalid_argument
@@ -28,7 +29,6 @@ FORMAT: Final = "kanban-board-archive"
 VERSION: Final = 2
 #: What each version this server imports may hold.
 KINDS: Final = {1: frozenset({"board", "file"}), 2: frozenset({"board", "file", "attachment"})}
-MANIFEST: Final = "manifest.json"
 BOARD: Final = "board.json"
 FILES: Final = "files/"
 ATTACHMENTS: Final = "attachments/"
@@ -137,19 +137,10 @@ def archive_read(data: bytes, *, max_bytes: int) -> Archive:
 
 
 def _manifest(zf: zipfile.ZipFile) -> dict[str, Any]:
-    try:
-        manifest = json.loads(zf.read(MANIFEST))
-    except (KeyError, ValueError, zipfile.BadZipFile):
-        raise invalid_argument("the archive has no readable manifest.json") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise invalid_argument("manifest.json is not a board archive's")
-    version = manifest.get("version")
-    if type(version) is not int or version not in KINDS:
-        raise invalid_argument(
-            f"board archive version {version!r}; this server imports versions "
-            f"{', '.join(map(str, KINDS))}",
-            field="version",
-        )
+    manifest = versioned_manifest(
+        zf, format_name=FORMAT, noun="board archive", versions=KINDS, verb="imports"
+    )
+    version = manifest["version"]
     parts = manifest.get("parts")
     if not isinstance(parts, list) or not 0 < len(parts) <= MAX_PARTS:
         raise invalid_argument(f"manifest.json lists no parts, or more than {MAX_PARTS}")

@@ -6,6 +6,7 @@ Plain forms that work without JavaScript; each view parses, calls one service an
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
@@ -205,15 +206,27 @@ def _board_or_404(request: HttpRequest, project_id: UUID) -> Any:
         raise _PageRefused(refused_page) from None
 
 
-def _form_refused(
-    request: HttpRequest, project: Any, refused: KanbanError, *, shown: ErrorCode, as_: str
+def _members_form(
+    request: HttpRequest,
+    project_id: UUID,
+    change: Callable[..., object],
+    *,
+    shown: ErrorCode,
+    as_: str,
+    then: Callable[[Any], HttpResponse],
 ) -> HttpResponse:
-    """A members-page form's refusal: the kind the form can mend is shown beside it (as the
+    """A members-page form that changes the board: ``change(actor=, project_id=)``, then
+    ``then(project)``. Its refusal of the kind the form can mend is shown beside it (as the
     page's ``as_``); any other refuses the page."""
-    if refused.code != shown:
-        raise _PageRefused(refused) from None
-    shown_as: dict[str, Any] = {as_: refused.message}
-    return _members_page(request, project, **shown_as)
+    project = _board_or_404(request, project_id)
+    try:
+        change(actor=request.user, project_id=project.id)
+    except KanbanError as refused:
+        if refused.code != shown:
+            raise _PageRefused(refused) from None
+        shown_as: dict[str, Any] = {as_: refused.message}
+        return _members_page(request, project, **shown_as)
+    return then(project)
 
 
 def members_page(request: HttpRequest, project_id: UUID, **extra: Any) -> HttpResponse:
@@ -273,16 +286,14 @@ def _members_page(
 @refusals_rendered
 def board_color_choose(request: HttpRequest, project_id: UUID) -> HttpResponse:
     """An owner picks the board's colour for its tile (empty: its default again)."""
-    project = _board_or_404(request, project_id)
-    try:
-        project_color_set(
-            actor=request.user, project_id=project.id, color=request.POST.get("color", "")
-        )
-    except KanbanError as refused:
-        return _form_refused(
-            request, project, refused, shown=ErrorCode.INVALID_ARGUMENT, as_="color_error"
-        )
-    return redirect(reverse("board-members", args=[project.id]) + "?color=saved")
+    return _members_form(
+        request,
+        project_id,
+        functools.partial(project_color_set, color=request.POST.get("color", "")),
+        shown=ErrorCode.INVALID_ARGUMENT,
+        as_="color_error",
+        then=lambda project: redirect(reverse("board-members", args=[project.id]) + "?color=saved"),
+    )
 
 
 @login_required
@@ -306,12 +317,9 @@ def board_delete(request: HttpRequest, project_id: UUID) -> HttpResponse:
 @refusals_rendered
 def board_leave(request: HttpRequest, project_id: UUID) -> HttpResponse:
     """A member leaves the board: it goes from their dashboard and their open boards close."""
-    project = _board_or_404(request, project_id)
-    try:
-        member_leave(actor=request.user, project_id=project.id)
-    except KanbanError as refused:
-        return _form_refused(request, project, refused, shown=ErrorCode.CONFLICT, as_="leave_error")
-    return _left(project)
+    return _members_form(
+        request, project_id, member_leave, shown=ErrorCode.CONFLICT, as_="leave_error", then=_left
+    )
 
 
 def _left(project: Any) -> HttpResponse:

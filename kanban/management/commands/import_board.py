@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.imports.board_archive import archive_bytes_limit, board_archive_import
+from kanban.management.imports import read_bounded, report_opening
 from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
 
@@ -32,24 +33,14 @@ class Command(BaseCommand):
         if owner is None:
             raise CommandError("who owns the board? give --owner USERNAME")
         path = Path(options["file"])
-        try:
-            with path.open("rb") as file:
-                data = file.read(archive_bytes_limit() + 1)
-        except OSError as error:
-            raise CommandError(f"{path}: {error.strerror}") from None
+        data = read_bounded(path, archive_bytes_limit())
         try:
             report = board_archive_import(actor=owner, data=data, dry_run=options["dry_run"])
         except KanbanError as error:
             self.stderr.write(f"{path}: {error.message}")
             raise CommandError(f"{path}: nothing imported") from None
-        if report.dry_run:
-            what = "a new board" if report.created else f"board {report.project_id}"
-            self.stdout.write(f"Dry run: nothing written. {report.board_name} would go to {what}:")
-        else:
-            how = "as a new board" if report.created else "again, updating its board"
-            self.stdout.write(f"Imported {report.board_name} {how} ({report.project_id}):")
-        for name, count in report.counts.items():
-            self.stdout.write(f"  {count} {name}")
+        for line in report_opening(report):
+            self.stdout.write(line)
         if report.offered:
             self.stdout.write("Offered the board: " + ", ".join(report.offered))
         if report.not_here:

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kanban.imports.trello import TrelloReport, trello_import
 from kanban.imports.trello_shape import import_bytes_limit
+from kanban.management.imports import read_bounded, report_opening
 from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
 
@@ -61,7 +62,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--map {pair}: give it as TRELLO=USERNAME")
             mapping[trello.strip()] = username.strip()
         path = Path(options["file"])
-        data = self.read(path)
+        data = read_bounded(path, import_bytes_limit())
         try:
             report = trello_import(
                 actor=owner, data=data, dry_run=options["dry_run"], mapping=mapping
@@ -71,24 +72,9 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: nothing imported") from None
         self.print_report(report)
 
-    def read(self, path: Path) -> bytes:
-        limit = import_bytes_limit()
-        try:
-            with path.open("rb") as file:
-                # One byte past the limit is enough to refuse it, however large it is.
-                return file.read(limit + 1)
-        except OSError as error:
-            raise CommandError(f"{path}: {error.strerror}") from None
-
     def print_report(self, report: TrelloReport) -> None:
-        if report.dry_run:
-            what = "a new board" if report.created else f"board {report.project_id}"
-            self.stdout.write(f"Dry run: nothing written. {report.board_name} would go to {what}:")
-        else:
-            how = "as a new board" if report.created else "again, updating its board"
-            self.stdout.write(f"Imported {report.board_name} {how} ({report.project_id}):")
-        for name, count in report.counts.items():
-            self.stdout.write(f"  {count} {name}")
+        for line in report_opening(report):
+            self.stdout.write(line)
         for kept in report.kept:
             self.stdout.write(f"Kept, not shown: {kept['what']} ({kept['where']}): {kept['why']}")
         shown: Counter[str] = Counter()

@@ -185,7 +185,7 @@ def test_an_archive_of_a_later_format_version_is_refused(tmp_path: Path) -> None
 
     rewrite(archive, "manifest.json", later)
 
-    with pytest.raises(KanbanError, match="backup format version 3; this server restores"):
+    with pytest.raises(KanbanError, match="kanban backup version 3; this server restores"):
         backup_restore(path=archive)
 
 

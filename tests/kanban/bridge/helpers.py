@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -114,3 +116,14 @@ async def opening_context(communicator: WebsocketCommunicator) -> dict[str, Any]
     first = json.loads(await communicator.receive_from(timeout=CONNECT_TIMEOUT))
     assert first["event"] == "context", first
     return dict(first["context"])
+
+
+@contextlib.asynccontextmanager
+async def bridge_for(project: Project, user: Any) -> AsyncIterator[Bridge]:
+    """``user``'s bridge socket on ``project``'s page, connected, and closed after."""
+    communicator, connected, _ = await open_bridge(project, user)
+    assert connected
+    try:
+        yield Bridge(communicator)
+    finally:
+        await communicator.disconnect()

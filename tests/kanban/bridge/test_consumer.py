@@ -31,6 +31,7 @@ from tests.kanban.bridge.helpers import (
     HOST,
     ORIGIN,
     Bridge,
+    bridge_for,
     open_bridge,
     opening_context,
     session_cookie,
@@ -56,10 +57,8 @@ def world(transactional_db: None) -> dict[str, Any]:
 
 @pytest.fixture
 async def bob_on_board(world: dict[str, Any]) -> AsyncIterator[Bridge]:
-    communicator, connected, _ = await open_bridge(world["board"], world["bob"])
-    assert connected
-    yield Bridge(communicator)
-    await communicator.disconnect()
+    async with bridge_for(world["board"], world["bob"]) as bridge:
+        yield bridge
 
 
 async def inventory_grants_board(world: dict[str, Any], grant: Grant) -> None:

@@ -17,7 +17,7 @@ from kanban.data.kv import Provenance, project_kv_set
 from kanban.data.target import Target
 from storage.kv import Dataset, kv_get
 from tests.factories import a_declaration, a_project, users
-from tests.kanban.bridge.helpers import Bridge, open_bridge
+from tests.kanban.bridge.helpers import Bridge, bridge_for, open_bridge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,10 +53,8 @@ def grant_board(
 
 @pytest.fixture
 async def bob_on_board(world: dict[str, Any]) -> AsyncIterator[Bridge]:
-    communicator, connected, _ = await open_bridge(world["board"], world["bob"])
-    assert connected
-    yield Bridge(communicator)
-    await communicator.disconnect()
+    async with bridge_for(world["board"], world["bob"]) as bridge:
+        yield bridge
 
 
 def alice_writes_document(
