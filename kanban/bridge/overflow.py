@@ -37,7 +37,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
@@ -197,14 +197,15 @@ class Gaps:
         self.waiting.discard(target)
 
 
-async def group_send_counting(layer: Any, group: str, message: dict[str, Any]) -> int:
-    """``layer.group_send``, answering how many member channels were full and skipped. A
-    layer this does not know is trusted to deliver (0)."""
+async def group_send_counting(layer: Any, group: str, *messages: dict[str, Any]) -> int:
+    """``layer.group_send`` of each of ``messages`` in turn, answering how many times a member
+    channel was full and skipped one. A layer this does not know is trusted to deliver (0)."""
     if isinstance(layer, InMemoryChannelLayer):
-        return await _in_memory_group_send(layer, group, message)
+        return sum([await _in_memory_group_send(layer, group, m) for m in messages])
     if hasattr(layer, "_map_channel_keys_to_connection") and hasattr(layer, "_group_key"):
-        return await _redis_group_send(layer, group, message)
-    await layer.group_send(group, message)
+        return await _redis_group_send(layer, group, messages)
+    for message in messages:
+        await layer.group_send(group, message)
     return 0
 
 
@@ -222,50 +223,86 @@ async def _in_memory_group_send(
 
 
 #: channels_redis's group send script (4.x), which counts the channels over capacity (its
-#: group_send only logs the count); here a full channel also records the group it missed in
-#: a set beside it (``DROPPED_SUFFIX``), which the channel's hub reads at its next beat.
+#: group_send only logs the count), for several messages at once, each with a score of its
+#: own so that a channel gives them out in the order sent. Here a full channel also records
+#: the group it missed in a set beside it (``DROPPED_SUFFIX``), which the channel's hub
+#: reads at its next beat. It drops each channel's expired messages first, as channels_redis
+#: does in a MULTI/EXEC of its own before it: one round trip instead of two, and on the
+#: channel's own shard (channels_redis sends that pipeline to the group's).
+#: ARGV: each message's payload per key (message by message), each key's capacity, each
+#: message's score, then the count of messages, the expiry, the score before which a
+#: message has expired, and the group.
 _GROUP_SEND_LUA: Final = """
     local over_capacity = 0
-    local current_time = ARGV[#ARGV - 2]
-    local expiry = ARGV[#ARGV - 1]
+    local n = tonumber(ARGV[#ARGV - 3])
+    local expiry = ARGV[#ARGV - 2]
+    local expired_before = ARGV[#ARGV - 1]
     local group = ARGV[#ARGV]
-    for i=1,#KEYS do
-        if redis.call('ZCOUNT', KEYS[i], '-inf', '+inf') < tonumber(ARGV[i + #KEYS]) then
-            redis.call('ZADD', KEYS[i], current_time, ARGV[i])
+    local k = #KEYS
+    local capacities = n * k
+    local scores = capacities + k
+    for i=1,k do
+        redis.call('ZREMRANGEBYSCORE', KEYS[i], 0, expired_before)
+        local held = redis.call('ZCOUNT', KEYS[i], '-inf', '+inf')
+        local capacity = tonumber(ARGV[capacities + i])
+        local added, dropped = 0, 0
+        for m=0,n-1 do
+            if held < capacity then
+                redis.call('ZADD', KEYS[i], ARGV[scores + m + 1], ARGV[m * k + i])
+                held = held + 1
+                added = added + 1
+            else
+                dropped = dropped + 1
+            end
+        end
+        if added > 0 then
             redis.call('EXPIRE', KEYS[i], expiry)
-        else
-            over_capacity = over_capacity + 1
+        end
+        if dropped > 0 then
+            over_capacity = over_capacity + dropped
             redis.call('SADD', KEYS[i] .. ':dropped', group)
             redis.call('EXPIRE', KEYS[i] .. ':dropped', 3600)
         end
     end
     return over_capacity
 """
+#: A group's members less the ones that stopped renewing, as channels_redis's group_send
+#: reads them first (a ZREMRANGEBYSCORE, then a ZRANGE): in one round trip.
+_GROUP_MEMBERS_LUA: Final = """
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, ARGV[1])
+    return redis.call('ZRANGE', KEYS[1], 0, -1)
+"""
 #: Beside a channel's sorted set: the groups whose messages it was too full to take (kept an
 #: hour: a hub reads its own every second, and one gone that long is read by no one).
 DROPPED_SUFFIX: Final = ":dropped"
+#: Apart in a channel's scores, the messages of one send (its sorted set gives them out
+#: lowest first): a microsecond, which a double near today's Unix time still tells apart.
+_SCORE_STEP: Final = 1e-6
 
 
-async def _redis_group_send(layer: Any, group: str, message: dict[str, Any]) -> int:
-    """Seam: channels_redis's ``RedisChannelLayer.group_send`` (4.3), step for step and with
-    its own helpers, but a full channel records the group it missed, and the count of them
-    is returned rather than logged. Pinned against a real Redis in
-    tests/kanban/bridge/test_overload.py."""
+async def _redis_group_send(layer: Any, group: str, messages: Sequence[dict[str, Any]]) -> int:
+    """Seam: channels_redis's ``RedisChannelLayer.group_send`` (4.3), with its own helpers
+    and the same Redis commands, but for several messages at once, two round trips a shard
+    (each step in one script) however many there are; and a full channel records the group
+    it missed, and the count of them is returned rather than logged. Pinned against a real
+    Redis in tests/kanban/bridge/test_overload.py."""
+    if not messages:
+        return 0
     key = layer._group_key(group)
-    connection = layer.connection(layer.consistent_hash(group))
-    await connection.zremrangebyscore(key, min=0, max=int(time.time()) - layer.group_expiry)
-    channel_names = [x.decode("utf8") for x in await connection.zrange(key, 0, -1)]
-    by_connection, messages, capacities = layer._map_channel_keys_to_connection(
-        channel_names, message
-    )
+    now = time.time()
+    members = layer.connection(layer.consistent_hash(group))
+    stale = int(now) - layer.group_expiry
+    channel_names = [
+        x.decode("utf8") for x in await members.eval(_GROUP_MEMBERS_LUA, 1, key, stale)
+    ]
+    mapped = [layer._map_channel_keys_to_connection(channel_names, m) for m in messages]
+    by_connection, _, capacities = mapped[0]  # the same for each: they name the same channels
+    scores = [now + n * _SCORE_STEP for n in range(len(messages))]
+    tail = [len(messages), layer.expiry, int(now) - int(layer.expiry), group]
     full = 0
     for index, channel_keys in by_connection.items():
-        pipe = connection.pipeline()
-        for channel_key in channel_keys:
-            pipe.zremrangebyscore(channel_key, min=0, max=int(time.time()) - int(layer.expiry))
-        await pipe.execute()
-        args = [messages[k] for k in channel_keys] + [capacities[k] for k in channel_keys]
-        args += [time.time(), layer.expiry, group]
+        payloads = [payload[k] for _, payload, _ in mapped for k in channel_keys]
+        args = [*payloads, *(capacities[k] for k in channel_keys), *scores, *tail]
         connection = layer.connection(index)
         full += int(await connection.eval(_GROUP_SEND_LUA, len(channel_keys), *channel_keys, *args))
     return full
@@ -331,19 +368,22 @@ def take_undelivered() -> list[tuple[str, dict[str, Any]]]:
     return taken
 
 
-async def send_or_keep(layer: Any, group: str, message: dict[str, Any]) -> None:
-    """Send, or keep for the hub to send again: when the layer fails (the write committed;
-    its subscribers must still learn of it, and the write must not fail), and when a member
-    channel was full and skipped."""
+async def send_or_keep(layer: Any, group: str, *messages: dict[str, Any]) -> None:
+    """Send each of ``messages`` in turn, or keep them for the hub to send again: when the
+    layer fails (the writes committed; their subscribers must still learn of them, and the
+    writes must not fail), and when a member channel was full and skipped one."""
     try:
-        full = await group_send_counting(layer, group, message)
+        full = await group_send_counting(layer, group, *messages)
     except Exception:
-        logger.warning("could not publish %s to %s; kept", message.get("type"), group)
-        keep_undelivered(group, message)
+        kinds = sorted({str(m.get("type")) for m in messages})
+        logger.warning("could not publish %s to %s; kept", ", ".join(kinds), group)
+        for message in messages:
+            keep_undelivered(group, message)
         return
     if full and isinstance(layer, InMemoryChannelLayer):
         logger.warning("%d channels of %s were full; kept to resend as a resync", full, group)
-        keep_undelivered(group, message)
+        for message in messages:
+            keep_undelivered(group, message)
     elif full:
         # channels_redis's full channels recorded the group; their hubs resync it.
         logger.info("%d channels of %s were full; their hubs will resync", full, group)

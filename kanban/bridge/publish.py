@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import itertools
 import logging
 import os
 import time
@@ -112,9 +113,12 @@ def _worker_loop() -> asyncio.AbstractEventLoop | None:
 
 
 class _Outbox:
-    """One loop's messages handed over by its threads, sent one after another per group:
-    a group's numbering (``overflow.stamp``) and a key's revisions reach the hubs in the
-    order the publishers committed them, and different groups do not wait for each other."""
+    """One loop's messages handed over by its threads, sent in order per group: a group's
+    numbering (``overflow.stamp``) and a key's revisions reach the hubs in the order the
+    publishers committed them, and different groups do not wait for each other. What queued
+    while a group's send was on its way goes out together in the next (at most
+    ``MAX_BATCH``): a busy board's sender takes more at a time rather than fall behind, as
+    one message after another would when its writers outpace Redis's round trips."""
 
     def __init__(self) -> None:
         self.queues: dict[str, collections.deque[_Queued]] = {}
@@ -134,18 +138,30 @@ class _Outbox:
         waiting = self.queues[group]
         try:
             while waiting:
-                layer, _, message, done = waiting[0]
+                batch = _leading_batch(waiting)
                 try:
-                    await send_or_keep(layer, group, message)
+                    await send_or_keep(batch[0][0], group, *(queued[2] for queued in batch))
                 finally:
-                    waiting.popleft()
-                    if done is not None and not done.done():
-                        done.set_result(None)
+                    for _ in batch:
+                        *_, done = waiting.popleft()
+                        if done is not None and not done.done():
+                            done.set_result(None)
         finally:
             for *_, done in waiting:  # cancelled with the loop: nobody may wait forever
                 if done is not None and not done.done():
                     done.set_result(None)
             del self.queues[group]
+
+
+#: The most messages of one group sent in one go (their values are at most
+#: ``KANBAN_PUSH_VALUE_BYTES`` each: a few MB to Redis at the most).
+MAX_BATCH: Final = 64
+
+
+def _leading_batch(waiting: collections.deque[_Queued]) -> list[_Queued]:
+    """The first messages waiting, up to ``MAX_BATCH``, as long as they go to one layer."""
+    layer = waiting[0][0]
+    return list(itertools.takewhile(lambda q: q[0] is layer, itertools.islice(waiting, MAX_BATCH)))
 
 
 _outboxes: PerLoop[_Outbox] = PerLoop(_Outbox)

@@ -284,6 +284,66 @@ async def test_the_layer_seam_records_the_group_a_full_channel_missed(
         await layer.flush()
 
 
+@pytest.mark.redis
+async def test_messages_sent_together_arrive_in_order_and_a_full_channel_takes_the_first(
+    small_redis_layer: dict[str, str],
+) -> None:
+    """What a busy group's sender queued goes in one send (publish._Outbox): each member
+    channel gives the messages out in the order sent, and one with room for only some
+    takes the first of them and records the group for the rest."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    roomy, tight = await layer.new_channel("kanban.hub."), await layer.new_channel("other.")
+    await layer.group_add("kanban.kv.g", roomy)
+    await layer.group_add("kanban.kv.g", tight)
+    await layer.send(tight, {"type": "filler"})
+    sent = [{"type": "x", "n": n} for n in range(CAPACITY)]
+    try:
+        skipped = await overflow.group_send_counting(layer, "kanban.kv.g", *sent)
+        assert skipped == 1, "the tight channel had room for two of three"
+        assert [(await layer.receive(roomy))["n"] for _ in range(CAPACITY)] == [0, 1, 2]
+        assert (await layer.receive(tight))["type"] == "filler"
+        assert [(await layer.receive(tight))["n"] for _ in range(CAPACITY - 1)] == [0, 1]
+        assert await overflow.take_dropped(layer, tight) == {"kanban.kv.g"}
+        assert await overflow.take_dropped(layer, roomy) == set()
+    finally:
+        await layer.flush()
+
+
+@pytest.mark.redis
+async def test_the_layer_seam_drops_what_expired_before_it_counts_or_sends(
+    small_redis_layer: dict[str, str],
+) -> None:
+    """As channels_redis's own group send: a channel's expired messages make room before
+    its capacity is counted, and a member that stopped renewing its place in the group is
+    taken out of it and sent nothing (overflow.py does both inside its scripts)."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    full, gone = await layer.new_channel("kanban.hub."), await layer.new_channel("gone.")
+    await layer.group_add("kanban.kv.g", full)
+    await layer.group_add("kanban.kv.stale", gone)
+    for n in range(CAPACITY):
+        await layer.send(full, {"type": "filler", "n": n})
+    redis = layer.connection(0)
+    gone_key = layer.prefix + layer.non_local_name(gone)
+    try:
+        # Two seconds on, both layer settings shortened to one (in whole seconds): the
+        # fillers and the stale member are past them, the fillers' key is not (its EXPIRE
+        # was set when they were sent).
+        await asyncio.sleep(2.2)
+        layer.expiry = 1
+        assert await overflow.group_send_counting(layer, "kanban.kv.g", {"type": "x"}) == 0
+        assert (await layer.receive(full))["type"] == "x", "the fillers expired"
+        layer.group_expiry = 1
+        assert await overflow.group_send_counting(layer, "kanban.kv.stale", {"type": "x"}) == 0
+        assert await overflow.group_holds(layer, "kanban.kv.stale", gone) is False
+        assert await redis.zcard(gone_key) == 0
+    finally:
+        await layer.flush()
+
+
 class LiveViewer:
     """A watcher on a real socket: applies pushed values in the order they come; on
     ``resync`` re-reads every key (``getMany``), as the Board's load() does, then goes on

@@ -142,3 +142,39 @@ async def test_a_thread_waiting_on_a_send_that_never_comes_goes_on_and_says_so(
     await sync_to_async(publish.publish_access_changed, thread_sensitive=False)([uuid4()], [7])
     assert "access.changed for kanban.access was not sent within" in caplog.text
     layer.gate.set()
+
+
+async def test_what_queues_behind_a_slow_send_goes_out_together_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A busy board's writers must not outpace its sender: the changes that queued while
+    one send was on its way go in the next one, not one round trip each."""
+    layer = SlowLayer()
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
+    sends: list[list[str]] = []
+    real = publish.send_or_keep
+
+    async def recorded(layer: Any, group: str, *messages: dict[str, Any]) -> None:
+        sends.append([m["changes"][0][2] for m in messages])
+        await real(layer, group, *messages)
+
+    monkeypatch.setattr(publish, "send_or_keep", recorded)
+    project = uuid4()
+
+    def write(*numbers: int) -> None:
+        for n in numbers:
+            publish.publish_changes(project, [("kv", "card:1", str(n))])
+
+    await sync_to_async(write, thread_sensitive=False)(1)
+    for _ in range(100):  # the first send is on its way, held at the layer's gate
+        if sends:
+            break
+        await asyncio.sleep(0.01)
+    await sync_to_async(write, thread_sensitive=False)(2, 3, 4)
+    layer.gate.set()
+    for _ in range(100):
+        if len(layer.sent) == 4:
+            break
+        await asyncio.sleep(0.01)
+    assert sends == [["1"], ["2", "3", "4"]]
+    assert [m["changes"][0][2] for _, m in layer.sent] == ["1", "2", "3", "4"]
