@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidMessage
 
 from kanban.quotas import deployment as quotas
 from tests.kanban.bridge.test_scale_out import (
@@ -33,12 +33,23 @@ __all__ = ["redis_layer", "scene"]
 
 
 async def try_open(server: LiveServer, scene: dict[str, Any]) -> Any:
-    """An open socket, or None when the worker closed it at once (4013: try again later)."""
-    try:
-        return await open_socket(server, scene)
-    except ConnectionClosed as closed:
-        assert closed.rcvd is not None and closed.rcvd.code == 4013, closed
-        return None
+    """An open socket, or None when the worker closed it at once (4013: try again later).
+
+    A handshake that got no HTTP answer at all is tried again, as the host page reconnects
+    after a socket that failed before it opened: in CI's busiest minutes one of 120 at once
+    has ended so (the connection closed before the status line; not the close handshake's
+    1 s timeout, which still delivers the 101 and the 4013 first), twice in many runs."""
+    for attempt in (1, 2):
+        try:
+            return await open_socket(server, scene)
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == 4013, closed
+            return None
+        except InvalidMessage as failed:
+            if attempt == 2:
+                raise
+            print(f"a handshake to {server.url} got no HTTP answer ({failed.__cause__!r}); again")
+    raise AssertionError("unreachable")
 
 
 @pytest.mark.django_db(transaction=True)
