@@ -142,8 +142,8 @@ class _Outbox:
                 try:
                     await send_or_keep(batch[0][0], group, *(queued[2] for queued in batch))
                 finally:
-                    for _ in batch:
-                        *_, done = waiting.popleft()
+                    for _, _, _, done in batch:
+                        waiting.popleft()
                         if done is not None and not done.done():
                             done.set_result(None)
         finally:

@@ -259,6 +259,18 @@ def metric(server: LiveServer, name: str) -> float:
     return 0.0
 
 
+async def joined(layer: Any, group: str, prefix: str) -> str:
+    """A new channel of ``layer``, named from ``prefix``, that is a member of ``group``."""
+    channel = await layer.new_channel(prefix)
+    await layer.group_add(group, channel)
+    return channel
+
+
+async def fill(layer: Any, channel: str, count: int) -> None:
+    for n in range(count):
+        await layer.send(channel, {"type": "filler", "n": n})
+
+
 @pytest.mark.redis
 async def test_the_layer_seam_records_the_group_a_full_channel_missed(
     small_redis_layer: dict[str, str],
@@ -268,11 +280,9 @@ async def test_the_layer_seam_records_the_group_a_full_channel_missed(
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    full, free = await layer.new_channel("kanban.hub."), await layer.new_channel("other.")
-    await layer.group_add("kanban.kv.g", full)
-    await layer.group_add("kanban.kv.g", free)
-    for n in range(CAPACITY):
-        await layer.send(full, {"type": "filler", "n": n})
+    full = await joined(layer, "kanban.kv.g", "kanban.hub.")
+    free = await joined(layer, "kanban.kv.g", "other.")
+    await fill(layer, full, CAPACITY)
     try:
         skipped = await overflow.group_send_counting(layer, "kanban.kv.g", {"type": "x"})
         assert skipped == 1
@@ -294,10 +304,9 @@ async def test_messages_sent_together_arrive_in_order_and_a_full_channel_takes_t
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    roomy, tight = await layer.new_channel("kanban.hub."), await layer.new_channel("other.")
-    await layer.group_add("kanban.kv.g", roomy)
-    await layer.group_add("kanban.kv.g", tight)
-    await layer.send(tight, {"type": "filler"})
+    roomy = await joined(layer, "kanban.kv.g", "kanban.hub.")
+    tight = await joined(layer, "kanban.kv.g", "other.")
+    await fill(layer, tight, 1)
     sent = [{"type": "x", "n": n} for n in range(CAPACITY)]
     try:
         skipped = await overflow.group_send_counting(layer, "kanban.kv.g", *sent)
@@ -321,11 +330,9 @@ async def test_the_layer_seam_drops_what_expired_before_it_counts_or_sends(
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    full, gone = await layer.new_channel("kanban.hub."), await layer.new_channel("gone.")
-    await layer.group_add("kanban.kv.g", full)
-    await layer.group_add("kanban.kv.stale", gone)
-    for n in range(CAPACITY):
-        await layer.send(full, {"type": "filler", "n": n})
+    full = await joined(layer, "kanban.kv.g", "kanban.hub.")
+    gone = await joined(layer, "kanban.kv.stale", "gone.")
+    await fill(layer, full, CAPACITY)
     redis = layer.connection(0)
     gone_key = layer.prefix + layer.non_local_name(gone)
     try:
