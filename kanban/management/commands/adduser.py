@@ -1,4 +1,5 @@
-"""``manage.py adduser USERNAME --password-stdin``: create a user without a prompt."""
+"""Create an active user without a prompt. With --password-stdin the password is the first line of
+standard input; without it the user gets no usable password."""
 
 from __future__ import annotations
 
@@ -14,10 +15,6 @@ from kanban.management.base import KanbanCommand
 class Command(KanbanCommand):
     # Tests (and other callers of call_command) may hand over their own stdin.
     stealth_options = ("stdin",)
-    help = (
-        "Create an active user. With --password-stdin the password is the first line of "
-        "standard input; without it the user gets no usable password."
-    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")

@@ -1,7 +1,7 @@
-"""``manage.py backup PATH``: one archive of everything this deployment holds (users and
-their password hashes, boards, memberships, relationships, plugin files, tokens, invites,
-notifications, configurations, every stored value with its kept versions, and the files
-attached to cards)."""
+"""Write one archive (.zip) of everything this deployment holds: users and their password hashes,
+boards, memberships, relationships, plugin files, tokens, invites, notifications,
+configurations, every stored value with its kept versions, and the files attached to cards.
+manage.py restore loads it into an empty database, SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,17 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from kanban.backup.archive import backup_write
+from kanban.management.base import KanbanCommand
 
 
-class Command(BaseCommand):
-    help = (
-        "Write one archive (.zip) of everything this deployment holds; manage.py restore "
-        "loads it into an empty database, SQLite or PostgreSQL."
-    )
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="the archive to write, e.g. kanban.zip")
 

@@ -1,3 +1,8 @@
+"""Create an API token for USERNAME and print it (the token alone, last, for scripts). --project
+scopes it to a project and its aliases (what an MCP client needs; given again, to several: REST
+only), --scope read makes it read-only, --scope mcp usable at the MCP endpoint only, --expires
+1h ends it after that long. People make their own on /account/tokens."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,14 +17,6 @@ from kanban.models import TokenScope
 
 
 class Command(KanbanCommand):
-    help = (
-        "Create an API token for USERNAME and print it (the token alone, last, for scripts). "
-        "--project scopes it to a project and its aliases (what an MCP client needs; given "
-        "again, to several: REST only), "
-        "--scope read makes it read-only, --scope mcp usable at the MCP endpoint only, "
-        "--expires 1h ends it after that long. People make their own on /account/tokens."
-    )
-
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument(

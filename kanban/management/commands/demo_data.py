@@ -1,3 +1,6 @@
+"""Load development demo data (users alice, bob, carol; Board and Inventory) into an empty
+database; a database with users is left alone."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,11 +12,6 @@ from kanban.management.base import KanbanCommand
 
 
 class Command(KanbanCommand):
-    help = (
-        "Load development demo data (users alice, bob, carol; Board and Inventory) into an "
-        "empty database; a database with users is left alone."
-    )
-
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--board-cards",

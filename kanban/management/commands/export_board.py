@@ -1,4 +1,7 @@
-"""``manage.py export_board PROJECT_ID FILE [--history]``: a board as a board archive."""
+"""Write a board archive (docs/board-archive.md): the project's package and plugin files, every
+value of its KV and PersistentValue (knowledge documents included), its members by username;
+with --history, each value's kept versions too. manage.py import_board reads it here or
+elsewhere."""
 
 from __future__ import annotations
 
@@ -12,12 +15,6 @@ from kanban.management.base import KanbanCommand, add_project_id
 
 
 class Command(KanbanCommand):
-    help = (
-        "Write a board archive (docs/board-archive.md): the project's package and plugin "
-        "files, every value of its KV and PersistentValue (knowledge documents included), "
-        "its members by username. manage.py import_board reads it here or elsewhere."
-    )
-
     def add_arguments(self, parser: CommandParser) -> None:
         add_project_id(parser)
         parser.add_argument("file", help="the archive to write (a .zip)")

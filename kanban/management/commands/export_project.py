@@ -1,4 +1,5 @@
-"""``manage.py export_project PROJECT_ID PATH``: write a project's package folder."""
+"""Write a project's package (package.json and plugin files) to a folder that is missing or empty.
+Never copies KV."""
 
 from __future__ import annotations
 
@@ -11,11 +12,6 @@ from kanban.projects.exports import project_export
 
 
 class Command(KanbanCommand):
-    help = (
-        "Write a project's package (package.json and plugin files) to a folder that is "
-        "missing or empty. Never copies KV."
-    )
-
     def add_arguments(self, parser: CommandParser) -> None:
         add_project_id(parser)
         parser.add_argument("path", help="the folder to write")

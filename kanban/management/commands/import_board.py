@@ -1,26 +1,22 @@
-"""``manage.py import_board FILE --owner USERNAME [--dry-run]``: a board archive as a
-Board, and the report of what was imported."""
+"""Import a board archive (manage.py export_board, or a board's Export button) as a Board the
+owner owns, and report what was imported. Importing an archive of the same board again updates
+the board it made. Members with a username here are offered the board, never added."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.imports.board_archive import archive_bytes_limit, board_archive_import
+from kanban.management.base import KanbanCommand
 from kanban.management.imports import read_bounded, report_opening
 from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
-    help = (
-        "Import a board archive (manage.py export_board, or a board's Export button) as a "
-        "Board the owner owns. Importing an archive of the same board again updates the "
-        "board it made. Members with a username here are offered the board, never added."
-    )
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the board archive")
         add_owner_argument(parser, what="the new board")

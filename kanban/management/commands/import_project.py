@@ -1,14 +1,16 @@
-"""``manage.py import_project PATH [--watch]``: create or update a project from its package
-folder; with ``--watch``, again after every change to its files."""
+"""Create or update a project, its relationship declarations and plugin files from a package
+folder (package.json with steamHarness.projectInfo); with --watch, again after every change to
+its files. Never touches KV."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.access.relationships import relationships_declare_back
+from kanban.management.base import KanbanCommand
 from kanban.management.owners import NO_OWNER, add_owner_argument, resolve_owner
 from kanban.models import Project
 from kanban.projects.packages import read_package
@@ -20,12 +22,7 @@ from kanban.projects.plugin_workflow import (
 from storage.errors import ErrorCode, KanbanError
 
 
-class Command(BaseCommand):
-    help = (
-        "Create or update a project, its relationship declarations and plugin files from a "
-        "package folder (package.json with steamHarness.projectInfo). Never touches KV."
-    )
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="the package folder (holding package.json)")
         parser.add_argument(

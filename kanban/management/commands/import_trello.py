@@ -1,5 +1,8 @@
-"""``manage.py import_trello FILE --owner USERNAME [--dry-run] [--map NAME=USERNAME ...]``:
-a Trello board export as a Board, and the report of what was imported and skipped."""
+"""Import a Trello board export (Trello: Menu, Print and export, Export as JSON) as a Board the
+owner owns: lists in order (closed ones archived), cards with their labels, members, due dates,
+checklists, comments (original authors and dates), attachments as links, custom fields and
+plugin data. Importing the same export again updates the board it made. Prints what was
+imported and what was skipped, and why; a refused file writes nothing."""
 
 from __future__ import annotations
 
@@ -7,10 +10,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.imports.trello import TrelloReport, trello_import
 from kanban.imports.trello_shape import import_bytes_limit
+from kanban.management.base import KanbanCommand
 from kanban.management.imports import read_bounded, report_opening
 from kanban.management.owners import add_owner_argument, resolve_owner
 from storage.errors import KanbanError
@@ -19,16 +23,7 @@ from storage.errors import KanbanError
 SHOWN_PER_KIND = 10
 
 
-class Command(BaseCommand):
-    help = (
-        "Import a Trello board export (Trello: Menu, Print and export, Export as JSON) as a "
-        "Board the owner owns: lists in order (closed ones archived), cards with their "
-        "labels, members, due dates, checklists, comments (original authors and dates), "
-        "attachments as links, custom fields and plugin data. Importing the same export "
-        "again updates the board it made. Prints what was imported and what was skipped, "
-        "and why; a refused file writes nothing."
-    )
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="the export's JSON file")
         add_owner_argument(

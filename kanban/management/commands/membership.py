@@ -1,4 +1,4 @@
-"""``manage.py membership USERNAME PROJECT_ID ROLE``: set or remove a user's role."""
+"""Give a user a role in a project (guest, developer, owner), or remove it (none)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from kanban.models import Project, Role
 
 
 class Command(KanbanCommand):
-    help = "Give a user a role in a project (guest, developer, owner), or remove it (none)."
-
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("project_id", type=UUID)

@@ -1,26 +1,22 @@
-"""``manage.py prune``: delete what the product keeps only for a while. Run it daily (cron, a
-systemd timer): nothing else deletes these."""
+"""Delete what the product keeps only for a while: kept versions older than KANBAN_HISTORY_DAYS,
+notifications older than KANBAN_NOTIFICATION_DAYS, sent emails' rows older than 30 days, and
+what deleted projects left; say how many went. Run it daily (cron, a systemd timer): nothing
+else deletes these."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
 
 from kanban.data.notifications import notifications_prune
 from kanban.jobs.email import emails_prune
+from kanban.management.base import KanbanCommand
 from kanban.models import Project
 from storage.kv import kv_erase_project, kv_history_prune, kv_stored_project_ids
 
 
-class Command(BaseCommand):
-    help = (
-        "Delete kept versions older than KANBAN_HISTORY_DAYS and notifications older than "
-        "KANBAN_NOTIFICATION_DAYS, sent emails' rows older than 30 days, and what deleted "
-        "projects left, and say how many went."
-    )
-
+class Command(KanbanCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         versions = kv_history_prune()
         notifications = notifications_prune()

@@ -1,5 +1,6 @@
-"""``manage.py restore PATH [--verify]``: load a ``manage.py backup`` archive into an empty,
-migrated database (either vendor, whichever made the archive)."""
+"""Load a manage.py backup archive into an empty, migrated database (either vendor, whichever made
+the archive), all or nothing; --verify then compares each table's rows and checksum with the
+archive's."""
 
 from __future__ import annotations
 
@@ -7,18 +8,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.backup.archive import backup_restore, backup_verify
+from kanban.management.base import KanbanCommand
 from storage.errors import KanbanError
 
 
-class Command(BaseCommand):
-    help = (
-        "Load a manage.py backup archive into an empty, migrated database, all or nothing; "
-        "--verify then compares each table's rows and checksum with the archive's."
-    )
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="the archive manage.py backup wrote")
         parser.add_argument(

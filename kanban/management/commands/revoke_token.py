@@ -1,15 +1,16 @@
+"""Revoke the API token TOKEN (its plaintext): every use of it fails from now on."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from kanban.accounts.tokens import token_revoke_plaintext
+from kanban.management.base import KanbanCommand
 
 
-class Command(BaseCommand):
-    help = "Revoke the API token TOKEN (its plaintext): every use of it fails from now on."
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("token")
 

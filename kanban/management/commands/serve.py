@@ -1,4 +1,4 @@
-"""Migrate, load demo data on an empty development database, then serve with daphne."""
+"""Apply migrations, seed demo data when empty (development only), and run daphne."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
+
+from kanban.management.base import KanbanCommand
 
 
-class Command(BaseCommand):
-    help = "Apply migrations, seed demo data when empty (development only), and run daphne."
-
+class Command(KanbanCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=os.environ.get("KANBAN_HOST", "127.0.0.1"))
         parser.add_argument("--port", default=os.environ.get("KANBAN_PORT", "8000"))

@@ -1,4 +1,6 @@
-"""``manage.py startplugin NAME [DIR]``: write a working plugin package to start from."""
+"""Write a new kanban plugin package (package.json with a fresh project id, index.html, app.js,
+style.css, README.md) into DIR, default ./NAME, which must be missing or empty, and create its
+project, owned by --owner."""
 
 from __future__ import annotations
 
@@ -12,12 +14,6 @@ from kanban.projects.plugin_workflow import check_plugin_start, plugin_create
 
 
 class Command(KanbanCommand):
-    help = (
-        "Write a new kanban plugin package (package.json with a fresh project id, index.html, "
-        "app.js, style.css, README.md) into DIR, default ./NAME, which must be missing or "
-        "empty, and create its project, owned by --owner."
-    )
-
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the plugin's (and project's) name")
         parser.add_argument("dir", nargs="?", help="the folder to write (default: ./NAME)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -330,3 +331,22 @@ def test_prune_deletes_what_is_past_its_days_and_says_how_much() -> None:
         "Deleted 0 kept versions older than 90 days and 1 notifications older than 90 days.\n"
     )
     assert list(Notification.objects.values_list("text", flat=True)) == ["new"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        path.stem
+        for path in (Path(settings.BASE_DIR) / "kanban" / "management" / "commands").glob("*.py")
+        if not path.stem.startswith("_")
+    ),
+)
+def test_a_commands_help_is_its_module_docstring(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = importlib.import_module(f"kanban.management.commands.{name}")
+    assert module.__doc__, f"{name} says nothing of itself"
+    with pytest.raises(SystemExit):
+        call_command(name, "--help")
+    printed = " ".join(capsys.readouterr().out.split())
+    assert " ".join(module.__doc__.split()) in printed
