@@ -30,6 +30,10 @@ class PerLoop(Generic[_T]):
             made = self._made[loop] = self._make()
         return made
 
+    def of(self, loop: asyncio.AbstractEventLoop) -> _T | None:
+        """``loop``'s, if made yet, read from any thread: it makes none."""
+        return self._made.get(loop)
+
     def forget(self) -> None:
         """Drop the running loop's, so that its next ``get()`` makes a new one."""
         self._made.pop(asyncio.get_running_loop(), None)

@@ -81,10 +81,12 @@ def _group_send(group: str, message: dict[str, Any]) -> None:
     # A bridge, REST or MCP call in the worker's thread pool: the worker's own loop sends,
     # in order per group (``_Outbox``). A committed change's thread does not wait for
     # Redis's round trips (they were most of a lone write's time after its commit, bench
-    # B2); every other message still waits, as a revoked grant's sender expects its
-    # sockets to be told before it answers.
+    # B2) unless its loop holds ``MAX_UNSENT`` already; every other message still waits, as
+    # a revoked grant's sender expects its sockets to be told before it answers.
+    outbox = _outboxes.of(worker)
+    backlog = outbox is not None and outbox.unsent >= MAX_UNSENT
     done: concurrent.futures.Future[None] | None = (
-        None if message.get("type") == CHANGED else concurrent.futures.Future()
+        None if message.get("type") == CHANGED and not backlog else concurrent.futures.Future()
     )
     worker.call_soon_threadsafe(_outbox_put, layer, group, message, done)
     if done is None:
@@ -122,8 +124,11 @@ class _Outbox:
 
     def __init__(self) -> None:
         self.queues: dict[str, collections.deque[_Queued]] = {}
+        #: Messages put and not yet sent, over every group (read by the threads).
+        self.unsent = 0
 
     def put(self, queued: _Queued) -> None:
+        self.unsent += 1
         group = queued[1]
         waiting = self.queues.get(group)
         if waiting is not None:
@@ -144,12 +149,14 @@ class _Outbox:
                 finally:
                     for _, _, _, done in batch:
                         waiting.popleft()
+                        self.unsent -= 1
                         if done is not None and not done.done():
                             done.set_result(None)
         finally:
             for *_, done in waiting:  # cancelled with the loop: nobody may wait forever
                 if done is not None and not done.done():
                     done.set_result(None)
+            self.unsent -= len(waiting)
             del self.queues[group]
 
 
@@ -163,6 +170,12 @@ def _leading_batch(waiting: collections.deque[_Queued]) -> list[_Queued]:
     layer = waiting[0][0]
     return list(itertools.takewhile(lambda q: q[0] is layer, itertools.islice(waiting, MAX_BATCH)))
 
+
+#: Messages a loop may hold unsent before the threads publishing changes wait for their own,
+#: as every other message's sender does: when Redis falls behind for long, the writers slow
+#: to its pace instead of the worker's memory growing with the queue. A busy board's
+#: backlog drains at ``MAX_BATCH`` a send, so a healthy layer never holds this many.
+MAX_UNSENT: Final = 1024
 
 _outboxes: PerLoop[_Outbox] = PerLoop(_Outbox)
 

@@ -178,3 +178,28 @@ async def test_what_queues_behind_a_slow_send_goes_out_together_in_order(
         await asyncio.sleep(0.01)
     assert sends == [["1"], ["2", "3", "4"]]
     assert [m["changes"][0][2] for _, m in layer.sent] == ["1", "2", "3", "4"]
+
+
+async def test_past_its_bound_a_loops_backlog_makes_the_next_writer_wait_its_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When Redis falls behind for long, the queue of unsent changes stops growing: a
+    writer whose loop already holds ``MAX_UNSENT`` waits until its own change is sent, then
+    everything arrives, in order."""
+    layer = SlowLayer()
+    monkeypatch.setattr(publish, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publish, "MAX_UNSENT", 2)
+    project = uuid4()
+
+    def write(n: int) -> None:
+        publish.publish_changes(project, [("kv", "card:1", str(n))])
+
+    await sync_to_async(write, thread_sensitive=False)(1)
+    await sync_to_async(write, thread_sensitive=False)(2)
+    third = asyncio.ensure_future(sync_to_async(write, thread_sensitive=False)(3))
+    await asyncio.sleep(0.2)
+    assert not third.done(), "the third writer went on with two changes unsent before it"
+    layer.gate.set()
+    await asyncio.wait_for(third, timeout=5)
+    assert [m["changes"][0][2] for _, m in layer.sent] == ["1", "2", "3"]
+    assert publish._outboxes.get().unsent == 0
