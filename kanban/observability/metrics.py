@@ -17,73 +17,77 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 REGISTRY: Final = CollectorRegistry(auto_describe=True)
 
-SOCKETS: Final = Gauge(
-    "kanban_bridge_sockets", "Bridge websockets open in this worker", registry=REGISTRY
-)
-FRAMES: Final = Counter(
+
+# Every metric is made here, in REGISTRY: one made in prometheus_client's default registry
+# would be served by no endpoint (ours reads REGISTRY) and would be a duplicate on reload.
+def _counter(name: str, documentation: str, *labels: str) -> Counter:
+    return Counter(name, documentation, labels, registry=REGISTRY)
+
+
+def _gauge(name: str, documentation: str, *labels: str) -> Gauge:
+    return Gauge(name, documentation, labels, registry=REGISTRY)
+
+
+def _histogram(name: str, documentation: str, buckets: tuple[float, ...]) -> Histogram:
+    return Histogram(name, documentation, buckets=buckets, registry=REGISTRY)
+
+
+SOCKETS: Final = _gauge("kanban_bridge_sockets", "Bridge websockets open in this worker")
+FRAMES: Final = _counter(
     "kanban_bridge_frames_total",
     "Bridge frames handled, by op and outcome (ok, or the refusal's error code)",
-    ["op", "outcome"],
-    registry=REGISTRY,
+    "op",
+    "outcome",
 )
-DELIVERY: Final = Histogram(
+DELIVERY: Final = _histogram(
     "kanban_write_delivered_seconds",
     "From a write's commit to its event written to every local subscriber",
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
-    registry=REGISTRY,
+    (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
-FANOUT: Final = Histogram(
+FANOUT: Final = _histogram(
     "kanban_hub_fanout_sockets",
     "Sockets one change event was sent to in this worker",
-    buckets=(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000),
-    registry=REGISTRY,
+    (1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000),
 )
-LAYER_FAILURES: Final = Counter(
+LAYER_FAILURES: Final = _counter(
     "kanban_channel_layer_failures_total",
     "Times the channel layer (Redis) was found down, by what found it",
-    ["what"],
-    registry=REGISTRY,
+    "what",
 )
-LAYER_RECOVERIES: Final = Counter(
+LAYER_RECOVERIES: Final = _counter(
     "kanban_channel_layer_recoveries_total",
     "Times the hub rejoined its groups and resynced its sockets after a layer failure",
-    registry=REGISTRY,
 )
-LAYER_DROPS: Final = Counter(
+LAYER_DROPS: Final = _counter(
     "kanban_hub_dropped_resyncs_total",
     "Times a project's subscribers in this worker were told to resync because change "
     "messages to it were dropped (a full or expired channel of the layer)",
-    registry=REGISTRY,
 )
-SLOW_SOCKETS: Final = Counter(
+SLOW_SOCKETS: Final = _counter(
     "kanban_bridge_slow_sockets_total",
     "Times a socket's peer left more than KANBAN_SOCKET_BUFFER_BYTES unread: its events "
     "were held back and its subscriptions resynced once it read again",
-    registry=REGISTRY,
 )
-DB_POOL: Final = Gauge(
+DB_POOL: Final = _gauge(
     "kanban_db_pool_connections",
     "PostgreSQL pool of this worker: connections in use, idle, and requests waiting",
-    ["state"],
-    registry=REGISTRY,
+    "state",
 )
-LOOP_POOL: Final = Gauge(
+LOOP_POOL: Final = _gauge(
     "kanban_db_loop_pool_connections",
     "PostgreSQL pools of this worker's event loop, for the bridge's reads (storage/aio.py): "
     "connections in use, idle, and requests waiting",
-    ["state"],
-    registry=REGISTRY,
+    "state",
 )
-MCP_CALLS: Final = Counter(
+MCP_CALLS: Final = _counter(
     "kanban_mcp_calls_total",
     "MCP tool calls, by tool and outcome (ok, or the refusal's error code)",
-    ["tool", "outcome"],
-    registry=REGISTRY,
+    "tool",
+    "outcome",
 )
-LOGIN_LOCKS: Final = Counter(
+LOGIN_LOCKS: Final = _counter(
     "kanban_login_locks_total",
     "Sign-ins refused because the throttle locked the name or the address",
-    registry=REGISTRY,
 )
 
 

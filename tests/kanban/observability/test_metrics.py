@@ -133,3 +133,19 @@ def test_a_production_worker_answers_prometheus_over_plain_http_with_the_token_o
     assert status == 200 and "kanban_bridge_sockets" in text
     assert scrape(worker, None)[0] == 403
     assert scrape(worker, "wrong")[0] == 403
+
+
+def test_every_metric_is_served_from_the_workers_own_registry_and_none_from_the_default() -> None:
+    import prometheus_client
+
+    from kanban.observability import metrics
+
+    made = [
+        value
+        for value in vars(metrics).values()
+        if isinstance(value, prometheus_client.metrics.MetricWrapperBase)
+    ]
+    served = {family.name for family in metrics.REGISTRY.collect()}
+    elsewhere = {family.name for family in prometheus_client.REGISTRY.collect()}
+    assert len(made) == len(served) > 10
+    assert not {name for name in elsewhere if name.startswith("kanban_")}
