@@ -52,6 +52,7 @@ def big_board(demo: Demo) -> Demo:
     return demo
 
 
+@pytest.mark.slow
 def test_two_people_on_a_5000_card_board_see_each_others_changes_with_few_nodes(
     big_board: Demo, open_board: Callable[..., Person]
 ) -> None:

@@ -67,6 +67,7 @@ def loads_counted(project: Project) -> int:
 
 
 @pytest.mark.long
+@pytest.mark.slow
 def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_one_tab(
     naive: Project, context: BrowserContext
 ) -> None:
@@ -80,6 +81,7 @@ def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_one_tab(
 
 
 @pytest.mark.long
+@pytest.mark.slow
 def test_a_plugin_calling_the_bridge_at_once_loads_every_time_in_fresh_tabs(
     naive: Project, context: BrowserContext
 ) -> None:

@@ -30,7 +30,7 @@ from tests.factories import a_project, a_user
 from tests.kanban.bridge.helpers import session_cookie
 from tests.live import LiveServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 LIMIT = limits.DEFAULT_DOCUMENT_BYTES
 TITLE = "\U0001f4d8" * limits.MAX_TITLE_CHARS
